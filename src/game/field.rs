@@ -1,0 +1,165 @@
+//! Decoded values with the byte span they came from.
+//!
+//! Every decoder produces a list of [`Field`]s. The span is relative to the start of the
+//! game message (opcode byte = offset 0), so the hex view can mark which bytes mean what.
+
+use serde_json::{json, Map, Value as Json};
+use std::borrow::Cow;
+
+/// A byte range inside a game message: `start .. start + len`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Span {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            len: end.saturating_sub(start) as u32,
+        }
+    }
+    pub fn end(&self) -> u32 {
+        self.start + self.len
+    }
+}
+
+/// One decoded value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Bool(bool),
+    Uint(u64),
+    Int(i64),
+    Float(f64),
+    /// A network object id (shown as a number and as hex).
+    ObjectId(u32),
+    /// A value people read in hex (flags, codes, class ids).
+    Hex(u64),
+    Text(String),
+    Vec3([f32; 3]),
+    /// Raw bytes: an unknown or undecoded part, or an opaque blob.
+    Bytes(Vec<u8>),
+    List(Vec<Value>),
+    Group(Vec<Field>),
+}
+
+/// A named value and the bytes it was read from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub name: Cow<'static, str>,
+    pub value: Value,
+    pub span: Span,
+}
+
+impl Field {
+    pub fn new(name: impl Into<Cow<'static, str>>, value: Value, span: Span) -> Field {
+        Field {
+            name: name.into(),
+            value,
+            span,
+        }
+    }
+}
+
+/// Lowercase hex of a byte slice, no separators.
+pub fn hex_string(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
+}
+
+impl Value {
+    /// JSON form: numbers stay numbers; ids and hex values become `{"value": n, "hex": "0x…"}`
+    /// is avoided in favour of a flat number, with the hex twin added by [`fields_to_json`].
+    pub fn to_json(&self) -> Json {
+        match self {
+            Value::Bool(b) => json!(b),
+            Value::Uint(v) => json!(v),
+            Value::Int(v) => json!(v),
+            Value::Float(v) => float_json(*v),
+            Value::ObjectId(v) => json!(v),
+            Value::Hex(v) => json!(v),
+            Value::Text(s) => json!(s),
+            Value::Vec3(v) => json!([
+                float_json(v[0] as f64),
+                float_json(v[1] as f64),
+                float_json(v[2] as f64)
+            ]),
+            Value::Bytes(b) => json!(hex_string(b)),
+            Value::List(items) => Json::Array(items.iter().map(Value::to_json).collect()),
+            Value::Group(fields) => fields_to_json(fields),
+        }
+    }
+
+    /// The hex twin for values people read in hex.
+    pub fn hex_twin(&self) -> Option<String> {
+        match self {
+            Value::ObjectId(v) => Some(format!("0x{v:08X}")),
+            Value::Hex(v) => Some(format!("0x{v:02X}")),
+            _ => None,
+        }
+    }
+}
+
+/// A float as JSON; non-finite values (possible in hostile input) become strings.
+fn float_json(v: f64) -> Json {
+    if v.is_finite() {
+        // Round-trip through f32 text when the value came from an f32, so 5.13 stays 5.13.
+        let short = (v as f32) as f64;
+        if short == v {
+            if let Ok(parsed) = format!("{}", v as f32).parse::<f64>() {
+                return json!(parsed);
+            }
+        }
+        json!(v)
+    } else {
+        json!(format!("{v}"))
+    }
+}
+
+/// Fields as a JSON object. A field whose value is an id or hex value also gets a
+/// `<name>_hex` string. Repeated names get a numeric suffix so nothing is lost.
+pub fn fields_to_json(fields: &[Field]) -> Json {
+    let mut map = Map::with_capacity(fields.len());
+    for f in fields {
+        let mut key = f.name.to_string();
+        if map.contains_key(&key) {
+            let mut n = 2;
+            while map.contains_key(&format!("{key}_{n}")) {
+                n += 1;
+            }
+            key = format!("{key}_{n}");
+        }
+        if let Some(hex) = f.value.hex_twin() {
+            map.insert(format!("{key}_hex"), json!(hex));
+        }
+        map.insert(key, f.value.to_json());
+    }
+    Json::Object(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_has_numbers_and_hex_twins() {
+        let fields = vec![
+            Field::new("object_id", Value::ObjectId(0x3FFF_FFFF), Span::new(1, 5)),
+            Field::new("speed", Value::Float(5.13f32 as f64), Span::new(5, 7)),
+            Field::new("raw", Value::Bytes(vec![0xAB, 0x01]), Span::new(7, 9)),
+            Field::new("raw", Value::Bytes(vec![0xCD]), Span::new(9, 10)),
+        ];
+        let j = fields_to_json(&fields);
+        assert_eq!(j["object_id"], json!(1073741823u32));
+        assert_eq!(j["object_id_hex"], json!("0x3FFFFFFF"));
+        assert_eq!(j["speed"], json!(5.13));
+        assert_eq!(j["raw"], json!("ab01"));
+        assert_eq!(j["raw_2"], json!("cd"));
+    }
+}

@@ -1,0 +1,13 @@
+//! Game layer: opcode decoders, object registry, ship layouts and StateUpdate.
+
+pub mod compressed;
+pub mod field;
+pub mod message;
+pub mod reader;
+pub mod stateupdate;
+pub mod writer;
+
+pub use field::{Field, Span, Value};
+pub use message::GameMessage;
+pub use reader::{DecodeError, DecodeResult, FieldReader, Reader};
+pub use writer::Writer;

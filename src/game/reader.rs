@@ -1,0 +1,436 @@
+//! Sequential reader for game message streams (`primitives.md`).
+//!
+//! One reader per message: packed booleans share a group byte across interleaved byte
+//! reads, so the bit state must live as long as the message. Every read reports where it
+//! was, so errors are located and fields carry spans.
+
+use super::compressed::{cf16_decode, cv3_decode};
+use super::field::{Field, Span, Value};
+use std::borrow::Cow;
+use std::fmt;
+
+/// A read that could not be satisfied, located inside the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// Byte offset inside the game message where the failing read started.
+    pub offset: usize,
+    /// Which field or structure was being read.
+    pub field: Cow<'static, str>,
+    /// What the bytes should have been ("4 bytes", "bit count 1..5", …).
+    pub expected: Cow<'static, str>,
+    /// How many bytes were left at `offset`.
+    pub available: usize,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "offset {}: {}: expected {}, {} byte(s) left",
+            self.offset, self.field, self.expected, self.available
+        )
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+pub type DecodeResult<T> = Result<T, DecodeError>;
+
+/// Byte reader with the engine's packed-boolean state machine.
+#[derive(Debug, Clone)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    group_byte: u8,
+    group_pos: usize,
+    bits_left: u8,
+    bit_next: u8,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8]) -> Reader<'a> {
+        Reader {
+            buf,
+            pos: 0,
+            group_byte: 0,
+            group_pos: 0,
+            bits_left: 0,
+            bit_next: 0,
+        }
+    }
+
+    /// Start reading at `pos` (e.g. 1 to skip the opcode byte).
+    pub fn at(buf: &'a [u8], pos: usize) -> Reader<'a> {
+        let mut r = Reader::new(buf);
+        r.pos = pos.min(buf.len());
+        r
+    }
+
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+    pub fn is_empty(&self) -> bool {
+        self.remaining() == 0
+    }
+    pub fn buffer(&self) -> &'a [u8] {
+        self.buf
+    }
+    /// Position of the packed byte the last bit came from.
+    pub fn last_bit_pos(&self) -> usize {
+        self.group_pos
+    }
+    /// Bits still available in the open packed group.
+    pub fn open_bits(&self) -> u8 {
+        self.bits_left
+    }
+
+    pub fn error(
+        &self,
+        field: impl Into<Cow<'static, str>>,
+        expected: impl Into<Cow<'static, str>>,
+    ) -> DecodeError {
+        DecodeError {
+            offset: self.pos,
+            field: field.into(),
+            expected: expected.into(),
+            available: self.remaining(),
+        }
+    }
+
+    /// Take `n` bytes.
+    pub fn bytes(&mut self, n: usize, field: &'static str) -> DecodeResult<&'a [u8]> {
+        if self.remaining() < n {
+            return Err(self.error(field, format!("{n} byte(s)")));
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    fn array<const N: usize>(&mut self, field: &'static str) -> DecodeResult<[u8; N]> {
+        let s = self.bytes(N, field)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    /// Everything up to the end of the message.
+    pub fn rest(&mut self) -> &'a [u8] {
+        let s = &self.buf[self.pos..];
+        self.pos = self.buf.len();
+        s
+    }
+
+    pub fn u8(&mut self, field: &'static str) -> DecodeResult<u8> {
+        Ok(self.array::<1>(field)?[0])
+    }
+    pub fn i8(&mut self, field: &'static str) -> DecodeResult<i8> {
+        Ok(self.u8(field)? as i8)
+    }
+    pub fn u16(&mut self, field: &'static str) -> DecodeResult<u16> {
+        Ok(u16::from_le_bytes(self.array(field)?))
+    }
+    pub fn u32(&mut self, field: &'static str) -> DecodeResult<u32> {
+        Ok(u32::from_le_bytes(self.array(field)?))
+    }
+    pub fn i32(&mut self, field: &'static str) -> DecodeResult<i32> {
+        Ok(i32::from_le_bytes(self.array(field)?))
+    }
+    pub fn f32(&mut self, field: &'static str) -> DecodeResult<f32> {
+        Ok(f32::from_le_bytes(self.array(field)?))
+    }
+
+    /// One packed boolean (`primitives.md` §2): opens a group byte when none is open.
+    pub fn bit(&mut self, field: &'static str) -> DecodeResult<bool> {
+        if self.bits_left == 0 {
+            let at = self.pos;
+            let b = self.u8(field)?;
+            let count = b >> 5;
+            if !(1..=5).contains(&count) {
+                self.pos = at;
+                return Err(self.error(
+                    field,
+                    format!("packed-bit byte with count 1..5, got {b:#04x}"),
+                ));
+            }
+            self.group_byte = b;
+            self.group_pos = at;
+            self.bits_left = count;
+            self.bit_next = 0;
+        }
+        let v = (self.group_byte >> self.bit_next) & 1 == 1;
+        self.bit_next += 1;
+        self.bits_left -= 1;
+        Ok(v)
+    }
+
+    pub fn cf16(&mut self, field: &'static str) -> DecodeResult<f32> {
+        Ok(cf16_decode(self.u16(field)?))
+    }
+    pub fn cv3(&mut self, field: &'static str) -> DecodeResult<[f32; 3]> {
+        Ok(cv3_decode(self.array(field)?))
+    }
+    /// `cv4`: direction bytes and a cf16 magnitude; returns the scaled vector.
+    pub fn cv4(&mut self, field: &'static str) -> DecodeResult<[f32; 3]> {
+        let d = cv3_decode(self.array(field)?);
+        let m = self.cf16(field)?;
+        Ok([d[0] * m, d[1] * m, d[2] * m])
+    }
+    /// `cv4f`: direction bytes and an f32 magnitude; returns the scaled vector.
+    pub fn cv4f(&mut self, field: &'static str) -> DecodeResult<[f32; 3]> {
+        let d = cv3_decode(self.array(field)?);
+        let m = self.f32(field)?;
+        Ok([d[0] * m, d[1] * m, d[2] * m])
+    }
+
+    /// String with a u8 / u16 / i32 byte count; invalid UTF-8 is replaced, not rejected.
+    pub fn str8(&mut self, field: &'static str) -> DecodeResult<String> {
+        let n = self.u8(field)? as usize;
+        Ok(String::from_utf8_lossy(self.bytes(n, field)?).into_owned())
+    }
+    pub fn str16(&mut self, field: &'static str) -> DecodeResult<String> {
+        let n = self.u16(field)? as usize;
+        Ok(String::from_utf8_lossy(self.bytes(n, field)?).into_owned())
+    }
+    /// `str32z`: i32 count, bytes, one terminating zero byte.
+    pub fn str32z(&mut self, field: &'static str) -> DecodeResult<String> {
+        let at = self.pos;
+        let n = self.i32(field)?;
+        if n < 0 || n as usize >= self.remaining() {
+            self.pos = at;
+            return Err(self.error(field, format!("string of {n} byte(s) plus terminator")));
+        }
+        let s = String::from_utf8_lossy(self.bytes(n as usize, field)?).into_owned();
+        self.u8(field)?;
+        Ok(s)
+    }
+}
+
+/// A reader that records every value it reads as a [`Field`] with its span.
+///
+/// Decoders written against it read like the layout tables in `opcodes.md`.
+#[derive(Debug)]
+pub struct FieldReader<'a> {
+    pub r: Reader<'a>,
+    pub fields: Vec<Field>,
+}
+
+impl<'a> FieldReader<'a> {
+    /// Read a whole game message, starting after its opcode byte.
+    pub fn after_opcode(msg: &'a [u8]) -> FieldReader<'a> {
+        FieldReader {
+            r: Reader::at(msg, 1),
+            fields: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, name: impl Into<Cow<'static, str>>, value: Value, start: usize) {
+        let span = Span::new(start, self.r.pos());
+        self.fields.push(Field::new(name, value, span));
+    }
+
+    pub fn u8(&mut self, name: &'static str) -> DecodeResult<u8> {
+        let at = self.r.pos();
+        let v = self.r.u8(name)?;
+        self.push(name, Value::Uint(v as u64), at);
+        Ok(v)
+    }
+    pub fn hex8(&mut self, name: &'static str) -> DecodeResult<u8> {
+        let at = self.r.pos();
+        let v = self.r.u8(name)?;
+        self.push(name, Value::Hex(v as u64), at);
+        Ok(v)
+    }
+    pub fn i8(&mut self, name: &'static str) -> DecodeResult<i8> {
+        let at = self.r.pos();
+        let v = self.r.i8(name)?;
+        self.push(name, Value::Int(v as i64), at);
+        Ok(v)
+    }
+    pub fn u16(&mut self, name: &'static str) -> DecodeResult<u16> {
+        let at = self.r.pos();
+        let v = self.r.u16(name)?;
+        self.push(name, Value::Uint(v as u64), at);
+        Ok(v)
+    }
+    pub fn u32(&mut self, name: &'static str) -> DecodeResult<u32> {
+        let at = self.r.pos();
+        let v = self.r.u32(name)?;
+        self.push(name, Value::Uint(v as u64), at);
+        Ok(v)
+    }
+    pub fn hex32(&mut self, name: &'static str) -> DecodeResult<u32> {
+        let at = self.r.pos();
+        let v = self.r.u32(name)?;
+        self.push(name, Value::Hex(v as u64), at);
+        Ok(v)
+    }
+    pub fn i32(&mut self, name: &'static str) -> DecodeResult<i32> {
+        let at = self.r.pos();
+        let v = self.r.i32(name)?;
+        self.push(name, Value::Int(v as i64), at);
+        Ok(v)
+    }
+    pub fn f32(&mut self, name: &'static str) -> DecodeResult<f32> {
+        let at = self.r.pos();
+        let v = self.r.f32(name)?;
+        self.push(name, Value::Float(v as f64), at);
+        Ok(v)
+    }
+    /// An `objref` (object id).
+    pub fn object_id(&mut self, name: &'static str) -> DecodeResult<u32> {
+        let at = self.r.pos();
+        let v = self.r.u32(name)?;
+        self.push(name, Value::ObjectId(v), at);
+        Ok(v)
+    }
+    /// A packed boolean; its span is the group byte it lives in.
+    pub fn bit(&mut self, name: &'static str) -> DecodeResult<bool> {
+        let v = self.r.bit(name)?;
+        let at = self.r.last_bit_pos();
+        let span = Span::new(at, at + 1);
+        self.fields.push(Field::new(name, Value::Bool(v), span));
+        Ok(v)
+    }
+    /// A whole byte used as a boolean (`WriteBool`).
+    pub fn bool8(&mut self, name: &'static str) -> DecodeResult<bool> {
+        let at = self.r.pos();
+        let v = self.r.u8(name)? != 0;
+        self.push(name, Value::Bool(v), at);
+        Ok(v)
+    }
+    pub fn cf16(&mut self, name: &'static str) -> DecodeResult<f32> {
+        let at = self.r.pos();
+        let v = self.r.cf16(name)?;
+        self.push(name, Value::Float(v as f64), at);
+        Ok(v)
+    }
+    pub fn cv3(&mut self, name: &'static str) -> DecodeResult<[f32; 3]> {
+        let at = self.r.pos();
+        let v = self.r.cv3(name)?;
+        self.push(name, Value::Vec3(v), at);
+        Ok(v)
+    }
+    pub fn cv4(&mut self, name: &'static str) -> DecodeResult<[f32; 3]> {
+        let at = self.r.pos();
+        let v = self.r.cv4(name)?;
+        self.push(name, Value::Vec3(v), at);
+        Ok(v)
+    }
+    pub fn cv4f(&mut self, name: &'static str) -> DecodeResult<[f32; 3]> {
+        let at = self.r.pos();
+        let v = self.r.cv4f(name)?;
+        self.push(name, Value::Vec3(v), at);
+        Ok(v)
+    }
+    pub fn vec3_f32(&mut self, name: &'static str) -> DecodeResult<[f32; 3]> {
+        let at = self.r.pos();
+        let x = self.r.f32(name)?;
+        let y = self.r.f32(name)?;
+        let z = self.r.f32(name)?;
+        self.push(name, Value::Vec3([x, y, z]), at);
+        Ok([x, y, z])
+    }
+    pub fn str8(&mut self, name: &'static str) -> DecodeResult<String> {
+        let at = self.r.pos();
+        let v = self.r.str8(name)?;
+        self.push(name, Value::Text(v.clone()), at);
+        Ok(v)
+    }
+    pub fn str16(&mut self, name: &'static str) -> DecodeResult<String> {
+        let at = self.r.pos();
+        let v = self.r.str16(name)?;
+        self.push(name, Value::Text(v.clone()), at);
+        Ok(v)
+    }
+    pub fn str32z(&mut self, name: &'static str) -> DecodeResult<String> {
+        let at = self.r.pos();
+        let v = self.r.str32z(name)?;
+        self.push(name, Value::Text(v.clone()), at);
+        Ok(v)
+    }
+    pub fn bytes(&mut self, name: &'static str, n: usize) -> DecodeResult<&'a [u8]> {
+        let at = self.r.pos();
+        let v = self.r.bytes(n, name)?;
+        self.push(name, Value::Bytes(v.to_vec()), at);
+        Ok(v)
+    }
+    /// The rest of the message as a labelled raw field (nothing if it is empty).
+    pub fn rest(&mut self, name: &'static str) -> &'a [u8] {
+        let at = self.r.pos();
+        let v = self.r.rest();
+        if !v.is_empty() {
+            self.push(name, Value::Bytes(v.to_vec()), at);
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_bits_share_a_byte_across_byte_reads() {
+        // Settings-like: two bits, then a byte, then a third bit in the same group byte.
+        let buf = [0x61, 0x07, 0x20];
+        let mut r = Reader::new(&buf);
+        assert!(r.bit("a").unwrap());
+        assert!(!r.bit("b").unwrap());
+        assert_eq!(r.u8("slot").unwrap(), 0x07);
+        assert!(!r.bit("c").unwrap());
+        assert_eq!(r.last_bit_pos(), 0);
+        // The group held three bits; the fourth opens a new byte.
+        assert!(!r.bit("d").unwrap());
+        assert_eq!(r.last_bit_pos(), 2);
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn malformed_bit_count_is_a_located_error() {
+        let buf = [0x00, 0xE0];
+        let mut r = Reader::new(&buf);
+        let e = r.bit("flag").unwrap_err();
+        assert_eq!(e.offset, 0);
+        assert_eq!(r.pos(), 0);
+        assert!(e.to_string().contains("count 1..5"));
+    }
+
+    #[test]
+    fn short_reads_say_where_and_what() {
+        let buf = [1, 2, 3];
+        let mut r = Reader::at(&buf, 1);
+        let e = r.u32("object_id").unwrap_err();
+        assert_eq!((e.offset, e.available), (1, 2));
+        assert_eq!(
+            e.to_string(),
+            "offset 1: object_id: expected 4 byte(s), 2 byte(s) left"
+        );
+    }
+
+    #[test]
+    fn strings_are_bounded_by_the_message() {
+        let buf = [0xFF, 0xFF, b'h', b'i'];
+        assert!(Reader::new(&buf).str16("name").is_err());
+        let buf = [2, 0, b'h', b'i'];
+        assert_eq!(Reader::new(&buf).str16("name").unwrap(), "hi");
+        let buf = [2, 0, 0, 0, b'h', b'i', 0];
+        assert_eq!(Reader::new(&buf).str32z("set").unwrap(), "hi");
+        let buf = [0x10, 0, 0, 0x80, 0];
+        assert!(Reader::new(&buf).str32z("set").is_err());
+    }
+
+    #[test]
+    fn field_reader_records_spans() {
+        let msg = [0x14, 0xFF, 0xFF, 0xFF, 0x3F, 0x21];
+        let mut f = FieldReader::after_opcode(&msg);
+        f.object_id("object_id").unwrap();
+        f.bit("flag").unwrap();
+        assert_eq!(f.fields[0].span, Span { start: 1, len: 4 });
+        assert_eq!(f.fields[1].span, Span { start: 5, len: 1 });
+        assert_eq!(f.fields[1].value, Value::Bool(true));
+    }
+}
