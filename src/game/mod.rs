@@ -4,6 +4,7 @@ pub mod compressed;
 pub mod field;
 pub mod message;
 pub mod reader;
+pub mod ships;
 pub mod stateupdate;
 pub mod writer;
 
