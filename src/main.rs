@@ -1,3 +1,3 @@
 fn main() {
-    println!("bcwire");
+    std::process::exit(bcwire::commands::main());
 }

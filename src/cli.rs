@@ -1,0 +1,207 @@
+//! Command-line definitions. Parsing only; the commands live in `commands`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "bcwire",
+    version,
+    about = "Dissector for the Star Trek: Bridge Commander multiplayer protocol",
+    long_about = "Reads pcap and pcapng captures, finds Bridge Commander sessions, decrypts \
+                  the AlbyRules! cipher, walks every transport message and decodes every \
+                  game opcode, including StateUpdate with per-ship subsystem layouts."
+)]
+pub struct Cli {
+    /// When to colour output: auto (only on a terminal, honouring NO_COLOR), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Print nothing but errors on stderr.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// More detail on stderr (repeatable).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Capture summary: format, link types, time span, sessions and clients, problems.
+    Info(InfoArgs),
+    /// One line (or JSON record) per game message, with filters.
+    Decode(DecodeArgs),
+    /// Full detail tree and annotated hex dump of selected datagrams.
+    Show(ShowArgs),
+    /// Per-direction counts, opcode and dirty-flag histograms, rates.
+    Stats(StatsArgs),
+    /// Sessions and clients: names, peer ids, ships, traffic, loss indicators.
+    Flows(FlowsArgs),
+    /// Compare two captures by meaning: counts, histograms, first divergence.
+    Diff(DiffArgs),
+    /// Print a shell completion script.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Options shared by every command that reads a capture.
+#[derive(Debug, Clone, Args)]
+pub struct InputArgs {
+    /// UDP port of the game server.
+    #[arg(long, default_value_t = 22101, value_name = "PORT")]
+    pub port: u16,
+    /// Extra or replacement ship layouts (JSON, same schema as the built-in ships.json).
+    #[arg(long, value_name = "FILE")]
+    pub ships: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TableOrJson {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// Capture file (pcap or pcapng); `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<String>,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[arg(long, value_enum, default_value_t = TableOrJson::Table)]
+    pub format: TableOrJson,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DecodeFormat {
+    Table,
+    Jsonl,
+    Json,
+    Csv,
+}
+
+/// Which messages to keep.
+#[derive(Debug, Clone, Default, Args)]
+pub struct FilterArgs {
+    /// Keep only these opcodes (name or number, repeatable or comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "OPCODE")]
+    pub opcode: Vec<String>,
+    /// Drop these opcodes (name or number).
+    #[arg(long, value_delimiter = ',', value_name = "OPCODE")]
+    pub exclude: Vec<String>,
+    /// Keep one direction: c2s (client to server) or s2c.
+    #[arg(long, value_parser = ["c2s", "s2c"])]
+    pub direction: Option<String>,
+    /// Keep one client: player name, client UDP port or peer id.
+    #[arg(long, value_name = "NAME|PORT|PEER")]
+    pub client: Option<String>,
+    /// Keep messages that mention this object id (hex with 0x, or decimal).
+    #[arg(long, value_name = "ID")]
+    pub object: Option<String>,
+    /// Keep messages about ships of this class (e.g. Galaxy).
+    #[arg(long, value_name = "CLASS")]
+    pub ship: Option<String>,
+    /// Frame range, 1-based and inclusive: `100-200`, `100-`, `-200` or `150`.
+    #[arg(long, value_name = "RANGE")]
+    pub frames: Option<String>,
+    /// Time range in seconds from the first frame: `10-20.5`, `30-`.
+    #[arg(long, value_name = "RANGE")]
+    pub time: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DecodeArgs {
+    #[arg(value_name = "FILE")]
+    pub file: String,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[arg(long, value_enum, default_value_t = DecodeFormat::Table)]
+    pub format: DecodeFormat,
+    /// Include the whole decrypted datagram as `plain_hex`.
+    #[arg(long)]
+    pub hex: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    #[arg(value_name = "FILE")]
+    pub file: String,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Frame number to show (1-based).
+    #[arg(long)]
+    pub frame: Option<u64>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Show at most this many datagrams when selecting by filter.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatsBy {
+    Object,
+    Class,
+    Client,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<String>,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Break the dirty-flag histograms down further.
+    #[arg(long, value_enum)]
+    pub by: Option<StatsBy>,
+    /// Rates over time in buckets of this length (e.g. 1s, 500ms, 1m).
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<String>,
+    #[arg(long, value_enum, default_value_t = TableOrJson::Table)]
+    pub format: TableOrJson,
+}
+
+#[derive(Debug, Args)]
+pub struct FlowsArgs {
+    #[arg(value_name = "FILE")]
+    pub file: String,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[arg(long, value_enum, default_value_t = TableOrJson::Table)]
+    pub format: TableOrJson,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    #[arg(value_name = "A")]
+    pub a: String,
+    #[arg(value_name = "B")]
+    pub b: String,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Also compare volatile fields (game time, sequence numbers, timestamps).
+    #[arg(long)]
+    pub include_volatile: bool,
+    /// Field names to ignore when comparing aligned messages (repeatable).
+    #[arg(long, value_delimiter = ',', value_name = "FIELD")]
+    pub ignore: Vec<String>,
+    /// Show at most this many field differences.
+    #[arg(long, default_value_t = 20)]
+    pub max_differences: usize,
+    #[arg(long, value_enum, default_value_t = TableOrJson::Table)]
+    pub format: TableOrJson,
+}

@@ -1,0 +1,66 @@
+//! Command implementations: argument handling, then the pipeline, then a report.
+
+use crate::cli::{Cli, Command};
+use crate::report::term;
+use clap::{CommandFactory, Parser};
+use std::io::{self, Write};
+
+/// Exit code for trouble (bad input file, bad arguments), like diff(1) and grep(1).
+pub const EXIT_TROUBLE: i32 = 2;
+
+/// Settings every command needs for output.
+#[derive(Debug, Clone, Copy)]
+pub struct Output {
+    pub color: bool,
+    pub quiet: bool,
+    pub verbose: u8,
+}
+
+/// Parse arguments, run, and turn errors into a message and an exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_TROUBLE } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let out = Output {
+        color: term::use_color(cli.color),
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+    };
+    let stdout = io::stdout();
+    let mut w = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let result = run(cli.command, out, &mut w).and_then(|code| {
+        w.flush()?;
+        Ok(code)
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => 0,
+        Err(e) => {
+            let _ = w.flush();
+            eprintln!("bcwire: error: {e:#}");
+            EXIT_TROUBLE
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn run(command: Command, _out: Output, w: &mut dyn Write) -> anyhow::Result<i32> {
+    match command {
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "bcwire", w);
+            Ok(0)
+        }
+        other => anyhow::bail!("{other:?} is not available yet"),
+    }
+}

@@ -1,0 +1,3 @@
+//! Presentation: tables, JSON, JSON Lines, hex views. Decoders never print.
+
+pub mod term;
