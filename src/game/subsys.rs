@@ -495,7 +495,7 @@ pub fn write_power_block(w: &mut Writer, pairs: &[PowerSetting]) {
 }
 
 /// The entry a 0x80 pair names, or why it cannot be one.
-pub fn power_entry<'c>(class: &'c ShipClass, index: u8) -> Result<&'c SubsystemLayout, String> {
+pub fn power_entry(class: &ShipClass, index: u8) -> Result<&SubsystemLayout, String> {
     match class.entry(index as usize) {
         None => Err(format!(
             "power block index {index} is beyond the {} list ({} entries)",
