@@ -64,7 +64,7 @@ fn invalid_file_error_has_line_and_field() {
     let p = temp_file("bad.json", text);
     let e = ShipCatalog::load_file(&p).unwrap_err();
     std::fs::remove_file(&p).ok();
-    assert_eq!(e.line, 8);
+    assert_eq!((e.line, e.column), (8, 53));
     assert_eq!(e.field, "ships[0].subsystems[1].format");
     let shown = e.to_string();
     assert!(shown.contains(":8:"), "{shown}");
