@@ -1,11 +1,15 @@
 //! Game layer: opcode decoders, object registry, ship layouts and StateUpdate.
 
 pub mod compressed;
+pub mod dirty;
 pub mod field;
+pub mod layout_file;
 pub mod message;
 pub mod reader;
 pub mod ships;
 pub mod stateupdate;
+pub mod subsys;
+pub mod track;
 pub mod writer;
 
 pub use field::{Field, Span, Value};

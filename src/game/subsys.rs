@@ -1,0 +1,668 @@
+//! The two per-ship blocks of a StateUpdate (`stateupdate.md` §5, §6): the 0x20
+//! subsystem block (host → clients) and the 0x80 power block (client → host).
+//!
+//! Both run to the end of the message with no count, so splitting the 0x20 block needs
+//! the ship's top-level subsystem list. Reading and writing go through the message's
+//! one [`Reader`] / [`Writer`]: the has-power-data bits share packed bytes with the
+//! header's hash and cloak bits.
+
+use super::field::{Field, Span, Value};
+use super::reader::{DecodeError, DecodeResult, Reader};
+use super::ships::{RecordFormat, ShipCatalog, ShipClass, SubsystemLayout};
+use super::writer::Writer;
+use std::fmt::Write as _;
+
+/// The host stops adding records once the block (index byte included) reaches this many
+/// bytes (§5.3).
+pub const HOST_BLOCK_BUDGET: usize = 10;
+
+/// Reference value of a 0x80 byte for 100 % requested power (hypothesis, §6).
+pub const POWER_BYTE_FULL: f64 = 204.0;
+
+/// One record of a 0x20 block: the state of one top-level list entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubsystemRecord {
+    /// Position in the ship's top-level list.
+    pub index: u8,
+    pub format: RecordFormat,
+    /// Condition × 255 (0xFF full, 0x00 destroyed).
+    pub condition: u8,
+    /// One condition byte per child, in wire order.
+    pub children: Vec<u8>,
+    /// Powered and shield formats: requested power × 100, or `None` when the
+    /// has-power-data bit is 0 (the receiver owns the ship).
+    pub power_pct: Option<u8>,
+    /// Power format (reactor): main and backup battery × 255.
+    pub batteries: [u8; 2],
+    /// Shield format: the six facing levels, in wire order.
+    pub facings: [u8; 6],
+}
+
+impl SubsystemRecord {
+    /// A record for `entry` at full condition; `power_pct` is used by the formats that
+    /// carry power data (`None` = the owner's form).
+    pub fn full(index: u8, entry: &SubsystemLayout, power_pct: Option<u8>) -> SubsystemRecord {
+        SubsystemRecord {
+            index,
+            format: entry.format,
+            condition: 0xFF,
+            children: vec![0xFF; entry.children.len()],
+            power_pct: if entry.format.has_power_bit() {
+                power_pct
+            } else {
+                None
+            },
+            batteries: if entry.format == RecordFormat::Power {
+                [0xFF; 2]
+            } else {
+                [0; 2]
+            },
+            facings: if entry.format == RecordFormat::Shield {
+                [0xFF; 6]
+            } else {
+                [0; 6]
+            },
+        }
+    }
+}
+
+/// A decoded 0x20 block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubsystemBlock {
+    pub start: u8,
+    pub records: Vec<SubsystemRecord>,
+}
+
+/// Where a record's parts are in the message (for field spans).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordSpan {
+    pub start: usize,
+    pub end: usize,
+    /// The packed byte holding the has-power-data bit.
+    pub bit_at: Option<usize>,
+    pub pct_at: Option<usize>,
+}
+
+/// The result of reading a 0x20 block with one class's layout.
+#[derive(Debug, Clone)]
+pub struct BlockRead {
+    pub block: SubsystemBlock,
+    pub spans: Vec<RecordSpan>,
+    /// Records continued past a full cycle of the list (the host never does that).
+    pub wrapped_past_start: bool,
+    /// Booleans left unread in the open packed byte at the end: the writer counted
+    /// bits this layout did not read, so the layout is wrong.
+    pub unread_bits: u8,
+}
+
+impl BlockRead {
+    /// The layout explains every byte and every bit of the block.
+    pub fn fits(&self) -> bool {
+        !self.wrapped_past_start && self.unread_bits == 0
+    }
+}
+
+/// Read a 0x20 block (start index byte first) to the end of the message.
+pub fn read_block(r: &mut Reader<'_>, class: &ShipClass) -> DecodeResult<BlockRead> {
+    let start = r.u8("subsystem start index")?;
+    let n = class.len();
+    if start as usize >= n {
+        let mut e = r.error(
+            "subsystem start index",
+            format!(
+                "an index below {n} ({} has {n} entries)",
+                class.display_name
+            ),
+        );
+        e.offset -= 1;
+        return Err(e);
+    }
+    let mut records = Vec::new();
+    let mut spans = Vec::new();
+    let mut i = start as usize;
+    let mut wrapped = false;
+    while !r.is_empty() {
+        let Some(entry) = class.entry(i) else { break };
+        let (rec, span) = read_record(r, i as u8, entry).map_err(|mut e| {
+            e.field = format!("{} ({}) {}", entry.name, entry.format.as_str(), e.field).into();
+            e
+        })?;
+        records.push(rec);
+        spans.push(span);
+        i = (i + 1) % n;
+        if i == start as usize && !r.is_empty() {
+            wrapped = true;
+        }
+    }
+    Ok(BlockRead {
+        block: SubsystemBlock { start, records },
+        spans,
+        wrapped_past_start: wrapped,
+        unread_bits: r.open_bits(),
+    })
+}
+
+fn read_record(
+    r: &mut Reader<'_>,
+    index: u8,
+    entry: &SubsystemLayout,
+) -> DecodeResult<(SubsystemRecord, RecordSpan)> {
+    let start = r.pos();
+    let condition = r.u8("condition")?;
+    let children = r.bytes(entry.children.len(), "child conditions")?.to_vec();
+    let mut rec = SubsystemRecord {
+        index,
+        format: entry.format,
+        condition,
+        children,
+        power_pct: None,
+        batteries: [0; 2],
+        facings: [0; 6],
+    };
+    let mut span = RecordSpan {
+        start,
+        end: start,
+        bit_at: None,
+        pct_at: None,
+    };
+    match entry.format {
+        RecordFormat::Base => {}
+        RecordFormat::Power => {
+            rec.batteries = [r.u8("main battery")?, r.u8("backup battery")?];
+        }
+        RecordFormat::Powered | RecordFormat::Shield => {
+            let has = r.bit("has-power-data bit")?;
+            span.bit_at = Some(r.last_bit_pos());
+            if has {
+                span.pct_at = Some(r.pos());
+                rec.power_pct = Some(r.u8("power percent")?);
+            }
+            if entry.format == RecordFormat::Shield {
+                let f = r.bytes(6, "shield facings")?;
+                rec.facings.copy_from_slice(f);
+            }
+        }
+    }
+    span.end = r.pos();
+    Ok((rec, span))
+}
+
+/// Write a 0x20 block (start index and records) into the message's writer.
+pub fn write_block(w: &mut Writer, block: &SubsystemBlock) {
+    w.u8(block.start);
+    for rec in &block.records {
+        write_record(w, rec);
+    }
+}
+
+fn write_record(w: &mut Writer, rec: &SubsystemRecord) {
+    w.u8(rec.condition).bytes(&rec.children);
+    match rec.format {
+        RecordFormat::Base => {}
+        RecordFormat::Power => {
+            w.bytes(&rec.batteries);
+        }
+        RecordFormat::Powered | RecordFormat::Shield => {
+            w.bit(rec.power_pct.is_some());
+            if let Some(p) = rec.power_pct {
+                w.u8(p);
+            }
+            if rec.format == RecordFormat::Shield {
+                w.bytes(&rec.facings);
+            }
+        }
+    }
+}
+
+/// The records the host puts in one block (§5.3), starting at `cursor`.
+///
+/// `open_bits` is how many booleans the message's open packed byte already holds when
+/// the block starts (hash flag, cloak bit), because a bit joining that byte costs no
+/// block byte. Returns the block and the cursor for the next message.
+pub fn plan_host_block(
+    class: &ShipClass,
+    cursor: usize,
+    open_bits: u8,
+    mut record_for: impl FnMut(usize, &SubsystemLayout) -> SubsystemRecord,
+) -> (SubsystemBlock, usize) {
+    let n = class.len().max(1);
+    let start = cursor % n;
+    let mut records = Vec::new();
+    let mut size = 1;
+    let mut open = open_bits;
+    let mut i = start;
+    while let Some(entry) = class.entry(i) {
+        let rec = record_for(i, entry);
+        size += 1 + rec.children.len();
+        match rec.format {
+            RecordFormat::Base => {}
+            RecordFormat::Power => size += 2,
+            RecordFormat::Powered | RecordFormat::Shield => {
+                if open == 0 || open == 5 {
+                    size += 1;
+                    open = 0;
+                }
+                open += 1;
+                size += rec.power_pct.is_some() as usize;
+                if rec.format == RecordFormat::Shield {
+                    size += 6;
+                }
+            }
+        }
+        records.push(rec);
+        i = (i + 1) % n;
+        if i == start || size >= HOST_BLOCK_BUDGET {
+            break;
+        }
+    }
+    (
+        SubsystemBlock {
+            start: start as u8,
+            records,
+        },
+        i,
+    )
+}
+
+/// Every class whose layout reads the block at `r` (positioned at the start index)
+/// exactly: all bytes, all bits, at most one cycle.
+pub fn fitting_classes<'c>(r: &Reader<'_>, catalog: &'c ShipCatalog) -> Vec<&'c ShipClass> {
+    catalog
+        .classes()
+        .iter()
+        .filter(|c| {
+            let mut probe = r.clone();
+            read_block(&mut probe, c).is_ok_and(|b| b.fits())
+        })
+        .collect()
+}
+
+/// Condition-style byte as a percentage (× 100 / 255), one decimal.
+pub fn byte_pct(b: u8) -> f64 {
+    (b as f64 * 1000.0 / 255.0).round() / 10.0
+}
+
+fn pct_text(b: u8) -> u32 {
+    (b as u32 * 100 + 127) / 255
+}
+
+/// Readable one-line state of one record, e.g.
+/// `Phasers 100% (Ventral Phaser 3 98%, …), power 100%`.
+pub fn record_summary(rec: &SubsystemRecord, entry: &SubsystemLayout) -> String {
+    let mut s = format!("{} {}%", entry.name, pct_text(rec.condition));
+    if !rec.children.is_empty() {
+        s.push_str(" (");
+        for (k, c) in rec.children.iter().enumerate() {
+            if k > 0 {
+                s.push_str(", ");
+            }
+            let name = entry.children.get(k).map_or("child", |c| c.name.as_str());
+            let _ = write!(s, "{name} {}%", pct_text(*c));
+        }
+        s.push(')');
+    }
+    match rec.format {
+        RecordFormat::Base => {}
+        RecordFormat::Power => {
+            let _ = write!(
+                s,
+                ", batteries {}% / {}%",
+                pct_text(rec.batteries[0]),
+                pct_text(rec.batteries[1])
+            );
+        }
+        RecordFormat::Powered | RecordFormat::Shield => {
+            match rec.power_pct {
+                Some(p) => {
+                    let _ = write!(s, ", power {p}%");
+                }
+                None => s.push_str(", no power data"),
+            }
+            if rec.format == RecordFormat::Shield {
+                s.push_str(", facings ");
+                for (k, f) in rec.facings.iter().enumerate() {
+                    if k > 0 {
+                        s.push('/');
+                    }
+                    let _ = write!(s, "{}", pct_text(*f));
+                }
+                s.push('%');
+            }
+        }
+    }
+    s
+}
+
+/// Fields of a decoded block: start index, one group per record, and a summary.
+pub fn block_fields(read: &BlockRead, class: &ShipClass, block_start: usize) -> Field {
+    let mut fields = Vec::with_capacity(read.block.records.len() + 3);
+    let start_name = class
+        .entry(read.block.start as usize)
+        .map_or("?", |e| e.name.as_str());
+    fields.push(Field::new(
+        "start_index",
+        Value::Uint(read.block.start as u64),
+        Span::new(block_start, block_start + 1),
+    ));
+    fields.push(Field::new(
+        "start_name",
+        Value::Text(start_name.to_string()),
+        Span::new(block_start, block_start + 1),
+    ));
+    let mut summary = String::new();
+    for (rec, span) in read.block.records.iter().zip(&read.spans) {
+        let Some(entry) = class.entry(rec.index as usize) else {
+            continue;
+        };
+        fields.push(record_field(rec, span, entry));
+        if !summary.is_empty() {
+            summary.push_str("; ");
+        }
+        summary.push_str(&record_summary(rec, entry));
+    }
+    let end = read.spans.last().map_or(block_start + 1, |s| s.end);
+    fields.push(Field::new(
+        "summary",
+        Value::Text(summary),
+        Span::new(block_start, end),
+    ));
+    Field::new(
+        "subsystems",
+        Value::Group(fields),
+        Span::new(block_start, end),
+    )
+}
+
+fn record_field(rec: &SubsystemRecord, span: &RecordSpan, entry: &SubsystemLayout) -> Field {
+    let at = span.start;
+    let mut g = vec![
+        Field::new("index", Value::Uint(rec.index as u64), Span::new(at, at)),
+        Field::new(
+            "condition_pct",
+            Value::Float(byte_pct(rec.condition)),
+            Span::new(at, at + 1),
+        ),
+    ];
+    if !rec.children.is_empty() {
+        let children = rec
+            .children
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let name = entry
+                    .children
+                    .get(k)
+                    .map_or_else(|| format!("child {k}"), |c| c.name.clone());
+                let o = at + 1 + k;
+                Field::new(name, Value::Float(byte_pct(*c)), Span::new(o, o + 1))
+            })
+            .collect();
+        g.push(Field::new(
+            "children_pct",
+            Value::Group(children),
+            Span::new(at + 1, at + 1 + rec.children.len()),
+        ));
+    }
+    let after_children = at + 1 + rec.children.len();
+    match rec.format {
+        RecordFormat::Base => {}
+        RecordFormat::Power => {
+            g.push(Field::new(
+                "main_battery_pct",
+                Value::Float(byte_pct(rec.batteries[0])),
+                Span::new(after_children, after_children + 1),
+            ));
+            g.push(Field::new(
+                "backup_battery_pct",
+                Value::Float(byte_pct(rec.batteries[1])),
+                Span::new(after_children + 1, after_children + 2),
+            ));
+        }
+        RecordFormat::Powered | RecordFormat::Shield => {
+            if let Some(b) = span.bit_at {
+                g.push(Field::new(
+                    "has_power_data",
+                    Value::Bool(rec.power_pct.is_some()),
+                    Span::new(b, b + 1),
+                ));
+            }
+            if let (Some(p), Some(o)) = (rec.power_pct, span.pct_at) {
+                g.push(Field::new(
+                    "power_pct",
+                    Value::Uint(p as u64),
+                    Span::new(o, o + 1),
+                ));
+            }
+            if rec.format == RecordFormat::Shield {
+                g.push(Field::new(
+                    "facings_pct",
+                    Value::List(
+                        rec.facings
+                            .iter()
+                            .map(|f| Value::Float(byte_pct(*f)))
+                            .collect(),
+                    ),
+                    Span::new(span.end.saturating_sub(6), span.end),
+                ));
+            }
+        }
+    }
+    Field::new(
+        entry.name.clone(),
+        Value::Group(g),
+        Span::new(span.start, span.end),
+    )
+}
+
+/// One pair of a 0x80 block: a list index and its value byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PowerSetting {
+    pub index: u8,
+    /// Raw value; 204 = 100 % under the §6 hypothesis.
+    pub value: u8,
+}
+
+impl PowerSetting {
+    /// The value as a percentage of 204 — an interpretation, not established.
+    pub fn interpreted_pct(&self) -> f64 {
+        (self.value as f64 * 1000.0 / POWER_BYTE_FULL).round() / 10.0
+    }
+}
+
+/// Read 0x80 pairs to the end of the message. An odd last byte is an error located at
+/// that byte; the pairs before it are returned with it.
+pub fn read_power_block(r: &mut Reader<'_>) -> (Vec<PowerSetting>, Option<DecodeError>) {
+    let mut out = Vec::with_capacity(r.remaining() / 2);
+    while !r.is_empty() {
+        if r.remaining() < 2 {
+            return (
+                out,
+                Some(r.error("power block pair", "2 bytes (list index, value)")),
+            );
+        }
+        let (Ok(index), Ok(value)) = (r.u8("power index"), r.u8("power value")) else {
+            break;
+        };
+        out.push(PowerSetting { index, value });
+    }
+    (out, None)
+}
+
+pub fn write_power_block(w: &mut Writer, pairs: &[PowerSetting]) {
+    for p in pairs {
+        w.u8(p.index).u8(p.value);
+    }
+}
+
+/// The entry a 0x80 pair names, or why it cannot be one.
+pub fn power_entry(class: &ShipClass, index: u8) -> Result<&SubsystemLayout, String> {
+    match class.entry(index as usize) {
+        None => Err(format!(
+            "power block index {index} is beyond the {} list ({} entries)",
+            class.display_name,
+            class.len()
+        )),
+        Some(e) if !e.powered_type => Err(format!(
+            "power block index {index} is {} ({}), not a powered subsystem",
+            e.name,
+            e.format.as_str()
+        )),
+        Some(e) => Ok(e),
+    }
+}
+
+/// Fields of a 0x80 block; `start` is the offset of its first byte.
+pub fn power_fields(pairs: &[PowerSetting], class: Option<&ShipClass>, start: usize) -> Field {
+    let mut g = Vec::with_capacity(pairs.len());
+    for (k, p) in pairs.iter().enumerate() {
+        let at = start + 2 * k;
+        let name = class
+            .and_then(|c| c.entry(p.index as usize))
+            .map_or_else(|| format!("index {}", p.index), |e| e.name.clone());
+        g.push(Field::new(
+            name,
+            Value::Group(vec![
+                Field::new("index", Value::Uint(p.index as u64), Span::new(at, at + 1)),
+                Field::new(
+                    "value",
+                    Value::Uint(p.value as u64),
+                    Span::new(at + 1, at + 2),
+                ),
+                Field::new(
+                    "power_pct_interpreted",
+                    Value::Float(p.interpreted_pct()),
+                    Span::new(at + 1, at + 2),
+                ),
+            ]),
+            Span::new(at, at + 2),
+        ));
+    }
+    Field::new(
+        "power_block",
+        Value::Group(g),
+        Span::new(start, start + 2 * pairs.len()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(species: u16) -> ShipClass {
+        ShipCatalog::stock().class(species).unwrap().clone()
+    }
+
+    /// Start indices of consecutive host blocks for a ship at full health.
+    fn cycle(species: u16, owner: bool, n: usize) -> Vec<usize> {
+        let c = class(species);
+        let mut cursor = 0;
+        let mut out = Vec::new();
+        for _ in 0..n {
+            out.push(cursor);
+            let (_, next) = plan_host_block(&c, cursor, 0, |i, e| {
+                SubsystemRecord::full(i as u8, e, if owner { None } else { Some(100) })
+            });
+            cursor = next;
+        }
+        out
+    }
+
+    // stateupdate.md §5.3 table.
+    #[test]
+    fn host_budget_reproduces_reference_cycles() {
+        assert_eq!(cycle(5, true, 9), [0, 2, 6, 8, 10, 2, 6, 8, 10]);
+        assert_eq!(cycle(5, false, 11), [0, 2, 5, 6, 8, 10, 2, 5, 6, 8, 10]);
+        assert_eq!(cycle(1, true, 7), [0, 2, 6, 8, 2, 6, 8]);
+        assert_eq!(cycle(1, false, 11), [0, 2, 5, 6, 8, 1, 2, 5, 6, 8, 1]);
+        assert_eq!(cycle(3, true, 9), [0, 3, 5, 6, 9, 3, 5, 6, 9]);
+        assert_eq!(cycle(3, false, 10), [0, 3, 5, 6, 8, 0, 3, 5, 6, 8]);
+    }
+
+    // Seed 001 example 2: the block after the flags byte, read with the Akira list.
+    #[test]
+    fn seed_block_reads_as_akira() {
+        let msg = [
+            0x08, 0xFF, 0x60, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+            0xFF,
+        ];
+        let akira = class(1);
+        let mut r = Reader::new(&msg);
+        let b = read_block(&mut r, &akira).unwrap();
+        assert!(b.fits());
+        let idx: Vec<u8> = b.block.records.iter().map(|r| r.index).collect();
+        assert_eq!(idx, [8, 9, 10, 0, 1]);
+        assert_eq!(b.spans[0].bit_at, Some(2));
+        assert_eq!(b.spans[4].bit_at, Some(2));
+        assert_eq!(b.block.records[1].children, [0xFF, 0xFF]);
+        assert_eq!(b.block.records[4].facings, [0xFF; 6]);
+        assert!(b.block.records.iter().all(|r| r.power_pct.is_none()));
+        let mut w = Writer::new();
+        write_block(&mut w, &b.block);
+        assert_eq!(w.as_slice(), msg);
+        let s = record_summary(&b.block.records[1], akira.entry(9).unwrap());
+        assert_eq!(
+            s,
+            "Tractors 100% (Forward Tractor 100%, Aft Tractor 100%), no power data"
+        );
+    }
+
+    #[test]
+    fn block_wrapping_past_the_end_of_the_list() {
+        // Galaxy from Engineering (10, last entry): wraps to Hull and the Warp Core.
+        let galaxy = class(3);
+        let block = SubsystemBlock {
+            start: 10,
+            records: vec![
+                SubsystemRecord::full(10, galaxy.entry(10).unwrap(), Some(90)),
+                SubsystemRecord::full(0, galaxy.entry(0).unwrap(), None),
+                SubsystemRecord {
+                    batteries: [0x80, 0x40],
+                    ..SubsystemRecord::full(1, galaxy.entry(1).unwrap(), None)
+                },
+            ],
+        };
+        let mut w = Writer::new();
+        write_block(&mut w, &block);
+        assert_eq!(w.as_slice(), [10, 0xFF, 0x21, 90, 0xFF, 0xFF, 0x80, 0x40]);
+        let mut r = Reader::new(w.as_slice());
+        let read = read_block(&mut r, &galaxy).unwrap();
+        assert!(read.fits());
+        assert_eq!(read.block, block);
+    }
+
+    #[test]
+    fn bad_blocks_are_located_errors() {
+        let akira = class(1);
+        // Start index beyond the list.
+        let e = read_block(&mut Reader::new(&[11, 0xFF]), &akira).unwrap_err();
+        assert_eq!(e.offset, 0);
+        assert!(e.expected.contains("below 11"), "{e}");
+        // Ends inside the Phasers record (needs 9 bytes and a bit).
+        let e = read_block(&mut Reader::new(&[5, 0xFF, 0xFF, 0xFF]), &akira).unwrap_err();
+        assert_eq!(e.offset, 2);
+        assert!(e.field.starts_with("Phasers (powered)"), "{e}");
+        // A bit that joins nothing leaves the read with unread bits.
+        let read = read_block(&mut Reader::new(&[8, 0xFF, 0x40]), &akira).unwrap();
+        assert_eq!(read.unread_bits, 1);
+        assert!(!read.fits());
+    }
+
+    #[test]
+    fn power_block_pairs_and_odd_tail() {
+        let (pairs, err) = read_power_block(&mut Reader::new(&[1, 0xCC, 2, 0xCC, 4]));
+        assert_eq!(pairs.len(), 2);
+        assert_eq!(
+            pairs[1],
+            PowerSetting {
+                index: 2,
+                value: 0xCC
+            }
+        );
+        assert_eq!(pairs[0].interpreted_pct(), 100.0);
+        assert_eq!(err.unwrap().offset, 4);
+        let akira = class(1);
+        assert!(power_entry(&akira, 3).unwrap_err().contains("Warp Core"));
+        assert!(power_entry(&akira, 11).is_err());
+        assert_eq!(power_entry(&akira, 4).unwrap().name, "Impulse Engines");
+    }
+}
