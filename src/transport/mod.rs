@@ -13,7 +13,7 @@ pub mod hash;
 pub mod low;
 pub mod packet;
 // pub mod reassembly;
-// pub mod reliability;
+pub mod reliability;
 
 pub use packet::{
     parse, Ack, Counter, DataMessage, FragmentHeader, LowMessage, Message, MessageBody, Packet,
