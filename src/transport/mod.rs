@@ -12,7 +12,7 @@ pub mod cipher;
 pub mod hash;
 pub mod low;
 pub mod packet;
-// pub mod reassembly;
+pub mod reassembly;
 pub mod reliability;
 
 pub use packet::{
