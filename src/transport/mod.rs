@@ -8,7 +8,7 @@
 //! connection-management messages say about each client.
 
 pub mod cipher;
-// pub mod facts;
+pub mod facts;
 pub mod hash;
 pub mod low;
 pub mod packet;
