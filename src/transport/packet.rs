@@ -9,6 +9,7 @@
 
 use super::low::{decode_body, LowBody, LowKind};
 use crate::diag::Warning;
+use std::borrow::Cow;
 use std::ops::Range;
 
 pub const TYPE_ACK: u8 = 0x01;
@@ -555,7 +556,13 @@ fn parse_ack(plain: &[u8], pos: usize) -> Step {
         warnings.push(Warning::new(
             "non_stock",
             Some(pos + 3),
-            format!("ACK flags {flags:#04x}: bits {odd:#04x} are not used by stock peers (0x01 fragment, 0x02 low type)"),
+            // Third-party test clients set 0x80 in every ACK: keep that case free of
+            // formatting, it is on the hot path for such captures.
+            if odd == 0x80 {
+                Cow::Borrowed("ACK flag bit 0x80 is not used by stock peers (0x01 fragment, 0x02 low type)")
+            } else {
+                Cow::Owned(format!("ACK flags {flags:#04x}: bits {odd:#04x} are not used by stock peers (0x01 fragment, 0x02 low type)"))
+            },
         ));
     }
     let len = ack.wire_len();
@@ -635,7 +642,11 @@ fn parse_low(plain: &[u8], pos: usize, kind: LowKind) -> Step {
                 warnings.push(Warning::new(
                     "non_stock",
                     Some(pos + 2),
-                    format!("low-type flags {flags:#04x}; stock peers send 0xc0 (reliable + ordered)"),
+                    if flags == 0x80 {
+                        Cow::Borrowed("low-type flags 0x80 (reliable, not ordered); stock peers send 0xc0 (reliable + ordered)")
+                    } else {
+                        Cow::Owned(format!("low-type flags {flags:#04x}; stock peers send 0xc0 (reliable + ordered)"))
+                    },
                 ));
             }
         }
