@@ -9,3 +9,4 @@ pub mod commands;
 pub mod diag;
 pub mod game;
 pub mod report;
+pub mod transport;

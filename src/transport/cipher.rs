@@ -1,0 +1,316 @@
+//! The AlbyRules! stream cipher (`cipher.md`).
+//!
+//! Byte 0 (the sender's peer id) is sent in clear; bytes 1.. are enciphered with a state
+//! that starts afresh for every datagram. Works in place and never allocates.
+//!
+//! Speed: the key `K[0..9]` only ever changes by XOR-ing the same plaintext byte into
+//! all ten bytes, so `K[j] = AlbyRules![j] ^ x` where `x` is the XOR of all plaintext
+//! bytes so far. Each 16-bit key pair is therefore a constant XOR `x * 0x0101`, and the
+//! whole key state is one byte: the inner rounds run on registers only.
+
+/// The initial key, `AlbyRules!`.
+pub const KEY: [u8; 10] = *b"AlbyRules!";
+
+/// Key pairs `K[2r]·256 + K[2r+1]` of the initial key, one per round.
+const PAIRS: [u32; 5] = pair_table();
+
+const MUL_SUM: u32 = 0x4E35;
+const MUL_WORD: u32 = 0x015A;
+
+const fn pair_table() -> [u32; 5] {
+    let mut t = [0u32; 5];
+    let mut r = 0;
+    while r < 5 {
+        t[r] = ((KEY[2 * r] as u32) << 8) | KEY[2 * r + 1] as u32;
+        r += 1;
+    }
+    t
+}
+
+/// First byte of GameSpy QR text datagrams, which are never enciphered.
+pub const GAMESPY_MARK: u8 = b'\\';
+
+/// Per-datagram cipher state (`cipher.md` §2) with the key folded into one byte.
+struct State {
+    sum: u32,
+    prev_cross: u32,
+    /// XOR of every plaintext byte fed back so far.
+    fold: u8,
+}
+
+impl State {
+    const fn new() -> State {
+        State {
+            sum: 0,
+            prev_cross: 0,
+            fold: 0,
+        }
+    }
+
+    /// One keystream byte (`cipher.md` §3): five chained rounds.
+    #[inline(always)]
+    fn keystream(&mut self) -> u8 {
+        let fold = u32::from(self.fold) * 0x0101;
+        let mut sum = self.sum;
+        let mut cross = self.prev_cross;
+        // Round 0 XORs with 0, so one expression serves all rounds: the chaining uses
+        // the previous round's UPDATED word (the trap described in cipher.md §3).
+        let mut word_prev = 0u32;
+        let mut acc = 0u32;
+        for (r, pair) in (0u32..).zip(PAIRS) {
+            let word = (pair ^ fold) ^ word_prev;
+            let t1 = sum.wrapping_add(r).wrapping_mul(MUL_SUM);
+            let t2 = word.wrapping_mul(MUL_WORD);
+            sum = cross.wrapping_add(t1).wrapping_add(t2);
+            cross = t2;
+            let updated = word.wrapping_mul(MUL_SUM).wrapping_add(1);
+            acc ^= sum ^ updated;
+            word_prev = updated;
+        }
+        self.sum = sum;
+        self.prev_cross = cross;
+        (acc ^ (acc >> 8)) as u8
+    }
+}
+
+/// Decrypt bytes 1.. of a game datagram in place. Byte 0 is left alone. Does not look
+/// at the first byte: use [`decrypt_datagram`] to leave GameSpy text untouched.
+pub fn decrypt(buf: &mut [u8]) {
+    let mut st = State::new();
+    if let Some((_, body)) = buf.split_first_mut() {
+        for b in body {
+            let plain = *b ^ st.keystream();
+            *b = plain;
+            st.fold ^= plain;
+        }
+    }
+}
+
+/// Encrypt bytes 1.. of a game datagram in place. Byte 0 is left alone.
+pub fn encrypt(buf: &mut [u8]) {
+    let mut st = State::new();
+    if let Some((_, body)) = buf.split_first_mut() {
+        for b in body {
+            let plain = *b;
+            *b = plain ^ st.keystream();
+            st.fold ^= plain;
+        }
+    }
+}
+
+/// What a UDP payload on the game port is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DatagramKind {
+    /// GameSpy QR text (first byte `\`), never enciphered.
+    GameSpy,
+    /// A game packet (`[peer id][msg count][messages]` once decrypted).
+    Game,
+    /// Zero bytes.
+    Empty,
+}
+
+/// Classify a UDP payload without touching it.
+pub fn classify(buf: &[u8]) -> DatagramKind {
+    match buf.first() {
+        None => DatagramKind::Empty,
+        Some(&GAMESPY_MARK) => DatagramKind::GameSpy,
+        Some(_) => DatagramKind::Game,
+    }
+}
+
+/// Decrypt a captured UDP payload in place unless it is GameSpy text (cipher.md §6).
+pub fn decrypt_datagram(buf: &mut [u8]) -> DatagramKind {
+    let kind = classify(buf);
+    if kind == DatagramKind::Game {
+        decrypt(buf);
+    }
+    kind
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(s: &str) -> Vec<u8> {
+        s.split_whitespace()
+            .map(|h| u8::from_str_radix(h, 16).unwrap())
+            .collect()
+    }
+
+    /// The 11 vectors of cipher.md §7, byte for byte.
+    const VECTORS: [(&str, &str, &str); 11] = [
+        (
+            "V1",
+            "01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00",
+            "01 D6 FE 17 F1 86 49 BC 51 A5 0F 17 6C 96 16 5B 52",
+        ),
+        ("V2", "02 00", "02 D6"),
+        ("V3", "02 01 01 07 00 00", "02 D7 31 7D E7 1B"),
+        ("V4", "01 01 01 02 01 01 02", "01 D7 31 78 DA 9C 9E"),
+        (
+            "V5",
+            "02 01 32 2A 00 1C FF FF FF 3F 00 80 E1 41 9D 00 00 B0 42 00 00 84 C2 00
+                00 92 C2 21 37 FB 0B 68 46 30 BB 5E 00 00 01 CC 02 CC 04 CC",
+            "02 D7 02 F9 73 98 00 21 FB 93 E9 C3 1D 2B CE 3F 95 AE 3C C3 71 A7 72 09
+                62 35 94 4C 5B C8 17 1D 66 E2 ED 2A 6B 5F FA 97 A0 29 9D 35",
+        ),
+        (
+            "V6",
+            "01 01 32 1A 80 23 01 2C 02 00 00 00 0E 00 68 65 6C 6C 6F 2C 20 63 61 70
+                74 61 69 6E",
+            "01 D7 02 C9 D8 ED EE 2A 69 38 89 D3 54 6A 37 4F 4C C4 D3 B5 46 19 DB FE
+                07 F3 4C FB",
+        ),
+        (
+            "V7",
+            "FF 01 03 0F C0 00 00 C0 A8 01 14 D4 31 00 00 00 00",
+            "FF D7 33 61 38 B3 5B 8C 1F 20 3C 1B 76 BD 22 B7 68",
+        ),
+        (
+            "V8",
+            "02 01 00 18 C0 01 00 02 C0 A8 01 14 50 00 69 00 63 00 61 00 72 00 64 00
+                00 00",
+            "02 D7 30 1D 7F B2 8E F0 89 0C AC 4B 01 4B FD BF C3 45 37 61 14 5E 7F 37
+                66 D4",
+        ),
+        ("V9", V9_PLAIN, V9_CIPHER),
+        (
+            "V10",
+            "02 01 32 2F A0 11 00 00 04 21 02 03 0A 11 18 1F 26 2D 34 3B 42 49 50 57
+                 5E 65 6C 73 7A 81 88 8F 96 9D A4 AB B2 B9 C0 C7 CE D5 DC E3 EA F1 F8 FF
+                 06",
+            "02 D7 02 FC D6 62 B0 D2 92 C7 C8 9D 9B BC E0 53 DC A5 36 34 CD 59 DF C1
+                 40 9C 2D A8 88 6D 4F 67 B6 E6 DB 88 96 84 2E 4A E5 8C F3 81 A2 EB 97 54
+                 03",
+        ),
+        (
+            "V11",
+            "01 FF FF FF FF FF FF FF FF FF FF FF FF",
+            "01 29 97 5E 7E BC 14 14 8B 83 1A 29 F2",
+        ),
+    ];
+
+    const V9_PLAIN: &str = "
+02 01 32 2E 81 03 00 21 03 78 56 34 12 24 00 B9 79 37 9E ED 88 72 A9 72
+F3 6E 3C 58 53 5E 2F 2B 6D A6 DA C3 1D 4A B5 E4 E6 DD 78 2E E8 35 3B 9D
+60 15 17 99 B2 21 C1 56 DA 4C B5 04 7D 0D 47 0F 54 84 53 6F 47 F9 CC C8
+CD BB F1 DA 11 E5 52 81 47 F3 8F 45 DC D0 D8 3A C1 2A 2E B0 A6 BC 5E F3
+3A 62 CC 1B 71 A8 E4 AC B4 99 6A 86 3B 94 6A 65 2E D1 08 F1 05 80 F0 1E
+A8 08 A7 5C D0 6B 76 D7 21 40 45 C7 9A 57 FC 90 9B 77 E3 32 65 43 82 49
+15 AF 81 9D 2F 2F 08 02 8F E6 1F 08 FA 1A 8E BB 08 1E BE 73 C4 06 14 74
+82 55 5C DE 8E F2 99 2D FC 8C FA 49 59 DE 1F E6 75 C4 98 B4 23 CA A5 9F
+EF FB 36 1F EE B5 2B 58 69 33 D5 8A B8 A1 B1 11 E3 6A 73 F5 82 8D 37 CA
+5C A2 11 60 4D 79 BD 83 D6 D9 AF CB 17 65 43 3C 50 11 4E 36 E2 50 C9 F5
+C9 48 EC A1 AC 3C 4F AE 43 80 8A 0C 77 28 D5 67 BD B7 28 77 41 14 5B 20
+37 EF C6 E2 0B 00 E1 D9 B0 26 65 4D D6 EB 66 92 2A 5E 03 B8 A0 D7 EC 4B
+A4 95 A1 23 6B C3 72 04 1E CD 3F 8E 35 AF F8 00";
+
+    const V9_CIPHER: &str = "
+02 D7 02 FD 94 59 C1 B8 6C 4E EF 61 08 3A 03 9F 9F DD 70 1A E3 27 8C C5
+AA 4A CD 50 3E 58 A2 82 A7 40 76 6D B5 FF A6 EB 54 66 DE A5 EF 07 D4 D2
+33 3B 1E 21 0D E9 21 C6 35 EC 98 13 21 F7 64 77 38 03 47 C9 26 6C 5E 1D
+ED 1E C2 AF 40 23 95 82 8D 00 6F 45 77 59 2B 0E CE B3 18 7D 6C 58 66 5C
+9D DE 07 9C 88 6E E2 94 5C 97 8B 7F 26 39 42 B2 12 D1 E3 7C 7C 61 D6 BB
+A8 AE DC CF 77 02 03 E5 38 03 A6 AF C7 1B FA 1E 05 13 D7 83 E0 53 47 C9
+B9 6C 84 D7 EC 7D 28 06 1A B9 BA 39 25 6A 36 D2 3A CA BD F8 3B BB 1E DE
+2D 45 69 E2 3A 58 0E E4 34 60 87 D3 32 28 A9 D6 C7 EF D4 97 F2 79 28 BD
+63 4B BD 92 46 3C C5 6B 9A B8 6D 6D 2B CB 95 83 A8 90 85 F9 87 CF FC FA
+CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
+00 6E 5E 30 FA A1 78 8E DA 86 B7 4D BB D3 19 6D 14 07 2A 60 DD 38 6C D4
+21 9C 0B 55 07 6F 8A 8C FA D0 68 07 76 05 90 93 DB C8 51 BA AF 19 A4 A1
+24 AA 9E 8F 94 65 78 39 95 B4 54 8A 12 0A 67 33";
+
+    #[test]
+    fn vectors_encrypt_and_decrypt() {
+        for (id, plain, cipher) in VECTORS {
+            let plain = hex(plain);
+            let cipher = hex(cipher);
+            assert_eq!(plain.len(), cipher.len(), "{id} lengths");
+            let mut buf = plain.clone();
+            encrypt(&mut buf);
+            assert_eq!(buf, cipher, "{id} encrypt");
+            decrypt(&mut buf);
+            assert_eq!(buf, plain, "{id} decrypt");
+        }
+    }
+
+    #[test]
+    fn v9_is_304_bytes() {
+        assert_eq!(hex(V9_PLAIN).len(), 304);
+    }
+
+    /// A direct transcription of cipher.md §3–4 with the ten-byte key array, to check
+    /// the folded-key fast path against the spec on many inputs.
+    fn reference_encrypt(buf: &mut [u8]) {
+        let mut k = KEY;
+        let (mut s, mut a) = (0u32, 0u32);
+        for b in buf.iter_mut().skip(1) {
+            let mut w_prev = 0u32;
+            let mut acc = 0u32;
+            for r in 0..5u32 {
+                let p = u32::from(k[2 * r as usize]) * 256 + u32::from(k[2 * r as usize + 1]);
+                let w = if r == 0 { p } else { p ^ w_prev };
+                let t1 = s.wrapping_add(r).wrapping_mul(0x4E35);
+                let t2 = w.wrapping_mul(0x015A);
+                s = a.wrapping_add(t1).wrapping_add(t2);
+                a = t2;
+                let w2 = w.wrapping_mul(0x4E35).wrapping_add(1);
+                acc ^= s ^ w2;
+                w_prev = w2;
+            }
+            let ks = ((acc & 0xFF) ^ ((acc >> 8) & 0xFF)) as u8;
+            let p = *b;
+            *b = p ^ ks;
+            for kj in k.iter_mut() {
+                *kj ^= p;
+            }
+        }
+    }
+
+    #[test]
+    fn fast_path_matches_reference_on_pseudo_random_datagrams() {
+        let mut x = 0x1234_5678u32;
+        for len in 1..300usize {
+            let data: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    x as u8
+                })
+                .collect();
+            let mut fast = data.clone();
+            let mut slow = data.clone();
+            encrypt(&mut fast);
+            reference_encrypt(&mut slow);
+            assert_eq!(fast, slow, "len {len}");
+            decrypt(&mut fast);
+            assert_eq!(fast, data, "len {len}");
+        }
+    }
+
+    #[test]
+    fn first_keystream_intermediates() {
+        // cipher.md §5: first keystream byte is 0xD6, so byte 0 is skipped, not lucky.
+        let mut st = State::new();
+        assert_eq!(st.keystream(), 0xD6);
+        assert_eq!(st.sum, 0xF132_7582);
+        assert_eq!(st.prev_cross, 0x2A60_4A08);
+    }
+
+    #[test]
+    fn gamespy_text_is_left_alone() {
+        let mut buf = b"\\status\\".to_vec();
+        assert_eq!(decrypt_datagram(&mut buf), DatagramKind::GameSpy);
+        assert_eq!(buf, b"\\status\\");
+        let mut game = hex("02 00");
+        assert_eq!(decrypt_datagram(&mut game), DatagramKind::Game);
+        // Decrypting a zero byte yields the first keystream byte.
+        assert_eq!(game, [0x02, 0xD6]);
+        let mut empty: Vec<u8> = Vec::new();
+        assert_eq!(decrypt_datagram(&mut empty), DatagramKind::Empty);
+        let mut one = vec![0x01];
+        decrypt(&mut one);
+        assert_eq!(one, [0x01]);
+    }
+}
