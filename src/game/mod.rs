@@ -3,7 +3,11 @@
 pub mod compressed;
 pub mod field;
 pub mod message;
+pub mod objects;
+pub mod opcodes;
+pub mod phases;
 pub mod reader;
+pub mod relay;
 pub mod ships;
 pub mod stateupdate;
 pub mod writer;
