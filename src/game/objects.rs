@@ -65,6 +65,10 @@ impl ObjectInfo {
     pub fn non_stock(&self) -> bool {
         !self.prefix.is_stock()
     }
+    /// The owner byte names another slot than the id's range (non-stock senders).
+    pub fn slot_mismatch(&self) -> bool {
+        slot_of(self.object_id).is_some_and(|s| s != self.owner_slot)
+    }
     pub fn is_alive(&self) -> bool {
         self.destroyed_frame.is_none()
     }

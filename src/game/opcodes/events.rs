@@ -6,7 +6,6 @@
 
 use super::non_stock;
 use crate::diag::Warning;
-use crate::game::field::Span;
 use crate::game::reader::{DecodeResult, FieldReader};
 use crate::game::writer::Writer;
 
@@ -413,11 +412,6 @@ impl EventMessage {
     }
 }
 
-/// Span of the header fields, for callers that want to point at them.
-pub fn header_span() -> Span {
-    Span::new(1, 1 + HEADER_LEN)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::test_util::*;
@@ -535,6 +529,11 @@ mod tests {
             ),
             EventMessage::new(0x0E, h(CLASS_BASE, 0x0080_00E2), EventTail::None),
             EventMessage::new(
+                0x09,
+                h(CLASS_OBJECT_POINTER, 0x0080_00DC),
+                EventTail::Object(0x4003_FFFF),
+            ),
+            EventMessage::new(
                 0x15,
                 h(CLASS_COLLISION, 0x0080_0050),
                 EventTail::Collision {
@@ -544,7 +543,7 @@ mod tests {
             ),
         ];
         // StartWarp: 17 + str8 (1 + 6) + 4 × f32 = 40 (opcodes.md's "22 + name" does not add up).
-        let sizes = [17, 18, 21, 21, 18, 34 + 6, 17, 22 + 8];
+        let sizes = [17, 18, 21, 21, 18, 34 + 6, 17, 21, 22 + 8];
         for (m, size) in cases.iter().zip(sizes) {
             let bytes = m.emit();
             assert_eq!(bytes.len(), size, "{m:?}");
