@@ -88,13 +88,20 @@ const NAMES: &[(u8, &str)] = &[
     (0x41, "TeamMessage"),
 ];
 
+/// [`NAMES`] spread over all 256 opcodes, so the per-message lookup is one index.
+const NAME_TABLE: [&str; 256] = {
+    let mut t = ["Unknown"; 256];
+    let mut i = 0;
+    while i < NAMES.len() {
+        t[NAMES[i].0 as usize] = NAMES[i].1;
+        i += 1;
+    }
+    t
+};
+
 /// Human name of an opcode; `"Unknown"` for opcodes nobody has described.
 pub fn opcode_name(op: u8) -> &'static str {
-    NAMES
-        .iter()
-        .find(|(o, _)| *o == op)
-        .map(|(_, n)| *n)
-        .unwrap_or("Unknown")
+    NAME_TABLE[op as usize]
 }
 
 /// Opcode for a name (case-insensitive), or a number written as `0x1C` / `28`.
