@@ -188,11 +188,31 @@ impl<'a> Reader<'a> {
 
     /// String with a u8 / u16 / i32 byte count; invalid UTF-8 is replaced, not rejected.
     pub fn str8(&mut self, field: &'static str) -> DecodeResult<String> {
+        let at = self.pos;
         let n = self.u8(field)? as usize;
-        Ok(String::from_utf8_lossy(self.bytes(n, field)?).into_owned())
+        self.counted_text(at, 1, n, field)
     }
     pub fn str16(&mut self, field: &'static str) -> DecodeResult<String> {
+        let at = self.pos;
         let n = self.u16(field)? as usize;
+        self.counted_text(at, 2, n, field)
+    }
+    /// The `n` text bytes after a count of `count_len` bytes at `at`; a count running past
+    /// the end is reported at the count, with the reader back there.
+    fn counted_text(
+        &mut self,
+        at: usize,
+        count_len: usize,
+        n: usize,
+        field: &'static str,
+    ) -> DecodeResult<String> {
+        if n > self.remaining() {
+            self.pos = at;
+            let mut e = self.error(field, format!("string of {n} byte(s)"));
+            e.available = self.remaining().saturating_sub(count_len);
+            e.expected = format!("string of {n} byte(s) after its count").into();
+            return Err(e);
+        }
         Ok(String::from_utf8_lossy(self.bytes(n, field)?).into_owned())
     }
     /// `str32z`: i32 count, bytes, one terminating zero byte.
@@ -358,6 +378,85 @@ impl<'a> FieldReader<'a> {
         self.push(name, Value::Bytes(v.to_vec()), at);
         Ok(v)
     }
+    /// A `cv3` kept as its wire bytes (so it re-encodes exactly); the field shows the vector.
+    pub fn cv3_raw(&mut self, name: &'static str) -> DecodeResult<[u8; 3]> {
+        let at = self.r.pos();
+        let s = self.r.bytes(3, name)?;
+        let raw = [s[0], s[1], s[2]];
+        self.push(name, Value::Vec3(cv3_decode(raw)), at);
+        Ok(raw)
+    }
+    /// A `cf16` kept as its raw `u16`; the field shows the decoded float.
+    pub fn cf16_raw(&mut self, name: &'static str) -> DecodeResult<u16> {
+        let at = self.r.pos();
+        let raw = self.r.u16(name)?;
+        self.push(name, Value::Float(cf16_decode(raw) as f64), at);
+        Ok(raw)
+    }
+    /// A `cv4` kept as (direction bytes, raw cf16 magnitude); the field shows the vector.
+    pub fn cv4_raw(&mut self, name: &'static str) -> DecodeResult<([u8; 3], u16)> {
+        let at = self.r.pos();
+        let s = self.r.bytes(3, name)?;
+        let dir = [s[0], s[1], s[2]];
+        let mag = self.r.u16(name)?;
+        let d = cv3_decode(dir);
+        let m = cf16_decode(mag);
+        self.push(name, Value::Vec3([d[0] * m, d[1] * m, d[2] * m]), at);
+        Ok((dir, mag))
+    }
+    /// A `cv4f` kept as (direction bytes, f32 magnitude); the field shows the vector.
+    pub fn cv4f_raw(&mut self, name: &'static str) -> DecodeResult<([u8; 3], f32)> {
+        let at = self.r.pos();
+        let s = self.r.bytes(3, name)?;
+        let dir = [s[0], s[1], s[2]];
+        let mag = self.r.f32(name)?;
+        let d = cv3_decode(dir);
+        self.push(name, Value::Vec3([d[0] * mag, d[1] * mag, d[2] * mag]), at);
+        Ok((dir, mag))
+    }
+    /// A `cvb`: unit direction plus a magnitude byte whose scale is unknown, shown as a
+    /// group of the direction and the raw magnitude.
+    pub fn cvb(&mut self, name: &'static str) -> DecodeResult<[u8; 4]> {
+        let at = self.r.pos();
+        let s = self.r.bytes(4, name)?;
+        let raw = [s[0], s[1], s[2], s[3]];
+        let group = vec![
+            Field::new(
+                "direction",
+                Value::Vec3(cv3_decode([raw[0], raw[1], raw[2]])),
+                Span::new(at, at + 3),
+            ),
+            Field::new(
+                "magnitude_raw",
+                Value::Uint(raw[3] as u64),
+                Span::new(at + 3, at + 4),
+            ),
+        ];
+        self.push(name, Value::Group(group), at);
+        Ok(raw)
+    }
+    /// A derived label for the bytes of an already-pushed field (e.g. the name of a code).
+    pub fn label(&mut self, name: &'static str, text: &'static str, span: Span) {
+        self.fields
+            .push(Field::new(name, Value::Text(text.to_string()), span));
+    }
+    /// Span of the last pushed field (empty at the current position if there is none).
+    pub fn last_span(&self) -> Span {
+        self.fields
+            .last()
+            .map(|f| f.span)
+            .unwrap_or_else(|| Span::new(self.r.pos(), self.r.pos()))
+    }
+    /// Fold the fields pushed since index `first` into one group field that starts at
+    /// byte `start` (the fields keep their own spans).
+    pub fn group_from(&mut self, name: impl Into<Cow<'static, str>>, first: usize, start: usize) {
+        let first = first.min(self.fields.len());
+        let inner: Vec<Field> = self.fields.drain(first..).collect();
+        let span = Span::new(start, self.r.pos());
+        self.fields
+            .push(Field::new(name, Value::Group(inner), span));
+    }
+
     /// The rest of the message as a labelled raw field (nothing if it is empty).
     pub fn rest(&mut self, name: &'static str) -> &'a [u8] {
         let at = self.r.pos();

@@ -1,0 +1,605 @@
+//! Serialized engine events (`opcodes.md` §4): PythonEvent 0x06 / 0x0D, the event
+//! forwards 0x07–0x12 and 0x1B, CollisionEffect 0x15 and DeletePlayerUI 0x17.
+//!
+//! Every one starts with the 16-byte event header (class id, event type, source,
+//! destination); the class id selects the tail.
+
+use super::non_stock;
+use crate::diag::Warning;
+use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::writer::Writer;
+
+pub const CLASS_BASE: u32 = 0x0002;
+pub const CLASS_SUBSYSTEM: u32 = 0x0101;
+pub const CLASS_SUBSYSTEM_CONTROL: u32 = 0x0104;
+pub const CLASS_CHAR: u32 = 0x0105;
+pub const CLASS_OBJECT_POINTER: u32 = 0x010C;
+pub const CLASS_PLAYER_LIST: u32 = 0x0866;
+pub const CLASS_COLLISION: u32 = 0x8124;
+pub const CLASS_START_FIRING: u32 = 0x8128;
+pub const CLASS_OBJECT_EXPLODING: u32 = 0x8129;
+pub const CLASS_START_WARP: u32 = 0x812A;
+
+/// Event type code of "object exploding" (class 0x8129).
+pub const EVENT_OBJECT_EXPLODING: u32 = 0x0080_004E;
+
+/// Size of the event header after the opcode byte.
+pub const HEADER_LEN: usize = 16;
+
+/// Readable name of an event class id.
+pub fn class_name(class_id: u32) -> Option<&'static str> {
+    Some(match class_id {
+        CLASS_BASE => "base event",
+        CLASS_SUBSYSTEM => "subsystem event",
+        CLASS_SUBSYSTEM_CONTROL => "subsystem-control event",
+        CLASS_CHAR => "char event",
+        CLASS_OBJECT_POINTER => "object-pointer event",
+        CLASS_PLAYER_LIST => "player-list event",
+        CLASS_COLLISION => "collision event",
+        CLASS_START_FIRING => "start-firing event",
+        CLASS_OBJECT_EXPLODING => "object-exploding event",
+        CLASS_START_WARP => "start-warp event",
+        _ => return None,
+    })
+}
+
+/// Readable name of an event type code (`opcodes.md` §4.2).
+pub fn event_type_name(code: u32) -> Option<&'static str> {
+    Some(match code {
+        0x0080_004E => "object exploding",
+        0x0080_0050 => "collision effect",
+        0x0080_0058 => "target changed",
+        0x0080_006C => "subsystem status changed",
+        0x0080_0074 => "repair completed",
+        0x0080_0075 => "repair cannot be completed",
+        0x0080_0076 => "repair priority raised",
+        0x0080_007C => "weapon fired",
+        0x0080_007D => "tractor beam started firing",
+        0x0080_007F => "tractor beam stopped firing",
+        0x0080_0081 => "phaser started firing",
+        0x0080_0083 => "phaser stopped firing",
+        0x0080_00D7 => "start firing (receiver)",
+        0x0080_00D8 => "start firing (sender)",
+        0x0080_00D9 => "stop firing (receiver)",
+        0x0080_00DA => "stop firing (sender)",
+        0x0080_00DB => "stop firing at target (receiver)",
+        0x0080_00DC => "stop firing at target (sender)",
+        0x0080_00DF => "add to repair list",
+        0x0080_00E0 => "set phaser level",
+        0x0080_00E2 => "start cloaking (sender)",
+        0x0080_00E3 => "start cloaking (receiver)",
+        0x0080_00E4 => "stop cloaking (sender)",
+        0x0080_00E5 => "stop cloaking (receiver)",
+        0x0080_00EC => "start warp (sender)",
+        0x0080_00ED => "start warp (receiver)",
+        0x0080_00F1 => "new player in game",
+        0x0080_00FD => "torpedo type changed (receiver)",
+        0x0080_00FE => "torpedo type changed (sender)",
+        0x0006_0005 => "player deleted",
+        _ => return None,
+    })
+}
+
+/// The class stock peers use for an opcode (None: any class is normal there).
+fn stock_class(opcode: u8) -> Option<u32> {
+    Some(match opcode {
+        0x07 => CLASS_START_FIRING,
+        0x08 => CLASS_SUBSYSTEM,
+        0x0A => CLASS_SUBSYSTEM_CONTROL,
+        0x10 => CLASS_START_WARP,
+        0x11 => CLASS_OBJECT_POINTER,
+        0x12 | 0x1B => CLASS_CHAR,
+        0x15 => CLASS_COLLISION,
+        0x17 => CLASS_PLAYER_LIST,
+        _ => return None,
+    })
+}
+
+/// Name of a SpeciesToTorp index (`opcodes.md` §7.2).
+pub fn torpedo_name(index: u8) -> Option<&'static str> {
+    const NAMES: [&str; 16] = [
+        "(unknown)",
+        "Disruptor",
+        "PhotonTorpedo",
+        "QuantumTorpedo",
+        "AntimatterTorpedo",
+        "CardassianTorpedo",
+        "KlingonTorpedo",
+        "PositronTorpedo",
+        "PulseDisruptor",
+        "FusionBolt",
+        "CardassianDisruptor",
+        "KessokDisruptor",
+        "PhasedPlasma",
+        "Positron2",
+        "PhotonTorpedo2",
+        "RomulanCannon",
+    ];
+    NAMES.get(index as usize).copied()
+}
+
+/// The 16-byte event header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventHeader {
+    pub class_id: u32,
+    pub event_type: u32,
+    pub source: u32,
+    pub destination: u32,
+}
+
+/// The class-specific part after the header.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventTail {
+    /// Classes 0x0002 and 0x0101.
+    None,
+    /// Classes 0x0104, 0x0105, 0x0866: one byte (state, level, torpedo type, peer id).
+    Byte(u8),
+    /// Class 0x010C: a third object.
+    Object(u32),
+    /// Class 0x8124: contact points (`cvb`, ship-relative) and the collision force.
+    Collision { contacts: Vec<[u8; 4]>, force: f32 },
+    /// Class 0x8128: 8 bytes of unknown meaning (zero in captures).
+    StartFiring([u8; 8]),
+    /// Class 0x8129.
+    ObjectExploding { killer_peer_id: i32, duration: f32 },
+    /// Class 0x812A.
+    StartWarp {
+        set_name: String,
+        destination: [f32; 3],
+        speed: f32,
+    },
+    /// An unknown class: the tail length is unknown, so the rest is kept raw.
+    Unknown(Vec<u8>),
+}
+
+/// A serialized event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub header: EventHeader,
+    pub tail: EventTail,
+}
+
+/// The body of an event-carrying opcode.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventBody {
+    Event(Event),
+    /// Fewer bytes than the event header stock peers always send (non-stock senders).
+    TooShort(Vec<u8>),
+}
+
+/// One message of opcode 0x06–0x12, 0x15, 0x17 or 0x1B.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventMessage {
+    pub opcode: u8,
+    pub body: EventBody,
+}
+
+/// Field names of the header objects where an opcode gives them a specific meaning.
+fn object_names(opcode: u8) -> (&'static str, &'static str) {
+    match opcode {
+        0x15 => ("other_object", "reporting_ship"),
+        _ => ("source", "destination"),
+    }
+}
+
+/// Field name of a class 0x0104 / 0x0105 / 0x0866 byte.
+fn byte_name(opcode: u8, class_id: u32) -> &'static str {
+    match (class_id, opcode) {
+        (CLASS_PLAYER_LIST, _) => "peer_id",
+        (CLASS_SUBSYSTEM_CONTROL, 0x0A) => "state",
+        (CLASS_CHAR, 0x12) => "phaser_level",
+        (CLASS_CHAR, 0x1B) => "torpedo_type",
+        _ => "value",
+    }
+}
+
+/// Field name of a class 0x010C third object.
+fn object_tail_name(opcode: u8, event_type: u32) -> &'static str {
+    match (opcode, event_type) {
+        (0x11, _) => "subsystem_moved_to_front",
+        (0x09, _) => "target",
+        (_, 0x0080_0058) => "previous_target",
+        (0x06, _) => "weapon_subsystem",
+        _ => "third_object",
+    }
+}
+
+impl EventHeader {
+    pub fn parse(opcode: u8, f: &mut FieldReader) -> DecodeResult<EventHeader> {
+        let (src, dst) = object_names(opcode);
+        let class_id = f.hex32("class_id")?;
+        if let Some(n) = class_name(class_id) {
+            let span = f.last_span();
+            f.label("class_name", n, span);
+        }
+        let event_type = f.hex32("event_type")?;
+        if let Some(n) = event_type_name(event_type) {
+            let span = f.last_span();
+            f.label("event_name", n, span);
+        }
+        Ok(EventHeader {
+            class_id,
+            event_type,
+            source: f.object_id(src)?,
+            destination: f.object_id(dst)?,
+        })
+    }
+
+    pub fn emit(&self, w: &mut Writer) {
+        w.u32(self.class_id)
+            .u32(self.event_type)
+            .u32(self.source)
+            .u32(self.destination);
+    }
+}
+
+impl EventTail {
+    pub fn parse(opcode: u8, header: &EventHeader, f: &mut FieldReader) -> DecodeResult<Self> {
+        Ok(match header.class_id {
+            CLASS_BASE | CLASS_SUBSYSTEM => EventTail::None,
+            CLASS_SUBSYSTEM_CONTROL | CLASS_CHAR | CLASS_PLAYER_LIST => {
+                let v = f.u8(byte_name(opcode, header.class_id))?;
+                let span = f.last_span();
+                match (header.class_id, opcode) {
+                    (CLASS_CHAR, 0x12) => {
+                        if let Some(n) = ["low", "medium", "high"].get(v as usize) {
+                            f.label("phaser_level_name", n, span);
+                        }
+                    }
+                    (CLASS_CHAR, 0x1B) => {
+                        if let Some(n) = torpedo_name(v) {
+                            f.label("torpedo_type_name", n, span);
+                        }
+                    }
+                    _ => {}
+                }
+                EventTail::Byte(v)
+            }
+            CLASS_OBJECT_POINTER => {
+                EventTail::Object(f.object_id(object_tail_name(opcode, header.event_type))?)
+            }
+            CLASS_COLLISION => {
+                let n = f.u8("contact_count")? as usize;
+                let first = f.fields.len();
+                let start = f.r.pos();
+                // Bounded by the bytes present, not by the count byte.
+                let mut contacts = Vec::with_capacity(n.min(f.r.remaining() / 4));
+                for _ in 0..n {
+                    contacts.push(f.cvb("contact")?);
+                }
+                f.group_from("contacts", first, start);
+                let force = f.f32("force")?;
+                EventTail::Collision { contacts, force }
+            }
+            CLASS_START_FIRING => {
+                let b = f.bytes("unknown_tail", 8)?;
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                EventTail::StartFiring(a)
+            }
+            CLASS_OBJECT_EXPLODING => EventTail::ObjectExploding {
+                killer_peer_id: f.i32("killer_peer_id")?,
+                duration: f.f32("effect_duration")?,
+            },
+            CLASS_START_WARP => EventTail::StartWarp {
+                set_name: f.str8("set_name")?,
+                destination: f.vec3_f32("destination")?,
+                speed: f.f32("speed")?,
+            },
+            _ => EventTail::Unknown(f.rest("unknown_class_tail").to_vec()),
+        })
+    }
+
+    pub fn emit(&self, w: &mut Writer) {
+        match self {
+            EventTail::None => {}
+            EventTail::Byte(v) => {
+                w.u8(*v);
+            }
+            EventTail::Object(id) => {
+                w.u32(*id);
+            }
+            EventTail::Collision { contacts, force } => {
+                w.u8(contacts.len().min(255) as u8);
+                for c in contacts.iter().take(255) {
+                    w.bytes(c);
+                }
+                w.f32(*force);
+            }
+            EventTail::StartFiring(b) => {
+                w.bytes(b);
+            }
+            EventTail::ObjectExploding {
+                killer_peer_id,
+                duration,
+            } => {
+                w.i32(*killer_peer_id).f32(*duration);
+            }
+            EventTail::StartWarp {
+                set_name,
+                destination,
+                speed,
+            } => {
+                w.str8(set_name)
+                    .f32(destination[0])
+                    .f32(destination[1])
+                    .f32(destination[2])
+                    .f32(*speed);
+            }
+            EventTail::Unknown(b) => {
+                w.bytes(b);
+            }
+        }
+    }
+}
+
+impl EventMessage {
+    pub fn parse(opcode: u8, f: &mut FieldReader, w: &mut Vec<Warning>) -> DecodeResult<Self> {
+        let at = f.r.pos();
+        if f.r.remaining() < HEADER_LEN {
+            // Stock peers always send the full header; some reimplementations send a
+            // shorter ad-hoc body. Nothing of it can be read without guessing.
+            let n = f.r.remaining();
+            w.push(non_stock(
+                at,
+                format!(
+                    "{n}-byte body is shorter than the {HEADER_LEN}-byte event header stock \
+                     peers send; shown raw"
+                ),
+            ));
+            let raw = f.rest("non_stock_body").to_vec();
+            return Ok(EventMessage {
+                opcode,
+                body: EventBody::TooShort(raw),
+            });
+        }
+        let header = EventHeader::parse(opcode, f)?;
+        if let Some(stock) = stock_class(opcode) {
+            if header.class_id != stock {
+                w.push(non_stock(
+                    at,
+                    format!(
+                        "event class {:#06x}; stock peers send class {stock:#06x} with this opcode",
+                        header.class_id
+                    ),
+                ));
+            }
+        }
+        if class_name(header.class_id).is_none() {
+            w.push(Warning::new(
+                "unknown_class",
+                Some(at),
+                format!(
+                    "event class {:#06x} is not documented; tail shown raw",
+                    header.class_id
+                ),
+            ));
+        }
+        let tail = EventTail::parse(opcode, &header, f)?;
+        Ok(EventMessage {
+            opcode,
+            body: EventBody::Event(Event { header, tail }),
+        })
+    }
+
+    pub fn emit(&self) -> Vec<u8> {
+        let mut w = Writer::with_opcode(self.opcode);
+        match &self.body {
+            EventBody::Event(e) => {
+                e.header.emit(&mut w);
+                e.tail.emit(&mut w);
+            }
+            EventBody::TooShort(raw) => {
+                w.bytes(raw);
+            }
+        }
+        w.into_bytes()
+    }
+
+    /// Convenience constructor for a well-formed event message.
+    pub fn new(opcode: u8, header: EventHeader, tail: EventTail) -> EventMessage {
+        EventMessage {
+            opcode,
+            body: EventBody::Event(Event { header, tail }),
+        }
+    }
+
+    pub fn event(&self) -> Option<&Event> {
+        match &self.body {
+            EventBody::Event(e) => Some(e),
+            EventBody::TooShort(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::*;
+    use super::*;
+    use crate::game::field::Value;
+
+    fn parse(bytes: &[u8]) -> (EventMessage, Vec<Warning>) {
+        let mut f = FieldReader::after_opcode(bytes);
+        let mut w = Vec::new();
+        let m = EventMessage::parse(bytes[0], &mut f, &mut w).expect("parse");
+        assert!(f.r.is_empty());
+        (m, w)
+    }
+
+    /// Captured bytes: decode cleanly, re-emit byte for byte.
+    fn capture_vector(s: &str) -> EventMessage {
+        let bytes = hex(s);
+        let m = decode_plain(&bytes);
+        assert_clean(&m);
+        let (e, w) = parse(&bytes);
+        assert!(w.is_empty());
+        assert_eq!(e.emit(), bytes);
+        e
+    }
+
+    #[test]
+    fn python_event_repair_capture() {
+        let e = capture_vector("0601010000df008000000000401a000040");
+        let ev = e.event().unwrap();
+        assert_eq!(ev.header.class_id, CLASS_SUBSYSTEM);
+        assert_eq!(ev.header.source, 0x4000_0000);
+        assert_eq!(ev.header.destination, 0x4000_001A);
+        let m = decode_plain(&hex("0601010000df008000000000401a000040"));
+        assert_eq!(
+            field(&m, "event_name"),
+            &Value::Text("add to repair list".into())
+        );
+    }
+
+    #[test]
+    fn object_exploding_capture() {
+        let e = capture_vector("06298100004e00800000000000ffffff3f0000000000001841");
+        assert_eq!(
+            e.event().unwrap().tail,
+            EventTail::ObjectExploding {
+                killer_peer_id: 0,
+                duration: 9.5
+            }
+        );
+    }
+
+    #[test]
+    fn forwards_capture() {
+        let e = capture_vector("0728810000d800800000000000050000400000000000000000");
+        assert_eq!(e.event().unwrap().tail, EventTail::StartFiring([0; 8]));
+        let e = capture_vector("1205010000e0008000000000000500004000");
+        assert_eq!(e.event().unwrap().tail, EventTail::Byte(0));
+        let m = decode_plain(&hex("1205010000e0008000000000000500004000"));
+        assert_eq!(field(&m, "phaser_level_name"), &Value::Text("low".into()));
+        let e = capture_vector("1766080000f100800000000000ffffff3f02");
+        assert_eq!(e.event().unwrap().tail, EventTail::Byte(2));
+    }
+
+    #[test]
+    fn collision_capture() {
+        let e = capture_vector("15248100005000800000000000ffff034001277711b89d472544");
+        let ev = e.event().unwrap();
+        assert_eq!(ev.header.destination, 0x4003_FFFF);
+        match &ev.tail {
+            EventTail::Collision { contacts, force } => {
+                assert_eq!(contacts, &vec![[0x27, 0x77, 0x11, 0xB8]]);
+                assert!((force - 661.1).abs() < 0.1, "{force}");
+            }
+            t => panic!("{t:?}"),
+        }
+        let m = decode_plain(&hex("15248100005000800000000000ffff034001277711b89d472544"));
+        assert_eq!(field(&m, "reporting_ship"), &Value::ObjectId(0x4003_FFFF));
+    }
+
+    // Constructed: the stock shapes of forwards never seen in the captures at hand.
+    #[test]
+    fn constructed_round_trips() {
+        let h = |class_id, event_type| EventHeader {
+            class_id,
+            event_type,
+            source: 0x3FFF_FFFF,
+            destination: 0x4000_0005,
+        };
+        let cases = [
+            EventMessage::new(0x08, h(CLASS_SUBSYSTEM, 0x0080_00DA), EventTail::None),
+            EventMessage::new(
+                0x0A,
+                h(CLASS_SUBSYSTEM_CONTROL, 0x0080_006C),
+                EventTail::Byte(1),
+            ),
+            EventMessage::new(
+                0x0D,
+                h(CLASS_OBJECT_POINTER, 0x0080_0058),
+                EventTail::Object(0x4003_FFFF),
+            ),
+            EventMessage::new(
+                0x11,
+                h(CLASS_OBJECT_POINTER, 0x0080_0076),
+                EventTail::Object(0x4000_0007),
+            ),
+            EventMessage::new(0x1B, h(CLASS_CHAR, 0x0080_00FE), EventTail::Byte(3)),
+            EventMessage::new(
+                0x10,
+                h(CLASS_START_WARP, 0x0080_00EC),
+                EventTail::StartWarp {
+                    set_name: "Multi2".into(),
+                    destination: [1.0, -2.0, 3.5],
+                    speed: 9.0,
+                },
+            ),
+            EventMessage::new(0x0E, h(CLASS_BASE, 0x0080_00E2), EventTail::None),
+            EventMessage::new(
+                0x09,
+                h(CLASS_OBJECT_POINTER, 0x0080_00DC),
+                EventTail::Object(0x4003_FFFF),
+            ),
+            EventMessage::new(
+                0x15,
+                h(CLASS_COLLISION, 0x0080_0050),
+                EventTail::Collision {
+                    contacts: vec![[1, 2, 3, 4], [0x7F, 0, 0, 9]],
+                    force: 12.0,
+                },
+            ),
+        ];
+        // StartWarp: 17 + str8 (1 + 6) + 4 × f32 = 40 (opcodes.md's "22 + name" does not add up).
+        let sizes = [17, 18, 21, 21, 18, 34 + 6, 17, 21, 22 + 8];
+        for (m, size) in cases.iter().zip(sizes) {
+            let bytes = m.emit();
+            assert_eq!(bytes.len(), size, "{m:?}");
+            let (back, w) = parse(&bytes);
+            assert_eq!(&back, m);
+            assert!(w.is_empty(), "{w:?}");
+            assert_clean(&decode_plain(&bytes));
+        }
+        // Constructed byte vector: 0x1B photon -> quantum.
+        assert_eq!(cases[4].emit(), hex("1b05010000fe008000ffffff3f0500004003"));
+    }
+
+    // Captured from a reimplementation (b2_valentines_replay): short bodies are flagged
+    // non_stock and kept raw, never a decode error.
+    #[test]
+    fn non_stock_short_bodies() {
+        for s in [
+            "0828810000d8008000",
+            "0affffff3f0500d042",
+            "0bffffff3f0500",
+            "11ffffff3f0501",
+        ] {
+            let bytes = hex(s);
+            let m = decode_plain(&bytes);
+            assert!(has_warning(&m, "non_stock"), "{s}");
+            assert!(!has_warning(&m, "decode_error"), "{s}");
+            assert_eq!(
+                field(&m, "non_stock_body"),
+                &Value::Bytes(bytes[1..].to_vec())
+            );
+            let (e, _) = parse(&bytes);
+            assert_eq!(e.emit(), bytes);
+        }
+    }
+
+    #[test]
+    fn unknown_class_keeps_tail_raw_and_wrong_class_is_flagged() {
+        let bytes = hex("0677770000010080000000000000000000aabbcc");
+        let m = decode_plain(&bytes);
+        assert!(has_warning(&m, "unknown_class"));
+        assert_eq!(
+            field(&m, "unknown_class_tail"),
+            &Value::Bytes(vec![0xaa, 0xbb, 0xcc])
+        );
+        let bytes = hex("0801010000da00800000000000050000400000");
+        let m = decode_plain(&bytes);
+        assert!(!has_warning(&m, "non_stock"));
+        assert!(has_warning(&m, "trailing_bytes"));
+        let bytes = hex("0805010000da0080000000000005000040ff");
+        assert!(has_warning(&decode_plain(&bytes), "non_stock"));
+    }
+
+    #[test]
+    fn collision_count_past_the_end_is_a_decode_error() {
+        let m = decode_plain(&hex("15248100005000800000000000ffff034009277711b8"));
+        assert!(has_warning(&m, "decode_error"));
+        assert_eq!(field(&m, "contact_count"), &Value::Uint(9));
+    }
+}

@@ -1,0 +1,713 @@
+//! Object creation (`opcodes.md` §6): 0x02 ObjCreate and 0x03 ObjCreateTeam with the
+//! serialized object, the ship body and its subsystem blob.
+//!
+//! Reimplementations write the serialized object in three ways (`variants.md`): with the
+//! stock class-id prefix `08 80 00 00`, with a synthetic prefix `01 00 00 00`, or with no
+//! prefix (object id first). The layout is recognised by structure and non-stock forms
+//! are flagged.
+
+use super::non_stock;
+use super::ship_layouts::{creation_layout, species_name, EntryFormat, SPECIES_NAMES};
+use crate::diag::Warning;
+use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::writer::Writer;
+
+pub const CLASS_SHIP: u32 = 0x0000_8008;
+pub const CLASS_TORPEDO: u32 = 0x0000_8009;
+/// The prefix one reimplementation writes instead of the class id.
+pub const SYNTHETIC_PREFIX: u32 = 0x0000_0001;
+
+/// Size of the fixed part of a ship body: species, position, quaternion, velocity.
+const SHIP_FIXED_LEN: usize = 1 + 12 + 16 + 7;
+
+/// How the serialized object starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectPrefix {
+    /// Stock: the class id (0x8008 ship, 0x8009 torpedo, or an undocumented class).
+    ClassId(u32),
+    /// Non-stock `01 00 00 00` in place of the class id.
+    Synthetic,
+    /// Non-stock: no prefix; the object id comes first.
+    Absent,
+}
+
+impl ObjectPrefix {
+    pub fn is_stock(&self) -> bool {
+        matches!(self, ObjectPrefix::ClassId(_))
+    }
+}
+
+/// One top-level subsystem record of a creation blob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SubsystemState {
+    Base {
+        condition: u8,
+        children: Vec<u8>,
+    },
+    Power {
+        condition: u8,
+        children: Vec<u8>,
+        main_battery: u8,
+        backup_battery: u8,
+    },
+    Powered {
+        condition: u8,
+        children: Vec<u8>,
+        /// Requested power percent; negative = switched off.
+        power: i8,
+        /// Weapon systems only: a packed bit and a byte of unknown meaning.
+        weapon: Option<(bool, u8)>,
+    },
+    Shield {
+        condition: u8,
+        power: i8,
+        facings: [u8; 6],
+    },
+}
+
+/// The subsystem blob of a ship body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SubsystemBlob {
+    /// Split with the species' layout, one record per top-level subsystem.
+    Decoded(Vec<SubsystemState>),
+    /// No layout known for the species: kept as bytes.
+    Raw(Vec<u8>),
+}
+
+/// Body of a ship or station (class 0x8008).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShipBody {
+    /// SpeciesToShip index.
+    pub species: u8,
+    pub position: [f32; 3],
+    /// Quaternion w, x, y, z.
+    pub orientation: [f32; 4],
+    /// `cv4f`: direction bytes and f32 speed.
+    pub velocity: ([u8; 3], f32),
+    pub player_name: String,
+    /// Star-system set the ship is in, e.g. `Multi1`.
+    pub set_name: String,
+    pub subsystems: SubsystemBlob,
+}
+
+/// The class-specific part of a serialized object.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ObjectBody {
+    Ship(ShipBody),
+    /// Class 0x8009: a SpeciesToTorp byte, the rest undocumented.
+    Torpedo {
+        torpedo_type: u8,
+        rest: Vec<u8>,
+    },
+    /// An undocumented class: bytes as they came.
+    Raw(Vec<u8>),
+}
+
+/// 0x02 ObjCreate / 0x03 ObjCreateTeam.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjCreate {
+    pub opcode: u8,
+    pub owner_slot: u8,
+    /// 0x03 only.
+    pub team: Option<u8>,
+    pub prefix: ObjectPrefix,
+    pub object_id: u32,
+    pub body: ObjectBody,
+}
+
+impl ObjCreate {
+    pub fn species(&self) -> Option<u8> {
+        match &self.body {
+            ObjectBody::Ship(s) => Some(s.species),
+            _ => None,
+        }
+    }
+    pub fn ship(&self) -> Option<&ShipBody> {
+        match &self.body {
+            ObjectBody::Ship(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn parse(opcode: u8, f: &mut FieldReader, w: &mut Vec<Warning>) -> DecodeResult<Self> {
+        let head = CreationHead::parse(opcode, f, w)?;
+        let body = match head.class {
+            CLASS_SHIP => {
+                let (fixed, species) = ShipFixed::parse(f)?;
+                ObjectBody::Ship(fixed.with_blob(species, parse_blob(species, f, w)?))
+            }
+            CLASS_TORPEDO => {
+                let torpedo_type = f.u8("torpedo_type")?;
+                let rest = f.rest("torpedo_body_undocumented").to_vec();
+                ObjectBody::Torpedo { torpedo_type, rest }
+            }
+            other => {
+                w.push(Warning::new(
+                    "unknown_class",
+                    Some(head.at),
+                    format!("object class {other:#010x} is not documented; body shown raw"),
+                ));
+                ObjectBody::Raw(f.rest("object_body").to_vec())
+            }
+        };
+        Ok(ObjCreate {
+            opcode,
+            owner_slot: head.owner_slot,
+            team: head.team,
+            prefix: head.prefix,
+            object_id: head.object_id,
+            body,
+        })
+    }
+
+    pub fn emit(&self) -> Vec<u8> {
+        let mut w = Writer::with_opcode(self.opcode);
+        w.u8(self.owner_slot);
+        if self.opcode == 0x03 {
+            w.u8(self.team.unwrap_or(0));
+        }
+        match self.prefix {
+            ObjectPrefix::ClassId(c) => {
+                w.u32(c);
+            }
+            ObjectPrefix::Synthetic => {
+                w.u32(SYNTHETIC_PREFIX);
+            }
+            ObjectPrefix::Absent => {}
+        }
+        w.u32(self.object_id);
+        match &self.body {
+            ObjectBody::Ship(s) => s.emit(&mut w),
+            ObjectBody::Torpedo { torpedo_type, rest } => {
+                w.u8(*torpedo_type).bytes(rest);
+            }
+            ObjectBody::Raw(b) => {
+                w.bytes(b);
+            }
+        }
+        w.into_bytes()
+    }
+}
+
+/// Envelope, prefix and object id of a creation message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CreationHead {
+    pub owner_slot: u8,
+    pub team: Option<u8>,
+    pub prefix: ObjectPrefix,
+    pub object_id: u32,
+    /// Class of the body (0x8008 for the non-stock layouts, which carry ships).
+    pub class: u32,
+    /// Offset of the serialized object.
+    at: usize,
+}
+
+impl CreationHead {
+    fn parse(opcode: u8, f: &mut FieldReader, w: &mut Vec<Warning>) -> DecodeResult<Self> {
+        let owner_slot = f.u8("owner_slot")?;
+        let team = if opcode == 0x03 {
+            Some(f.u8("team")?)
+        } else {
+            None
+        };
+        let at = f.r.pos();
+        let buf = f.r.buffer();
+        let prefix = match read_u32(buf, at) {
+            Some(c @ (CLASS_SHIP | CLASS_TORPEDO)) => ObjectPrefix::ClassId(c),
+            Some(SYNTHETIC_PREFIX) if ship_body_fits(buf, at + 8) => ObjectPrefix::Synthetic,
+            Some(_) if ship_body_fits(buf, at + 4) => ObjectPrefix::Absent,
+            Some(c) => ObjectPrefix::ClassId(c),
+            None => return Err(f.r.error("class_id", "4 bytes")),
+        };
+        let class = match prefix {
+            ObjectPrefix::ClassId(c) => {
+                f.hex32("class_id")?;
+                c
+            }
+            ObjectPrefix::Synthetic => {
+                f.hex32("synthetic_prefix")?;
+                w.push(non_stock(
+                    at,
+                    "serialized object starts with 01 00 00 00 instead of the class id \
+                     08 80 00 00",
+                ));
+                CLASS_SHIP
+            }
+            ObjectPrefix::Absent => {
+                w.push(non_stock(
+                    at,
+                    "serialized object has no class-id prefix: object id first",
+                ));
+                CLASS_SHIP
+            }
+        };
+        let object_id = f.object_id("object_id")?;
+        Ok(CreationHead {
+            owner_slot,
+            team,
+            prefix,
+            object_id,
+            class,
+            at,
+        })
+    }
+}
+
+/// The fixed part and names of a ship body (everything before the subsystem blob).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShipFixed {
+    pub position: [f32; 3],
+    pub orientation: [f32; 4],
+    pub velocity: ([u8; 3], f32),
+    pub player_name: String,
+    pub set_name: String,
+}
+
+impl ShipFixed {
+    fn parse(f: &mut FieldReader) -> DecodeResult<(ShipFixed, u8)> {
+        let species = f.u8("species")?;
+        if let Some(n) = species_name(species) {
+            let span = f.last_span();
+            f.label("species_name", n, span);
+        }
+        let position = f.vec3_f32("position")?;
+        let (first, start) = (f.fields.len(), f.r.pos());
+        let orientation = [f.f32("w")?, f.f32("x")?, f.f32("y")?, f.f32("z")?];
+        f.group_from("orientation", first, start);
+        let velocity = f.cv4f_raw("velocity")?;
+        let player_name = f.str8("player_name")?;
+        let set_name = f.str8("set_name")?;
+        Ok((
+            ShipFixed {
+                position,
+                orientation,
+                velocity,
+                player_name,
+                set_name,
+            },
+            species,
+        ))
+    }
+
+    fn with_blob(self, species: u8, subsystems: SubsystemBlob) -> ShipBody {
+        ShipBody {
+            species,
+            position: self.position,
+            orientation: self.orientation,
+            velocity: self.velocity,
+            player_name: self.player_name,
+            set_name: self.set_name,
+            subsystems,
+        }
+    }
+}
+
+/// What the object registry needs from a creation message; reads no subsystem blob, so
+/// a ship with a damaged or unknown blob is still registered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreationSummary {
+    pub head: CreationHead,
+    /// Species and names for ships.
+    pub ship: Option<(u8, ShipFixed)>,
+}
+
+/// Summarise a 0x02/0x03 message for the registry; None when even the head is unreadable.
+pub fn parse_creation(msg: &[u8]) -> Option<CreationSummary> {
+    let op = *msg.first()?;
+    if op != 0x02 && op != 0x03 {
+        return None;
+    }
+    let mut f = FieldReader::after_opcode(msg);
+    let mut w = Vec::new();
+    let head = CreationHead::parse(op, &mut f, &mut w).ok()?;
+    let ship = if head.class == CLASS_SHIP {
+        ShipFixed::parse(&mut f).ok().map(|(s, sp)| (sp, s))
+    } else {
+        None
+    };
+    Some(CreationSummary { head, ship })
+}
+
+fn read_u32(buf: &[u8], at: usize) -> Option<u32> {
+    let b = buf.get(at..at.checked_add(4)?)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Whether a ship body can start at `at`: a known species, the fixed part, and two
+/// counted strings inside the message. Used to recognise prefix-less layouts.
+fn ship_body_fits(buf: &[u8], at: usize) -> bool {
+    let Some(&species) = buf.get(at) else {
+        return false;
+    };
+    if species == 0 || species as usize >= SPECIES_NAMES.len() {
+        return false;
+    }
+    let mut pos = at + SHIP_FIXED_LEN;
+    for _ in 0..2 {
+        let Some(&n) = buf.get(pos) else {
+            return false;
+        };
+        pos += 1 + n as usize;
+        if pos > buf.len() {
+            return false;
+        }
+    }
+    true
+}
+
+/// The subsystem blob of a ship of `species`, split with its layout when one is known.
+fn parse_blob(
+    species: u8,
+    f: &mut FieldReader,
+    w: &mut Vec<Warning>,
+) -> DecodeResult<SubsystemBlob> {
+    let at = f.r.pos();
+    match creation_layout(species) {
+        Some(layout) => {
+            let (first, start) = (f.fields.len(), f.r.pos());
+            let mut records = Vec::with_capacity(layout.len());
+            for entry in layout {
+                let (ef, es) = (f.fields.len(), f.r.pos());
+                records.push(parse_record(f, entry.format, entry.children, entry.weapon)?);
+                f.group_from(entry.kind, ef, es);
+            }
+            f.group_from("subsystems", first, start);
+            Ok(SubsystemBlob::Decoded(records))
+        }
+        None if species == 0 || species as usize >= SPECIES_NAMES.len() => Err(f.r.error(
+            "species",
+            format!(
+                "a species id 1..{} (got {species}) to lay out the subsystem blob",
+                SPECIES_NAMES.len() - 1
+            ),
+        )),
+        None => {
+            w.push(Warning::new(
+                "no_layout",
+                Some(at),
+                format!(
+                    "no subsystem layout for species {species} ({}); blob shown raw",
+                    species_name(species).unwrap_or("?")
+                ),
+            ));
+            Ok(SubsystemBlob::Raw(f.rest("subsystem_blob").to_vec()))
+        }
+    }
+}
+
+impl ShipBody {
+    pub fn emit(&self, w: &mut Writer) {
+        w.u8(self.species)
+            .f32(self.position[0])
+            .f32(self.position[1])
+            .f32(self.position[2]);
+        for q in self.orientation {
+            w.f32(q);
+        }
+        w.bytes(&self.velocity.0)
+            .f32(self.velocity.1)
+            .str8(&self.player_name)
+            .str8(&self.set_name);
+        match &self.subsystems {
+            SubsystemBlob::Decoded(records) => {
+                for r in records {
+                    emit_record(w, r);
+                }
+            }
+            SubsystemBlob::Raw(b) => {
+                w.bytes(b);
+            }
+        }
+    }
+}
+
+fn children(f: &mut FieldReader, n: u8) -> DecodeResult<Vec<u8>> {
+    let mut v = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        v.push(f.u8("child_condition")?);
+    }
+    Ok(v)
+}
+
+fn parse_record(
+    f: &mut FieldReader,
+    format: EntryFormat,
+    n_children: u8,
+    weapon: bool,
+) -> DecodeResult<SubsystemState> {
+    let condition = f.u8("condition")?;
+    Ok(match format {
+        EntryFormat::Base => SubsystemState::Base {
+            condition,
+            children: children(f, n_children)?,
+        },
+        EntryFormat::Power => SubsystemState::Power {
+            condition,
+            children: children(f, n_children)?,
+            main_battery: f.u8("main_battery")?,
+            backup_battery: f.u8("backup_battery")?,
+        },
+        EntryFormat::Powered => {
+            let children = children(f, n_children)?;
+            let power = f.i8("power_percent")?;
+            let weapon = if weapon {
+                // Packed bit: shares one byte across the blob's weapon systems.
+                Some((f.bit("weapon_unknown_bit")?, f.u8("weapon_unknown_byte")?))
+            } else {
+                None
+            };
+            SubsystemState::Powered {
+                condition,
+                children,
+                power,
+                weapon,
+            }
+        }
+        EntryFormat::Shield => {
+            let power = f.i8("power_percent")?;
+            let (first, start) = (f.fields.len(), f.r.pos());
+            let mut facings = [0u8; 6];
+            for x in facings.iter_mut() {
+                *x = f.u8("facing")?;
+            }
+            f.group_from("shield_facings", first, start);
+            SubsystemState::Shield {
+                condition,
+                power,
+                facings,
+            }
+        }
+    })
+}
+
+fn emit_record(w: &mut Writer, r: &SubsystemState) {
+    match r {
+        SubsystemState::Base {
+            condition,
+            children,
+        } => {
+            w.u8(*condition).bytes(children);
+        }
+        SubsystemState::Power {
+            condition,
+            children,
+            main_battery,
+            backup_battery,
+        } => {
+            w.u8(*condition)
+                .bytes(children)
+                .u8(*main_battery)
+                .u8(*backup_battery);
+        }
+        SubsystemState::Powered {
+            condition,
+            children,
+            power,
+            weapon,
+        } => {
+            w.u8(*condition).bytes(children).i8(*power);
+            if let Some((bit, byte)) = weapon {
+                w.bit(*bit).u8(*byte);
+            }
+        }
+        SubsystemState::Shield {
+            condition,
+            power,
+            facings,
+        } => {
+            w.u8(*condition).i8(*power).bytes(facings);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::*;
+    use super::*;
+    use crate::game::field::Value;
+
+    /// a_single_client frame 30: the client's Akira, stock prefix.
+    pub const AKIRA: &str = "03000208800000ffffff3f010000b042000084c2000092c2f54a6f3ffe8c963e84e34b3e38784e3c00000000000000054361647932064d756c746931ffff64ffffffffffffff64ffffffffffff64ffffffffffffffffff646001ffffff64ffffffffffffff6400ff64ffffff6401ff";
+    /// b2_valentines_replay frame 101: a Galaxy (54-byte blob).
+    const GALAXY: &str = "03020408800000ffff034003000060410000d8c100009041b5ce0f3f39dce3b343c215bf43c215bf000000000000000f5846533031204461756e746c657373064d756c746931ffffffffff64ffffffffffffff64ffffffffffffff646000ffffffffffffffffff6401ffffffff64ffffff64ffffffffff6401ffff64";
+
+    fn parse(bytes: &[u8]) -> (ObjCreate, Vec<Warning>) {
+        let mut f = FieldReader::after_opcode(bytes);
+        let mut w = Vec::new();
+        let c = ObjCreate::parse(bytes[0], &mut f, &mut w).expect("parse");
+        assert!(f.r.is_empty(), "left: {}", f.r.remaining());
+        (c, w)
+    }
+
+    #[test]
+    fn akira_capture_decodes_to_the_last_byte() {
+        let bytes = hex(AKIRA);
+        let m = decode_plain(&bytes);
+        assert_clean(&m);
+        assert_eq!(field(&m, "object_id"), &Value::ObjectId(0x3FFF_FFFF));
+        assert_eq!(field(&m, "species_name"), &Value::Text("Akira".into()));
+        assert_eq!(field(&m, "player_name"), &Value::Text("Cady2".into()));
+        assert_eq!(field(&m, "set_name"), &Value::Text("Multi1".into()));
+        assert_eq!(field(&m, "position"), &Value::Vec3([88.0, -66.0, -73.0]));
+        let (c, w) = parse(&bytes);
+        assert!(w.is_empty());
+        assert_eq!((c.owner_slot, c.team), (0, Some(2)));
+        assert_eq!(c.prefix, ObjectPrefix::ClassId(CLASS_SHIP));
+        let ship = c.ship().unwrap();
+        match &ship.subsystems {
+            SubsystemBlob::Decoded(r) => {
+                assert_eq!(r.len(), 11);
+                assert_eq!(
+                    r[5],
+                    SubsystemState::Powered {
+                        condition: 0xFF,
+                        children: vec![0xFF; 8],
+                        power: 100,
+                        weapon: Some((false, 1)),
+                    }
+                );
+            }
+            b => panic!("{b:?}"),
+        }
+        assert_eq!(c.emit(), bytes);
+    }
+
+    #[test]
+    fn galaxy_capture_round_trips() {
+        let bytes = hex(GALAXY);
+        assert_clean(&decode_plain(&bytes));
+        let (c, _) = parse(&bytes);
+        assert_eq!(c.species(), Some(3));
+        assert_eq!(c.ship().unwrap().player_name, "XFS01 Dauntless");
+        assert_eq!(c.emit(), bytes);
+    }
+
+    // Constructed from the Akira capture: the two non-stock layouts of variants.md.
+    #[test]
+    fn non_stock_prefixes_are_recognised_and_flagged() {
+        let stock = hex(AKIRA);
+        let mut synthetic = stock.clone();
+        synthetic[3..7].copy_from_slice(&[1, 0, 0, 0]);
+        let mut absent = stock[..3].to_vec();
+        absent.extend_from_slice(&stock[7..]);
+        for (bytes, prefix) in [
+            (synthetic, ObjectPrefix::Synthetic),
+            (absent, ObjectPrefix::Absent),
+        ] {
+            let m = decode_plain(&bytes);
+            assert!(has_warning(&m, "non_stock"), "{prefix:?}");
+            assert!(!has_warning(&m, "decode_error"));
+            assert_eq!(field(&m, "object_id"), &Value::ObjectId(0x3FFF_FFFF));
+            assert_eq!(field(&m, "player_name"), &Value::Text("Cady2".into()));
+            let (c, _) = parse(&bytes);
+            assert_eq!(c.prefix, prefix);
+            assert_eq!(c.emit(), bytes);
+        }
+    }
+
+    // Constructed: 0x02 for a world object without a layout, a torpedo, an unknown class.
+    #[test]
+    fn other_objects_constructed() {
+        let asteroid = ObjCreate {
+            opcode: 0x02,
+            owner_slot: 0,
+            team: None,
+            prefix: ObjectPrefix::ClassId(CLASS_SHIP),
+            object_id: 0x0000_0100,
+            body: ObjectBody::Ship(ShipBody {
+                species: 31,
+                position: [1.0, 2.0, 3.0],
+                orientation: [1.0, 0.0, 0.0, 0.0],
+                velocity: ([0; 3], 0.0),
+                player_name: String::new(),
+                set_name: "Multi1".into(),
+                subsystems: SubsystemBlob::Raw(vec![0xFF, 0xFF]),
+            }),
+        };
+        let bytes = asteroid.emit();
+        assert_eq!(&bytes[..11], &hex("0200 08800000 00010000 1f"));
+        let (c, w) = parse(&bytes);
+        assert_eq!(c, asteroid);
+        assert!(w.iter().any(|w| w.code == "no_layout"));
+
+        let torpedo = ObjCreate {
+            opcode: 0x02,
+            owner_slot: 1,
+            team: None,
+            prefix: ObjectPrefix::ClassId(CLASS_TORPEDO),
+            object_id: 0x4004_0010,
+            body: ObjectBody::Torpedo {
+                torpedo_type: 2,
+                rest: vec![1, 2, 3],
+            },
+        };
+        assert_eq!(torpedo.emit(), hex("0201 09800000 10000440 02 010203"));
+        assert_eq!(parse(&torpedo.emit()).0, torpedo);
+
+        let m = decode_plain(&hex("0200 77770000 01000000 aa"));
+        assert!(has_warning(&m, "unknown_class"));
+        assert_eq!(field(&m, "object_body"), &Value::Bytes(vec![0xaa]));
+    }
+
+    #[test]
+    fn unknown_species_is_a_decode_error_with_fields_kept() {
+        let mut bytes = hex(AKIRA);
+        bytes[11] = 99; // species byte
+        let m = decode_plain(&bytes);
+        assert!(has_warning(&m, "decode_error"));
+        assert_eq!(field(&m, "player_name"), &Value::Text("Cady2".into()));
+        assert!(matches!(field(&m, "undecoded"), Value::Bytes(b) if b.len() == 51));
+    }
+
+    #[test]
+    fn constructed_galaxy_round_trip_keeps_bit_placement() {
+        let layout = creation_layout(3).unwrap();
+        let records: Vec<SubsystemState> = layout
+            .iter()
+            .map(|e| match e.format {
+                EntryFormat::Base => SubsystemState::Base {
+                    condition: 0xFF,
+                    children: vec![0xFF; e.children as usize],
+                },
+                EntryFormat::Power => SubsystemState::Power {
+                    condition: 0xFF,
+                    children: vec![],
+                    main_battery: 0xFF,
+                    backup_battery: 0x80,
+                },
+                EntryFormat::Powered => SubsystemState::Powered {
+                    condition: 0xFE,
+                    children: vec![0xFF; e.children as usize],
+                    power: -100,
+                    weapon: e.weapon.then_some((true, 1)),
+                },
+                EntryFormat::Shield => SubsystemState::Shield {
+                    condition: 0xFF,
+                    power: 100,
+                    facings: [1, 2, 3, 4, 5, 6],
+                },
+            })
+            .collect();
+        let c = ObjCreate {
+            opcode: 0x03,
+            owner_slot: 1,
+            team: Some(2),
+            prefix: ObjectPrefix::ClassId(CLASS_SHIP),
+            object_id: 0x4003_FFFF,
+            body: ObjectBody::Ship(ShipBody {
+                species: 3,
+                position: [0.0; 3],
+                orientation: [1.0, 0.0, 0.0, 0.0],
+                velocity: ([0, 0x7F, 0], 5.5),
+                player_name: "Bot1".into(),
+                set_name: "Multi1".into(),
+                subsystems: SubsystemBlob::Decoded(records),
+            }),
+        };
+        let bytes = c.emit();
+        // 3 envelope + 8 prefix/id + 36 fixed + 5 + 7 strings + 54 blob bytes.
+        assert_eq!(bytes.len(), 3 + 8 + 36 + 5 + 7 + 54);
+        assert_eq!(parse(&bytes).0, c);
+        assert_clean(&decode_plain(&bytes));
+    }
+}

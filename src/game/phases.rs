@@ -1,0 +1,286 @@
+//! Session phase labels per client flow (`flows.md` §2).
+//!
+//! One [`PhaseTracker`] per client (host endpoint ↔ client endpoint), fed with transport
+//! events and the game messages of that flow in capture order. A capture may start
+//! mid-session, so the tracker begins in `Unknown` and switches on the first message
+//! that says where the client is.
+
+use super::opcodes::events::{CLASS_OBJECT_EXPLODING, EVENT_OBJECT_EXPLODING};
+use crate::diag::Direction;
+use std::fmt;
+
+/// Silence after which a client counts as gone (stock peer timeout).
+pub const PEER_TIMEOUT_SECS: f64 = 45.0;
+/// Own-ship ids remembered per client (respawns add one each; older ones drop out).
+pub const MAX_OWN_SHIPS: usize = 8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Nothing distinguishing seen yet.
+    Unknown,
+    /// GameSpy queries before any game packet.
+    Discovery,
+    /// Transport connect seen.
+    Connecting,
+    /// A checksum request of this round is outstanding or answered.
+    Checksum {
+        round: u8,
+    },
+    /// ChecksumComplete / Settings / GameInit received.
+    Settings,
+    /// NewPlayerInGame sent; picking a ship.
+    Lobby,
+    InGame,
+    /// The client's ship exploded; waiting for the respawn.
+    Dead,
+    /// Disconnect, boot, or timeout.
+    Disconnecting,
+}
+
+impl Phase {
+    /// Stable machine key ("checksum" for every round).
+    pub fn key(&self) -> &'static str {
+        match self {
+            Phase::Unknown => "unknown",
+            Phase::Discovery => "discovery",
+            Phase::Connecting => "connecting",
+            Phase::Checksum { .. } => "checksum",
+            Phase::Settings => "settings",
+            Phase::Lobby => "lobby",
+            Phase::InGame => "in_game",
+            Phase::Dead => "dead",
+            Phase::Disconnecting => "disconnecting",
+        }
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Phase::Checksum { round: 0xFF } => f.write_str("checksum round 0xFF"),
+            Phase::Checksum { round } => write!(f, "checksum round {round}"),
+            Phase::InGame => f.write_str("in game"),
+            p => f.write_str(p.key()),
+        }
+    }
+}
+
+/// Transport-level happenings that move the phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportEvent {
+    /// A GameSpy text datagram on the flow.
+    GameSpy,
+    /// Transport type 0x03 from the client (peer id 0xFF).
+    Connect,
+    /// Transport disconnect from the client.
+    Disconnect,
+    /// The host booted the client.
+    Boot,
+    /// Any other game packet (keeps the flow alive).
+    Packet,
+}
+
+/// Phase state machine of one client.
+#[derive(Debug, Clone)]
+pub struct PhaseTracker {
+    phase: Phase,
+    seen_game_packet: bool,
+    last_time: Option<f64>,
+    own_ships: [u32; MAX_OWN_SHIPS],
+    own_count: usize,
+}
+
+impl Default for PhaseTracker {
+    fn default() -> Self {
+        PhaseTracker {
+            phase: Phase::Unknown,
+            seen_game_packet: false,
+            last_time: None,
+            own_ships: [0; MAX_OWN_SHIPS],
+            own_count: 0,
+        }
+    }
+}
+
+impl PhaseTracker {
+    pub fn new() -> PhaseTracker {
+        PhaseTracker::default()
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Switch, returning the new phase if it changed.
+    fn set(&mut self, p: Phase) -> Option<Phase> {
+        (self.phase != p).then(|| {
+            self.phase = p;
+            p
+        })
+    }
+
+    /// Advance the clock; a silence longer than the peer timeout ends the session.
+    pub fn on_time(&mut self, time: f64) -> Option<Phase> {
+        let idle = self.last_time.is_some_and(|t| time - t > PEER_TIMEOUT_SECS);
+        self.last_time = Some(self.last_time.map_or(time, |t| t.max(time)));
+        if idle && !matches!(self.phase, Phase::Unknown | Phase::Disconnecting) {
+            return self.set(Phase::Disconnecting);
+        }
+        None
+    }
+
+    pub fn on_transport(&mut self, ev: TransportEvent, time: f64) -> Option<Phase> {
+        let timed_out = self.on_time(time);
+        let changed = match ev {
+            TransportEvent::GameSpy => {
+                if !self.seen_game_packet && self.phase == Phase::Unknown {
+                    self.set(Phase::Discovery)
+                } else {
+                    None
+                }
+            }
+            TransportEvent::Connect => {
+                self.seen_game_packet = true;
+                self.own_count = 0;
+                self.set(Phase::Connecting)
+            }
+            TransportEvent::Disconnect | TransportEvent::Boot => {
+                self.seen_game_packet = true;
+                self.set(Phase::Disconnecting)
+            }
+            TransportEvent::Packet => {
+                self.seen_game_packet = true;
+                None
+            }
+        };
+        changed.or(timed_out)
+    }
+
+    /// A game message of this client's flow (opcode byte first).
+    pub fn on_message(&mut self, dir: Direction, msg: &[u8], time: f64) -> Option<Phase> {
+        let timed_out = self.on_time(time);
+        self.seen_game_packet = true;
+        let Some(&op) = msg.first() else {
+            return timed_out;
+        };
+        if self.phase == Phase::Disconnecting {
+            // Only a new connect (transport) starts the client over.
+            return timed_out;
+        }
+        let changed = match (dir, op) {
+            (Direction::S2C, 0x20) => self.set(Phase::Checksum {
+                round: msg.get(1).copied().unwrap_or(0),
+            }),
+            (Direction::S2C, 0x28 | 0x00 | 0x01) => self.set(Phase::Settings),
+            (Direction::S2C, 0x04) => self.set(Phase::Disconnecting),
+            (Direction::C2S, 0x2A) => self.set(Phase::Lobby),
+            (Direction::C2S, 0x03) => {
+                if let Some(id) = read_u32(msg, 7).filter(|_| msg.len() > 11) {
+                    self.remember_ship(id);
+                }
+                self.set(Phase::InGame)
+            }
+            (Direction::C2S, 0x1C) if self.phase != Phase::Dead => self.set(Phase::InGame),
+            (Direction::S2C, 0x06) => {
+                let exploding = read_u32(msg, 1) == Some(CLASS_OBJECT_EXPLODING)
+                    && read_u32(msg, 5) == Some(EVENT_OBJECT_EXPLODING);
+                match read_u32(msg, 13) {
+                    Some(victim) if exploding && self.is_own_ship(victim) => self.set(Phase::Dead),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        changed.or(timed_out)
+    }
+
+    fn remember_ship(&mut self, id: u32) {
+        if self.own_count == MAX_OWN_SHIPS {
+            self.own_ships.copy_within(1.., 0);
+            self.own_count -= 1;
+        }
+        self.own_ships[self.own_count] = id;
+        self.own_count += 1;
+    }
+
+    fn is_own_ship(&self, id: u32) -> bool {
+        self.own_ships[..self.own_count].contains(&id)
+    }
+}
+
+fn read_u32(msg: &[u8], at: usize) -> Option<u32> {
+    let b = msg.get(at..at + 4)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::opcodes::test_util::hex;
+    use Direction::{C2S, S2C};
+
+    // The a_single_client sequence (flows.md §1): connect → checksums → settings →
+    // lobby → in game → dead → disconnect.
+    #[test]
+    fn full_session_sequence() {
+        let mut t = PhaseTracker::new();
+        assert_eq!(
+            t.on_transport(TransportEvent::GameSpy, 0.0),
+            Some(Phase::Discovery)
+        );
+        assert_eq!(
+            t.on_transport(TransportEvent::Connect, 0.1),
+            Some(Phase::Connecting)
+        );
+        assert_eq!(
+            t.on_message(
+                S2C,
+                &hex("20000800736372697074732f07004170702e70796320"),
+                0.2
+            ),
+            Some(Phase::Checksum { round: 0 })
+        );
+        assert_eq!(t.on_message(C2S, &hex("21ff00000000000000"), 0.3), None);
+        let p = t.on_message(S2C, &hex("20ff1300"), 0.4).unwrap();
+        assert_eq!(p.to_string(), "checksum round 0xFF");
+        assert_eq!(t.on_message(S2C, &[0x28], 0.5), Some(Phase::Settings));
+        assert_eq!(t.on_message(S2C, &[0x01], 0.5), None);
+        assert_eq!(t.on_message(C2S, &hex("2a20"), 0.6), Some(Phase::Lobby));
+        // The host's StateUpdates about other ships do not mean the client plays.
+        assert_eq!(t.on_message(S2C, &hex("1cffff0340"), 0.7), None);
+        let create = hex("03000208800000ffffff3f01");
+        assert_eq!(t.on_message(C2S, &create, 1.0), Some(Phase::InGame));
+        assert_eq!(t.phase().to_string(), "in game");
+        // Exploding event about another ship: nothing; about ours: dead.
+        let other = hex("06298100004e00800000000000ffff03400000000000001841");
+        assert_eq!(t.on_message(S2C, &other, 2.0), None);
+        let ours = hex("06298100004e00800000000000ffffff3f0000000000001841");
+        assert_eq!(t.on_message(S2C, &ours, 2.0), Some(Phase::Dead));
+        assert_eq!(t.on_message(C2S, &hex("1cffffff3f"), 2.1), None);
+        assert_eq!(t.on_message(C2S, &create, 12.0), Some(Phase::InGame));
+        assert_eq!(
+            t.on_transport(TransportEvent::Disconnect, 13.0),
+            Some(Phase::Disconnecting)
+        );
+        assert_eq!(t.on_message(C2S, &hex("2a20"), 13.5), None);
+        assert_eq!(
+            t.on_transport(TransportEvent::Connect, 20.0),
+            Some(Phase::Connecting)
+        );
+    }
+
+    #[test]
+    fn mid_session_start_and_timeout() {
+        let mut t = PhaseTracker::new();
+        assert_eq!(t.phase().to_string(), "unknown");
+        assert_eq!(
+            t.on_message(C2S, &hex("1cffffff3f"), 100.0),
+            Some(Phase::InGame)
+        );
+        assert_eq!(t.on_time(130.0), None);
+        assert_eq!(t.on_time(176.0), Some(Phase::Disconnecting));
+        assert_eq!(t.phase().key(), "disconnecting");
+        // GameSpy after game packets does not go back to discovery.
+        assert_eq!(t.on_transport(TransportEvent::GameSpy, 177.0), None);
+    }
+}

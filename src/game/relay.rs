@@ -1,0 +1,165 @@
+//! Relay linking: the host forwards most client messages to the other clients unchanged
+//! (`README.md` §6), so the same game bytes appear once client → host and again host →
+//! each other client. The linker pairs each host → client copy with its client → host
+//! original by the bytes' hash within a short time window.
+
+use crate::diag::Direction;
+use std::collections::VecDeque;
+
+/// How long after the original a copy may appear (stock hosts relay within milliseconds;
+/// the window leaves room for retransmission delays).
+pub const RELAY_WINDOW_SECS: f64 = 2.0;
+/// Most originals remembered at once; the oldest drop out first.
+pub const MAX_PENDING: usize = 1024;
+
+/// Where a relayed copy came from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RelayLink<C> {
+    /// The client that sent the original.
+    pub original_client: C,
+    pub original_frame: u64,
+    /// Seconds between the original and this copy.
+    pub delay: f64,
+    /// 1 for the first copy of the original, 2 for the second, …
+    pub copy_number: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Original<C> {
+    hash: u64,
+    len: usize,
+    client: C,
+    frame: u64,
+    time: f64,
+    copies: u32,
+}
+
+/// Links relayed copies to their originals. `C` identifies a client (an endpoint, a flow
+/// index — whatever the caller uses).
+#[derive(Debug, Clone)]
+pub struct RelayLinker<C> {
+    pending: VecDeque<Original<C>>,
+}
+
+impl<C> Default for RelayLinker<C> {
+    fn default() -> Self {
+        RelayLinker {
+            pending: VecDeque::new(),
+        }
+    }
+}
+
+/// FNV-1a: fast on short messages, and together with the length a collision inside a
+/// two-second window is negligible.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    h
+}
+
+impl<C: Copy + PartialEq> RelayLinker<C> {
+    pub fn new() -> RelayLinker<C> {
+        RelayLinker::default()
+    }
+
+    /// Originals currently remembered.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Feed one complete game message of `client`'s flow. Client → host messages are
+    /// remembered; a host → client message identical to a remembered one from another
+    /// client within the window is returned as a copy of it.
+    pub fn observe(
+        &mut self,
+        dir: Direction,
+        client: C,
+        payload: &[u8],
+        frame: u64,
+        time: f64,
+    ) -> Option<RelayLink<C>> {
+        while self
+            .pending
+            .front()
+            .is_some_and(|o| time - o.time > RELAY_WINDOW_SECS)
+        {
+            self.pending.pop_front();
+        }
+        let hash = fnv1a(payload);
+        match dir {
+            Direction::C2S => {
+                if self.pending.len() == MAX_PENDING {
+                    self.pending.pop_front();
+                }
+                self.pending.push_back(Original {
+                    hash,
+                    len: payload.len(),
+                    client,
+                    frame,
+                    time,
+                    copies: 0,
+                });
+                None
+            }
+            Direction::S2C => {
+                // Newest first: the latest identical original is the one being relayed.
+                // The host echoes chat to its sender too, so the same client may match.
+                let o = self
+                    .pending
+                    .iter_mut()
+                    .rev()
+                    .find(|o| o.hash == hash && o.len == payload.len() && o.time <= time)?;
+                o.copies += 1;
+                Some(RelayLink {
+                    original_client: o.client,
+                    original_frame: o.frame,
+                    delay: time - o.time,
+                    copy_number: o.copies,
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::opcodes::test_util::hex;
+    use Direction::{C2S, S2C};
+
+    #[test]
+    fn copies_link_to_their_original() {
+        let mut l = RelayLinker::<u16>::new();
+        let fire = hex("19ffff0340060200007fffff07406b4015bc58");
+        assert_eq!(l.observe(C2S, 2, &fire, 143, 1.00), None);
+        let a = l.observe(S2C, 1, &fire, 144, 1.01).unwrap();
+        assert_eq!(
+            (a.original_client, a.original_frame, a.copy_number),
+            (2, 143, 1)
+        );
+        assert!((a.delay - 0.01).abs() < 1e-9);
+        let b = l.observe(S2C, 3, &fire, 145, 1.02).unwrap();
+        assert_eq!(b.copy_number, 2);
+        // Different bytes, or outside the window: no link.
+        assert_eq!(l.observe(S2C, 1, &hex("1a00"), 146, 1.03), None);
+        assert_eq!(l.observe(S2C, 1, &fire, 200, 3.5), None);
+        assert_eq!(l.pending(), 0);
+    }
+
+    #[test]
+    fn latest_identical_original_wins_and_state_is_bounded() {
+        let mut l = RelayLinker::<u8>::new();
+        let stop = hex("0828810000d8008000");
+        l.observe(C2S, 2, &stop, 10, 0.0);
+        l.observe(C2S, 3, &stop, 11, 0.5);
+        let link = l.observe(S2C, 2, &stop, 12, 0.6).unwrap();
+        assert_eq!((link.original_client, link.original_frame), (3, 11));
+        for i in 0..(MAX_PENDING as u64 + 50) {
+            l.observe(C2S, 1, &i.to_le_bytes(), i, 1.0);
+        }
+        assert_eq!(l.pending(), MAX_PENDING);
+    }
+}
