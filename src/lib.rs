@@ -4,5 +4,8 @@
 //! Each stage is a value or small state machine fed one item at a time; no stage prints.
 #![forbid(unsafe_code)]
 
+pub mod capture;
 pub mod diag;
+pub mod flow;
 pub mod game;
+pub mod net;
