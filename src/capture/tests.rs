@@ -350,3 +350,30 @@ fn we_read_pcap_file_output() {
     assert_eq!(frames[1].ts_ns, T0 - T0 % 1000);
     assert_eq!(frames[1].data, vec![0xAB, 0xCD]);
 }
+
+/// Every single-byte corruption of a small pcapng and a small pcap is read without
+/// panicking and ends (errors are fine, hangs and panics are not).
+#[test]
+fn corrupted_bytes_never_panic() {
+    let mut w = CaptureWriter::pcapng(Vec::new(), Endian::Little).unwrap();
+    w.add_interface(1, 0, TsResolution::NANO, 5).unwrap();
+    w.write_frame(0, T0, 3, &[1, 2, 3]).unwrap();
+    w.write_frame(0, T0, 3, &[4, 5, 6]).unwrap();
+    let ng = w.into_inner();
+    let pcap = write_pcap(TsResolution::MICRO, Endian::Big, 2);
+    for base in [ng, pcap] {
+        for i in 0..base.len() {
+            for v in [0x00, 0xFF, 0x80, 0x07] {
+                let mut b = base.clone();
+                b[i] = v;
+                if let Ok(mut r) = CaptureReader::new(Cursor::new(b)) {
+                    let mut n = 0;
+                    while r.next_frame().is_some() {
+                        n += 1;
+                        assert!(n < 100);
+                    }
+                }
+            }
+        }
+    }
+}

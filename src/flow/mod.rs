@@ -8,7 +8,7 @@
 //! was silent that long. After the end, a connect (peer id 0xFF) or any datagram from
 //! an endpoint the session does not know opens the next session on the same server
 //! endpoint; late datagrams of known clients (e.g. ACK resends after a disconnect) stay
-//! in the ended session. On the wire a server restart and "everyone left, someone new
+//! in their session, even once the next one has begun (one session back is checked). On the wire a server restart and "everyone left, someone new
 //! joined" look the same, so both start a new session.
 
 use crate::diag::Direction;

@@ -226,7 +226,7 @@ impl Defragmenter {
             let Some(done) = self.pending.remove(&key) else {
                 return Ok(None);
             };
-            self.held -= done.held;
+            self.held = self.held.saturating_sub(done.held);
             let (data, _) = done.buf.take_bufs();
             return Ok(Some((data, done.frames)));
         }
@@ -278,7 +278,7 @@ impl Defragmenter {
         let Some(p) = self.pending.remove(&key) else {
             return;
         };
-        self.held -= p.held;
+        self.held = self.held.saturating_sub(p.held);
         if self.report.leftovers.len() < MAX_LEFTOVERS_LISTED {
             self.report.leftovers.push(FragmentLeftover {
                 src: key.src,
