@@ -4,9 +4,12 @@
 //! Each stage is a value or small state machine fed one item at a time; no stage prints.
 #![forbid(unsafe_code)]
 
+pub mod capture;
 pub mod cli;
 pub mod commands;
 pub mod diag;
+pub mod flow;
 pub mod game;
+pub mod net;
 pub mod report;
 pub mod transport;

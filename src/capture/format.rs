@@ -1,0 +1,189 @@
+//! Magic numbers, byte orders and timestamp resolutions shared by reader and writer.
+
+use std::fmt;
+
+/// Classic pcap magic for microsecond timestamps, as a big-endian number.
+pub(crate) const PCAP_MAGIC_US: u32 = 0xA1B2_C3D4;
+/// Classic pcap magic for nanosecond timestamps.
+pub(crate) const PCAP_MAGIC_NS: u32 = 0xA1B2_3C4D;
+/// pcapng Section Header Block type (a palindrome, so readable before the byte order).
+pub(crate) const PCAPNG_SHB: u32 = 0x0A0D_0D0A;
+/// pcapng byte-order magic inside the section header.
+pub(crate) const PCAPNG_BYTE_ORDER: u32 = 0x1A2B_3C4D;
+pub(crate) const PCAPNG_IDB: u32 = 1;
+pub(crate) const PCAPNG_PB_OBSOLETE: u32 = 2;
+pub(crate) const PCAPNG_SPB: u32 = 3;
+pub(crate) const PCAPNG_EPB: u32 = 6;
+pub(crate) const OPT_END: u16 = 0;
+pub(crate) const OPT_IF_TSRESOL: u16 = 9;
+pub(crate) const OPT_IF_TSOFFSET: u16 = 14;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Endian {
+    Little,
+    Big,
+}
+
+impl Endian {
+    pub(crate) fn u16(self, b: [u8; 2]) -> u16 {
+        match self {
+            Endian::Little => u16::from_le_bytes(b),
+            Endian::Big => u16::from_be_bytes(b),
+        }
+    }
+    pub(crate) fn u32(self, b: [u8; 4]) -> u32 {
+        match self {
+            Endian::Little => u32::from_le_bytes(b),
+            Endian::Big => u32::from_be_bytes(b),
+        }
+    }
+    pub(crate) fn u16_bytes(self, v: u16) -> [u8; 2] {
+        match self {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        }
+    }
+    pub(crate) fn u32_bytes(self, v: u32) -> [u8; 4] {
+        match self {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        }
+    }
+    pub(crate) fn u64_bytes(self, v: u64) -> [u8; 8] {
+        match self {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        }
+    }
+    pub(crate) fn u64(self, b: [u8; 8]) -> u64 {
+        match self {
+            Endian::Little => u64::from_le_bytes(b),
+            Endian::Big => u64::from_be_bytes(b),
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Endian::Little => "little-endian",
+            Endian::Big => "big-endian",
+        }
+    }
+}
+
+/// Timestamp unit, encoded as the pcapng `if_tsresol` byte: high bit clear = 10^-n
+/// seconds, high bit set = 2^-n seconds. Classic pcap uses 10^-6 or 10^-9.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TsResolution(pub u8);
+
+impl TsResolution {
+    pub const MICRO: TsResolution = TsResolution(6);
+    pub const NANO: TsResolution = TsResolution(9);
+
+    fn is_binary(self) -> bool {
+        self.0 & 0x80 != 0
+    }
+    fn exponent(self) -> u32 {
+        u32::from(self.0 & 0x7F)
+    }
+
+    /// Converts a count of units to nanoseconds. Exact for decimal resolutions down to
+    /// 1 ns; finer units are truncated toward zero. Never overflows (i128).
+    pub fn to_ns(self, units: u64) -> i128 {
+        let units = i128::from(units);
+        let e = self.exponent();
+        if self.is_binary() {
+            // 2^-e s: units * 1e9 / 2^e. e < 128 and units < 2^64, so the product fits.
+            if e >= 127 {
+                return 0;
+            }
+            (units * 1_000_000_000) >> e
+        } else if e <= 9 {
+            units * 10i128.pow(9 - e)
+        } else if e <= 38 {
+            units / 10i128.pow(e - 9)
+        } else {
+            0
+        }
+    }
+
+    /// Converts nanoseconds to units (the inverse of [`to_ns`](Self::to_ns), truncating).
+    /// `None` if the value does not fit the 64-bit field.
+    pub fn from_ns(self, ns: i128) -> Option<u64> {
+        let e = self.exponent();
+        let units = if self.is_binary() {
+            if e >= 64 {
+                return None;
+            }
+            (ns << e) / 1_000_000_000
+        } else if e <= 9 {
+            ns / 10i128.pow(9 - e)
+        } else if e <= 27 {
+            ns.checked_mul(10i128.pow(e - 9))?
+        } else {
+            return None;
+        };
+        u64::try_from(units).ok()
+    }
+
+    pub fn describe(self) -> String {
+        match (self.is_binary(), self.exponent()) {
+            (false, 6) => "µs".to_string(),
+            (false, 9) => "ns".to_string(),
+            (false, 3) => "ms".to_string(),
+            (false, e) => format!("10^-{e} s"),
+            (true, e) => format!("2^-{e} s"),
+        }
+    }
+}
+
+/// What kind of file is being read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaptureFormat {
+    /// Classic pcap with one link type, µs or ns, either byte order.
+    Pcap {
+        resolution: TsResolution,
+        endian: Endian,
+        version: (u16, u16),
+        snaplen: u32,
+    },
+    /// pcapng; the byte order and resolution can change per section and interface.
+    PcapNg,
+}
+
+impl fmt::Display for CaptureFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CaptureFormat::Pcap {
+                resolution, endian, ..
+            } => write!(f, "pcap ({}, {})", resolution.describe(), endian.as_str()),
+            CaptureFormat::PcapNg => f.write_str("pcapng"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_resolutions_convert_exactly() {
+        assert_eq!(TsResolution::MICRO.to_ns(1_500_000), 1_500_000_000);
+        assert_eq!(TsResolution::NANO.to_ns(42), 42);
+        assert_eq!(TsResolution(3).to_ns(7), 7_000_000);
+        assert_eq!(TsResolution(12).to_ns(7_000), 7);
+        assert_eq!(TsResolution::MICRO.from_ns(1_500_000_999), Some(1_500_000));
+        assert_eq!(TsResolution(12).from_ns(7), Some(7_000));
+    }
+
+    #[test]
+    fn binary_resolutions_convert() {
+        // 2^-10 s units: 1024 units are one second.
+        let r = TsResolution(0x80 | 10);
+        assert_eq!(r.to_ns(1024), 1_000_000_000);
+        assert_eq!(r.to_ns(512), 500_000_000);
+        assert_eq!(r.from_ns(250_000_000), Some(256));
+        // Extreme exponents do not panic.
+        assert_eq!(TsResolution(0xFF).to_ns(u64::MAX), 0);
+        assert_eq!(TsResolution(0x7F).to_ns(u64::MAX), 0);
+        assert_eq!(TsResolution(0x7F).from_ns(1), None);
+    }
+}

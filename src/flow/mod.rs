@@ -1,0 +1,461 @@
+//! Groups UDP datagrams into BC sessions: one server endpoint (the game port; its
+//! packets start with peer id 0x01) and the client endpoints talking to it.
+//!
+//! A session is one period during which a server endpoint has clients. It opens with
+//! the first datagram to a server endpoint, and it has *ended* once every game client
+//! it had is gone (disconnected, as reported by [`SessionTable::client_left`] from the
+//! decrypted transport layer, or silent for `client_timeout_ns`), or once the endpoint
+//! was silent that long. After the end, a connect (peer id 0xFF) or any datagram from
+//! an endpoint the session does not know opens the next session on the same server
+//! endpoint; late datagrams of known clients (e.g. ACK resends after a disconnect) stay
+//! in their session, even once the next one has begun (one session back is checked). On the wire a server restart and "everyone left, someone new
+//! joined" look the same, so both start a new session.
+
+use crate::diag::Direction;
+use crate::net::Datagram;
+use std::collections::HashMap;
+use std::fmt;
+use std::net::SocketAddr;
+
+pub const DEFAULT_GAME_PORT: u16 = 22101;
+/// Stock peers drop a peer after 45 s of silence (`flows.md` §3.4).
+pub const DEFAULT_CLIENT_TIMEOUT_NS: i64 = 45_000_000_000;
+pub const DEFAULT_MAX_SESSIONS: usize = 65_536;
+pub const DEFAULT_MAX_CLIENTS_PER_SESSION: usize = 4_096;
+/// Byte 0 of every packet the host sends.
+pub const PEER_ID_HOST: u8 = 0x01;
+/// Byte 0 of a client's packets before the host assigned it an id.
+pub const PEER_ID_UNASSIGNED: u8 = 0xFF;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowConfig {
+    pub game_port: u16,
+    pub client_timeout_ns: i64,
+    pub max_sessions: usize,
+    pub max_clients_per_session: usize,
+}
+
+impl Default for FlowConfig {
+    fn default() -> Self {
+        FlowConfig {
+            game_port: DEFAULT_GAME_PORT,
+            client_timeout_ns: DEFAULT_CLIENT_TIMEOUT_NS,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_clients_per_session: DEFAULT_MAX_CLIENTS_PER_SESSION,
+        }
+    }
+}
+
+/// What a datagram on the game port carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadKind {
+    /// GameSpy query or reply: plain text starting with `\`.
+    GameSpy,
+    /// A BC game packet; `peer_id` is its clear byte 0.
+    Bc { peer_id: u8 },
+    /// On the game port but not a BC packet.
+    NotBc(NotBcReason),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotBcReason {
+    Empty,
+    /// A game packet has at least the peer id and the message count.
+    TooShort {
+        len: usize,
+    },
+    /// Peer id impossible for the sender's side (the host sends 0x01, clients anything
+    /// else but 0x00).
+    PeerId {
+        peer_id: u8,
+        direction: Direction,
+    },
+}
+
+impl fmt::Display for NotBcReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotBcReason::Empty => f.write_str("empty UDP payload"),
+            NotBcReason::TooShort { len } => {
+                write!(f, "{len}-byte payload is shorter than a game packet header")
+            }
+            NotBcReason::PeerId { peer_id, direction } => write!(
+                f,
+                "peer id {peer_id:#04x} cannot start a {} packet",
+                direction
+            ),
+        }
+    }
+}
+
+/// Why a datagram belongs to no session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unrelated {
+    /// Neither port is the game port.
+    NotGamePort { src_port: u16, dst_port: u16 },
+    /// The session or client table reached its limit.
+    TableFull,
+}
+
+impl fmt::Display for Unrelated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unrelated::NotGamePort { src_port, dst_port } => {
+                write!(
+                    f,
+                    "not BC: neither port {src_port} nor {dst_port} is the game port"
+                )
+            }
+            Unrelated::TableFull => f.write_str("not tracked: session table full"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Classified {
+    /// Index into [`SessionTable::sessions`].
+    pub session: usize,
+    /// Index into that session's `clients`.
+    pub client: usize,
+    pub direction: Direction,
+    pub kind: PayloadKind,
+    pub new_session: bool,
+    pub new_client: bool,
+}
+
+/// Packet and byte counts, indexed by [`Direction::index`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub packets: [u64; 2],
+    /// UDP payload bytes.
+    pub bytes: [u64; 2],
+    pub gamespy: [u64; 2],
+    pub bc: [u64; 2],
+    pub not_bc: [u64; 2],
+}
+
+impl Counters {
+    fn add(&mut self, dir: Direction, kind: PayloadKind, len: usize) {
+        let i = dir.index();
+        self.packets[i] += 1;
+        self.bytes[i] += len as u64;
+        match kind {
+            PayloadKind::GameSpy => self.gamespy[i] += 1,
+            PayloadKind::Bc { .. } => self.bc[i] += 1,
+            PayloadKind::NotBc(_) => self.not_bc[i] += 1,
+        }
+    }
+    pub fn total_packets(&self) -> u64 {
+        self.packets[0] + self.packets[1]
+    }
+    pub fn total_bc(&self) -> u64 {
+        self.bc[0] + self.bc[1]
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Activity {
+    pub first_frame: u64,
+    pub last_frame: u64,
+    pub first_ts_ns: i64,
+    pub last_ts_ns: i64,
+}
+
+impl Activity {
+    fn start(d: &Datagram) -> Activity {
+        Activity {
+            first_frame: d.frame,
+            last_frame: d.frame,
+            first_ts_ns: d.ts_ns,
+            last_ts_ns: d.ts_ns,
+        }
+    }
+    fn touch(&mut self, d: &Datagram) {
+        self.last_frame = d.frame;
+        self.last_ts_ns = d.ts_ns;
+    }
+}
+
+/// One client endpoint's connection within a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Client {
+    pub addr: SocketAddr,
+    pub activity: Activity,
+    pub counters: Counters,
+    /// Last assigned peer id the client used (not 0xFF).
+    pub peer_id: Option<u8>,
+    /// Frame of its first connect packet (peer id 0xFF), if seen.
+    pub connect_frame: Option<u64>,
+    /// Frame of its disconnect, as reported by [`SessionTable::client_left`].
+    pub left_frame: Option<u64>,
+}
+
+impl Client {
+    /// Sent or received at least one game packet (not only GameSpy queries).
+    pub fn is_game_client(&self) -> bool {
+        self.counters.total_bc() > 0
+    }
+    fn gone(&self, now: i64, timeout: i64) -> bool {
+        self.left_frame.is_some() || now.saturating_sub(self.activity.last_ts_ns) > timeout
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    pub server: SocketAddr,
+    pub activity: Activity,
+    pub counters: Counters,
+    pub clients: Vec<Client>,
+    /// Index of the current connection of each client endpoint.
+    by_addr: HashMap<SocketAddr, usize>,
+    /// The session this one followed on the same server endpoint.
+    previous: Option<usize>,
+}
+
+impl Session {
+    pub fn client(&self, addr: SocketAddr) -> Option<&Client> {
+        self.by_addr.get(&addr).and_then(|&i| self.clients.get(i))
+    }
+    pub fn game_clients(&self) -> impl Iterator<Item = &Client> {
+        self.clients.iter().filter(|c| c.is_game_client())
+    }
+    fn ended(&self, now: i64, timeout: i64) -> bool {
+        if now.saturating_sub(self.activity.last_ts_ns) > timeout {
+            return true;
+        }
+        let mut game = self.game_clients().peekable();
+        game.peek().is_some() && game.all(|c| c.gone(now, timeout))
+    }
+}
+
+/// All sessions of a capture, in order of their first datagram.
+#[derive(Debug, Clone)]
+pub struct SessionTable {
+    config: FlowConfig,
+    sessions: Vec<Session>,
+    /// Current session of each server endpoint.
+    current: HashMap<SocketAddr, usize>,
+    unrelated: u64,
+    table_full: u64,
+}
+
+impl SessionTable {
+    pub fn new(game_port: u16) -> SessionTable {
+        SessionTable::with_config(FlowConfig {
+            game_port,
+            ..FlowConfig::default()
+        })
+    }
+
+    pub fn with_config(config: FlowConfig) -> SessionTable {
+        SessionTable {
+            config,
+            sessions: Vec::new(),
+            current: HashMap::new(),
+            unrelated: 0,
+            table_full: 0,
+        }
+    }
+
+    pub fn config(&self) -> &FlowConfig {
+        &self.config
+    }
+    pub fn sessions(&self) -> &[Session] {
+        &self.sessions
+    }
+    pub fn session(&self, index: usize) -> Option<&Session> {
+        self.sessions.get(index)
+    }
+    /// Datagrams on no game port.
+    pub fn unrelated_count(&self) -> u64 {
+        self.unrelated
+    }
+    /// Datagrams dropped because a table limit was reached.
+    pub fn dropped_count(&self) -> u64 {
+        self.table_full
+    }
+
+    /// Records that a client disconnected (the transport layer decoded its disconnect
+    /// message, or the host booted it). Ends the session once no client is left.
+    pub fn client_left(&mut self, session: usize, client: usize, frame: u64) {
+        if let Some(c) = self
+            .sessions
+            .get_mut(session)
+            .and_then(|s| s.clients.get_mut(client))
+        {
+            c.left_frame.get_or_insert(frame);
+        }
+    }
+
+    pub fn classify(&mut self, d: &Datagram) -> Result<Classified, Unrelated> {
+        let Some((server, client_addr, direction)) = self.sides(d) else {
+            self.unrelated += 1;
+            return Err(Unrelated::NotGamePort {
+                src_port: d.src.port(),
+                dst_port: d.dst.port(),
+            });
+        };
+        let kind = payload_kind(&d.payload, direction);
+        let is_connect = direction == Direction::C2S
+            && kind
+                == PayloadKind::Bc {
+                    peer_id: PEER_ID_UNASSIGNED,
+                };
+        let now = d.ts_ns;
+        let timeout = self.config.client_timeout_ns;
+
+        // Which session: the current one, the one before it (late packets of a client
+        // it knew), or a new one.
+        let mut target = None;
+        if let Some(&cur) = self.current.get(&server) {
+            let s = &self.sessions[cur];
+            let ended = s.ended(now, timeout);
+            let in_previous = |prev: usize| self.sessions[prev].by_addr.contains_key(&client_addr);
+            if s.by_addr.contains_key(&client_addr) {
+                if !(ended && is_connect) {
+                    target = Some(cur);
+                }
+            } else if let Some(prev) = s.previous.filter(|&p| !is_connect && in_previous(p)) {
+                // A connection of the previous session that speaks again (no new
+                // connect) still belongs to it.
+                target = Some(prev);
+            } else if !ended {
+                target = Some(cur);
+            }
+        }
+        let new_session = target.is_none();
+        let session = match target {
+            Some(t) => t,
+            None => {
+                if self.sessions.len() >= self.config.max_sessions {
+                    self.table_full += 1;
+                    return Err(Unrelated::TableFull);
+                }
+                let previous = self.current.get(&server).copied();
+                self.sessions.push(Session {
+                    server,
+                    activity: Activity::start(d),
+                    counters: Counters::default(),
+                    clients: Vec::new(),
+                    by_addr: HashMap::new(),
+                    previous,
+                });
+                let index = self.sessions.len() - 1;
+                self.current.insert(server, index);
+                index
+            }
+        };
+
+        let max_clients = self.config.max_clients_per_session;
+        let s = &mut self.sessions[session];
+        let existing = s.by_addr.get(&client_addr).copied();
+        // A connect from an endpoint that already had an id (or left) is a new
+        // connection: the client restarted on the same port.
+        let reconnect = existing.is_some_and(|i| {
+            let c = &s.clients[i];
+            is_connect && (c.peer_id.is_some() || c.left_frame.is_some())
+        });
+        let (client, new_client) = match existing {
+            Some(i) if !reconnect => (i, false),
+            _ => {
+                if s.clients.len() >= max_clients {
+                    self.table_full += 1;
+                    return Err(Unrelated::TableFull);
+                }
+                s.clients.push(Client {
+                    addr: client_addr,
+                    activity: Activity::start(d),
+                    counters: Counters::default(),
+                    peer_id: None,
+                    connect_frame: None,
+                    left_frame: None,
+                });
+                let i = s.clients.len() - 1;
+                s.by_addr.insert(client_addr, i);
+                (i, true)
+            }
+        };
+        s.activity.touch(d);
+        s.counters.add(direction, kind, d.payload.len());
+        let c = &mut s.clients[client];
+        c.activity.touch(d);
+        c.counters.add(direction, kind, d.payload.len());
+        if direction == Direction::C2S {
+            match kind {
+                PayloadKind::Bc { peer_id } if peer_id == PEER_ID_UNASSIGNED => {
+                    c.connect_frame.get_or_insert(d.frame);
+                }
+                PayloadKind::Bc { peer_id } => c.peer_id = Some(peer_id),
+                _ => {}
+            }
+        }
+        Ok(Classified {
+            session,
+            client,
+            direction,
+            kind,
+            new_session,
+            new_client,
+        })
+    }
+
+    /// (server endpoint, client endpoint, direction), or `None` off the game port.
+    fn sides(&self, d: &Datagram) -> Option<(SocketAddr, SocketAddr, Direction)> {
+        let port = self.config.game_port;
+        let c2s = Some((d.dst, d.src, Direction::C2S));
+        let s2c = Some((d.src, d.dst, Direction::S2C));
+        match (d.src.port() == port, d.dst.port() == port) {
+            (false, true) => c2s,
+            (true, false) => s2c,
+            (false, false) => None,
+            (true, true) => {
+                // Stock clients also bind the game port: tell the sides apart by which
+                // endpoint is already a server, then by the payload.
+                match (
+                    self.current.contains_key(&d.src),
+                    self.current.contains_key(&d.dst),
+                ) {
+                    (true, false) => return s2c,
+                    (false, true) => return c2s,
+                    _ => {}
+                }
+                match d.payload.first() {
+                    Some(&PEER_ID_HOST) => s2c,
+                    Some(b'\\') if is_gamespy_reply(&d.payload) => s2c,
+                    _ => c2s,
+                }
+            }
+        }
+    }
+}
+
+/// A GameSpy reply ends with `\final\` (and carries `\gamename\`); queries do not.
+fn is_gamespy_reply(payload: &[u8]) -> bool {
+    payload.windows(7).any(|w| w == b"\\final\\")
+}
+
+/// Classifies a game-port payload by its clear first byte.
+pub fn payload_kind(payload: &[u8], direction: Direction) -> PayloadKind {
+    match payload {
+        [] => PayloadKind::NotBc(NotBcReason::Empty),
+        [b'\\', ..] => PayloadKind::GameSpy,
+        [_] => PayloadKind::NotBc(NotBcReason::TooShort { len: 1 }),
+        [peer_id, ..] => {
+            let ok = match direction {
+                Direction::S2C => *peer_id == PEER_ID_HOST,
+                Direction::C2S => *peer_id != 0,
+            };
+            if ok {
+                PayloadKind::Bc { peer_id: *peer_id }
+            } else {
+                PayloadKind::NotBc(NotBcReason::PeerId {
+                    peer_id: *peer_id,
+                    direction,
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
