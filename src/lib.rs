@@ -11,5 +11,6 @@ pub mod diag;
 pub mod flow;
 pub mod game;
 pub mod net;
+pub mod pipeline;
 pub mod report;
 pub mod transport;

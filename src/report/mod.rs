@@ -1,3 +1,11 @@
 //! Presentation: tables, JSON, JSON Lines, hex views. Decoders never print.
 
+pub mod decode;
+pub mod diff;
+pub mod info;
+pub mod json;
+pub mod names;
+pub mod show;
+pub mod stats;
 pub mod term;
+pub mod text;

@@ -1,0 +1,153 @@
+//! What the pipeline hands to reports: one record per BC or GameSpy datagram.
+//!
+//! These are presentation-neutral values; `report` turns them into tables and JSON.
+
+use crate::diag::{Direction, Warning};
+use crate::game::GameMessage;
+use std::net::SocketAddr;
+
+/// One UDP datagram of a Bridge Commander session.
+#[derive(Debug, Clone)]
+pub struct PacketRecord {
+    /// 1-based frame number in the capture file (the last frame, for IP-fragmented ones).
+    pub frame: u64,
+    /// Capture timestamp, nanoseconds since the Unix epoch.
+    pub ts_ns: i64,
+    pub src: SocketAddr,
+    pub dst: SocketAddr,
+    pub direction: Direction,
+    /// Index of the session (server instance) in the capture, 0-based.
+    pub session: usize,
+    /// Index of the client within its session, 0-based.
+    pub client: usize,
+    /// UDP payload length in bytes.
+    pub udp_len: usize,
+    pub body: PacketBody,
+}
+
+#[derive(Debug, Clone)]
+pub enum PacketBody {
+    /// Encrypted game packet, decrypted.
+    Game(GamePacket),
+    /// GameSpy query text (plain, first byte `\`).
+    GameSpy { text: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct GamePacket {
+    pub peer_id: u8,
+    pub msg_count: u8,
+    /// The whole decrypted datagram (byte 0 = peer id).
+    pub plain: Vec<u8>,
+    pub messages: Vec<MessageRecord>,
+    /// Packet-level problems (count mismatch, trailing bytes, unknown transport type).
+    pub warnings: Vec<Warning>,
+}
+
+/// One transport message inside a game packet.
+#[derive(Debug, Clone)]
+pub struct MessageRecord {
+    /// Offset of the message's type byte in the decrypted datagram.
+    pub offset: usize,
+    /// Total bytes of the transport message.
+    pub length: usize,
+    pub transport_type: u8,
+    pub transport: TransportInfo,
+    /// Offset of the game payload (opcode byte) in the decrypted datagram, for 0x32.
+    pub payload_offset: Option<usize>,
+    /// A copy of a reliable message already seen (not delivered again).
+    pub retransmission: bool,
+    /// Frame of the first copy, for retransmissions.
+    pub original_frame: Option<u64>,
+    /// The decoded game message of a complete (unfragmented) 0x32 message that was
+    /// delivered (retransmitted copies are decoded too, but flagged).
+    pub game: Option<GameMessage>,
+    /// Set on the fragment that completed a set: the reassembled message.
+    pub assembled: Option<Assembled>,
+    /// For a host→client copy of a client's message: the frame of the client's original.
+    pub relay_of: Option<u64>,
+    pub warnings: Vec<Warning>,
+}
+
+/// Transport-level facts, by message type.
+#[derive(Debug, Clone)]
+pub enum TransportInfo {
+    Data {
+        flags_len: u16,
+        reliable: bool,
+        ordered: bool,
+        seq: Option<u16>,
+        fragment: Option<FragmentRef>,
+    },
+    Ack {
+        seq: u16,
+        flags: u8,
+        fragment_index: Option<u8>,
+        /// Frame of the message this ACK acknowledges, and the delay in ns.
+        acked_frame: Option<u64>,
+        delay_ns: Option<i64>,
+        /// An ACK for something already acknowledged.
+        duplicate: bool,
+    },
+    /// Connection management (0x00, 0x02–0x06).
+    Low {
+        name: &'static str,
+        reliable: bool,
+        seq: Option<u16>,
+        /// Decoded body, e.g. peer id, address, player name.
+        fields: Vec<crate::game::Field>,
+    },
+    /// A type nobody knows: the walk of the datagram stopped here.
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FragmentRef {
+    pub index: u8,
+    /// Only fragment 0 carries the total.
+    pub total: Option<u8>,
+}
+
+/// A reassembled fragmented message.
+#[derive(Debug, Clone)]
+pub struct Assembled {
+    pub game: GameMessage,
+    /// The reassembled game message bytes (opcode first).
+    pub bytes: Vec<u8>,
+    /// Frames the fragments came from, in index order.
+    pub frames: Vec<u64>,
+}
+
+impl MessageRecord {
+    /// The delivered game message, whether whole or reassembled.
+    pub fn delivered_game(&self) -> Option<&GameMessage> {
+        if self.retransmission {
+            return None;
+        }
+        self.game
+            .as_ref()
+            .or(self.assembled.as_ref().map(|a| &a.game))
+    }
+
+    pub fn seq(&self) -> Option<u16> {
+        match &self.transport {
+            TransportInfo::Data { seq, .. } | TransportInfo::Low { seq, .. } => *seq,
+            TransportInfo::Ack { seq, .. } => Some(*seq),
+            TransportInfo::Unknown => None,
+        }
+    }
+
+    pub fn reliable(&self) -> bool {
+        match &self.transport {
+            TransportInfo::Data { reliable, .. } | TransportInfo::Low { reliable, .. } => *reliable,
+            _ => false,
+        }
+    }
+
+    pub fn fragment(&self) -> Option<FragmentRef> {
+        match &self.transport {
+            TransportInfo::Data { fragment, .. } => *fragment,
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! What a whole run learned about a capture: the material of `info` and `flows`.
+
+use crate::diag::Direction;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+#[derive(Debug, Clone, Default)]
+pub struct CaptureSummary {
+    /// `pcap (µs, little-endian)`, `pcapng`, …
+    pub format: String,
+    /// Link-type names with frame counts.
+    pub link_types: BTreeMap<String, u64>,
+    pub frames: u64,
+    pub bytes: u64,
+    pub first_ts_ns: Option<i64>,
+    pub last_ts_ns: Option<i64>,
+    pub gamespy_frames: u64,
+    pub game_frames: u64,
+    /// Frames that are not Bridge Commander traffic, by reason.
+    pub not_bc: BTreeMap<String, u64>,
+    /// Capture-level problems: truncation, IP fragments never completed, limits hit.
+    pub problems: Vec<String>,
+    pub sessions: Vec<SessionSummary>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SessionSummary {
+    pub index: usize,
+    pub server: Option<SocketAddr>,
+    pub first_frame: u64,
+    pub last_frame: u64,
+    pub first_ts_ns: i64,
+    pub last_ts_ns: i64,
+    pub clients: Vec<ClientSummary>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ClientSummary {
+    pub index: usize,
+    pub addr: Option<SocketAddr>,
+    pub name: Option<String>,
+    pub peer_id: Option<u8>,
+    pub slot: Option<u8>,
+    /// Ships created for this player: "Akira 0x3FFFFFFF (team 1)".
+    pub ships: Vec<String>,
+    pub first_frame: u64,
+    pub last_frame: u64,
+    pub first_ts_ns: i64,
+    pub last_ts_ns: i64,
+    /// How the client left: "disconnect", "boot", "timeout", or None (still there at end).
+    pub left: Option<String>,
+    pub phase: Option<String>,
+    pub dirs: [DirSummary; 2],
+}
+
+/// Per-direction transport figures of one client's flow.
+#[derive(Debug, Clone, Default)]
+pub struct DirSummary {
+    pub packets: u64,
+    pub bytes: u64,
+    pub gamespy: u64,
+    pub messages: u64,
+    pub reliable: u64,
+    pub retransmissions: u64,
+    pub acks: u64,
+    pub unacked: u64,
+    pub fragment_sets_completed: u64,
+    pub fragment_sets_incomplete: u64,
+    pub warnings: u64,
+    pub non_stock: u64,
+}
+
+impl ClientSummary {
+    pub fn dir(&self, d: Direction) -> &DirSummary {
+        &self.dirs[d.index()]
+    }
+}

@@ -1,0 +1,211 @@
+//! `bcwire decode`: one line per game message (table / CSV), or JSON records.
+
+use super::names::Names;
+use super::term::Palette;
+use super::text::fields_inline;
+use crate::game::GameMessage;
+use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord, TransportInfo};
+use std::fmt::Write as _;
+
+/// Transport summary of a message: `R#12`, `U`, `R#3 frag 1/3`, `ACK #7`.
+pub fn transport_summary(m: &MessageRecord) -> String {
+    let mut s = String::new();
+    match &m.transport {
+        TransportInfo::Data {
+            reliable,
+            seq,
+            fragment,
+            ..
+        } => {
+            if *reliable {
+                let _ = write!(s, "R#{}", seq.unwrap_or(0));
+            } else {
+                s.push('U');
+            }
+            if let Some(f) = fragment {
+                match f.total {
+                    Some(t) => {
+                        let _ = write!(s, " frag {}/{t}", f.index);
+                    }
+                    None => {
+                        let _ = write!(s, " frag {}", f.index);
+                    }
+                }
+            }
+        }
+        TransportInfo::Ack {
+            seq,
+            fragment_index,
+            ..
+        } => {
+            let _ = write!(s, "ACK #{seq}");
+            if let Some(i) = fragment_index {
+                let _ = write!(s, " frag {i}");
+            }
+        }
+        TransportInfo::Low {
+            name,
+            reliable,
+            seq,
+            ..
+        } => {
+            let _ = write!(s, "{name}");
+            if *reliable {
+                let _ = write!(s, " R#{}", seq.unwrap_or(0));
+            }
+        }
+        TransportInfo::Unknown => s.push_str(&format!("type 0x{:02X}", m.transport_type)),
+    }
+    if m.retransmission {
+        s.push_str(" RETX");
+    }
+    s
+}
+
+/// The game message a line is about: whole, or reassembled on the last fragment.
+fn message_game(m: &MessageRecord) -> Option<(&GameMessage, bool)> {
+    if let Some(g) = &m.game {
+        return Some((g, false));
+    }
+    m.assembled.as_ref().map(|a| (&a.game, true))
+}
+
+/// Context of one line: relative time, client name.
+pub struct LineContext<'a> {
+    pub first_ts_ns: i64,
+    pub names: &'a dyn Names,
+    pub palette: Palette,
+}
+
+/// Table lines for the selected messages of a packet.
+pub fn packet_lines(
+    p: &PacketRecord,
+    keep: &dyn Fn(&MessageRecord) -> bool,
+    cx: &LineContext,
+) -> String {
+    let mut out = String::new();
+    let rel = (p.ts_ns - cx.first_ts_ns) as f64 / 1e9;
+    let client = cx
+        .names
+        .client_name(p.session, p.client)
+        .unwrap_or_else(|| format!("port {}", client_port(p)));
+    let dir = match p.direction {
+        crate::diag::Direction::C2S => cx.palette.c2s("c2s"),
+        crate::diag::Direction::S2C => cx.palette.s2c("s2c"),
+    };
+    match &p.body {
+        PacketBody::GameSpy { text } => {
+            let _ = writeln!(
+                out,
+                "{:>7} {:>10.6} {:<12} {} GameSpy {}",
+                p.frame,
+                rel,
+                client,
+                dir,
+                text.escape_debug()
+            );
+        }
+        PacketBody::Game(g) => {
+            for m in g.messages.iter().filter(|m| keep(m)) {
+                let ts = transport_summary(m);
+                let (what, detail) = match message_game(m) {
+                    Some((game, assembled)) => {
+                        let mut name = format!("0x{:02X} {}", game.opcode, game.name);
+                        if assembled {
+                            name.push_str(" (reassembled)");
+                        }
+                        let mut detail = String::new();
+                        if let Some(obj) = super::json::object_of(game) {
+                            if let Some(n) = cx.names.describe_object(p.session, obj) {
+                                let _ = write!(detail, "[{n}] ");
+                            }
+                        }
+                        detail.push_str(&fields_inline(&game.fields, 8));
+                        (cx.palette.opcode(&name), detail)
+                    }
+                    None => match &m.transport {
+                        TransportInfo::Low { fields, .. } => {
+                            (String::new(), fields_inline(fields, 8))
+                        }
+                        _ => (String::new(), String::new()),
+                    },
+                };
+                let warn = if m.warnings.is_empty()
+                    && message_game(m).is_none_or(|(g, _)| g.warnings.is_empty())
+                {
+                    String::new()
+                } else {
+                    cx.palette.warn(" ⚠")
+                };
+                let _ = writeln!(
+                    out,
+                    "{:>7} {:>10.6} {:<12} {} {:<16} {} {}{}",
+                    p.frame, rel, client, dir, ts, what, detail, warn
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The client's UDP port of a datagram.
+pub fn client_port(p: &PacketRecord) -> u16 {
+    match p.direction {
+        crate::diag::Direction::C2S => p.src.port(),
+        crate::diag::Direction::S2C => p.dst.port(),
+    }
+}
+
+/// CSV header matching [`packet_csv`].
+pub const CSV_HEADER: &str = "frame,time,direction,session,client,src,dst,transport_type,reliable,seq,fragment_index,fragment_total,retransmission,opcode,name,object_id,fields";
+
+/// RFC 4180 quoting.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+pub fn packet_csv(p: &PacketRecord, keep: &dyn Fn(&MessageRecord) -> bool) -> String {
+    let mut out = String::new();
+    let PacketBody::Game(g) = &p.body else {
+        return out;
+    };
+    for m in g.messages.iter().filter(|m| keep(m)) {
+        let game = message_game(m).map(|x| x.0);
+        let frag = m.fragment();
+        let _ = writeln!(
+            out,
+            "{},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            p.frame,
+            p.ts_ns as f64 / 1e9,
+            p.direction,
+            p.session,
+            p.client,
+            p.src,
+            p.dst,
+            m.transport_type,
+            m.reliable(),
+            m.seq().map(|s| s.to_string()).unwrap_or_default(),
+            frag.map(|f| f.index.to_string()).unwrap_or_default(),
+            frag.and_then(|f| f.total)
+                .map(|t| t.to_string())
+                .unwrap_or_default(),
+            m.retransmission,
+            game.map(|g| format!("0x{:02X}", g.opcode))
+                .unwrap_or_default(),
+            game.map(|g| g.name).unwrap_or_default(),
+            game.and_then(super::json::object_of)
+                .map(|o| format!("0x{o:08X}"))
+                .unwrap_or_default(),
+            csv_field(
+                &game
+                    .map(|g| fields_inline(&g.fields, usize::MAX))
+                    .unwrap_or_default()
+            ),
+        );
+    }
+    out
+}

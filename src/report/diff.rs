@@ -1,0 +1,493 @@
+//! `bcwire diff`: compare two captures by meaning, not bytes.
+//!
+//! Each capture is reduced to a digest: statistics, and per flow (session, client,
+//! direction) the sequence of delivered game messages as (opcode, fingerprint of the
+//! non-volatile fields). Digests are compared; for aligned messages whose fingerprints
+//! differ, a second look fetches their fields so the differences can be named.
+
+use super::names::Names;
+use super::stats::{right, table, Stats};
+use super::term::Palette;
+use super::text::value_text;
+use crate::diag::Direction;
+use crate::game::field::{Field, Value};
+use crate::game::GameMessage;
+use crate::pipeline::record::PacketRecord;
+use comfy_table::Cell;
+use serde_json::{json, Value as Json};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::hash::{Hash, Hasher};
+
+/// Field names ignored by default: they differ between any two runs of the same session.
+pub const VOLATILE_FIELDS: &[&str] = &["game_time", "time", "timestamp", "clock"];
+
+/// One direction of one client of one session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlowKey {
+    pub session: usize,
+    pub client: usize,
+    pub direction: Direction,
+}
+
+impl std::fmt::Display for FlowKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "session {} client {} {}",
+            self.session, self.client, self.direction
+        )
+    }
+}
+
+/// Which fields take part in comparisons.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub ignore: Vec<String>,
+}
+
+impl Comparison {
+    pub fn new(include_volatile: bool, extra_ignore: &[String]) -> Comparison {
+        let mut ignore: Vec<String> = extra_ignore.to_vec();
+        if !include_volatile {
+            ignore.extend(VOLATILE_FIELDS.iter().map(|s| s.to_string()));
+        }
+        Comparison { ignore }
+    }
+    fn ignored(&self, name: &str) -> bool {
+        self.ignore.iter().any(|i| i == name)
+    }
+
+    /// Fingerprint of a message: opcode and every non-ignored field, recursively.
+    pub fn fingerprint(&self, g: &GameMessage) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        g.opcode.hash(&mut h);
+        self.hash_fields(&g.fields, &mut h);
+        h.finish()
+    }
+
+    fn hash_fields(&self, fields: &[Field], h: &mut impl Hasher) {
+        for f in fields {
+            if self.ignored(&f.name) {
+                continue;
+            }
+            f.name.hash(h);
+            self.hash_value(&f.value, h);
+        }
+    }
+
+    fn hash_value(&self, v: &Value, h: &mut impl Hasher) {
+        std::mem::discriminant(v).hash(h);
+        match v {
+            Value::Bool(b) => b.hash(h),
+            Value::Uint(n) | Value::Hex(n) => n.hash(h),
+            Value::Int(n) => n.hash(h),
+            Value::Float(f) => f.to_bits().hash(h),
+            Value::ObjectId(n) => n.hash(h),
+            Value::Text(s) => s.hash(h),
+            Value::Vec3(v) => v.iter().for_each(|c| c.to_bits().hash(h)),
+            Value::Bytes(b) => b.hash(h),
+            Value::List(items) => items.iter().for_each(|i| self.hash_value(i, h)),
+            Value::Group(fields) => self.hash_fields(fields, h),
+        }
+    }
+
+    /// Named differences between two messages: (field path, A, B).
+    pub fn field_differences(
+        &self,
+        a: &GameMessage,
+        b: &GameMessage,
+    ) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        self.diff_fields("", &a.fields, &b.fields, &mut out);
+        out
+    }
+
+    fn diff_fields(
+        &self,
+        prefix: &str,
+        a: &[Field],
+        b: &[Field],
+        out: &mut Vec<(String, String, String)>,
+    ) {
+        let n = a.len().max(b.len());
+        for i in 0..n {
+            let (fa, fb) = (a.get(i), b.get(i));
+            let name = fa.or(fb).map(|f| f.name.to_string()).unwrap_or_default();
+            if self.ignored(&name) {
+                continue;
+            }
+            let path = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}.{name}")
+            };
+            match (fa, fb) {
+                (Some(x), Some(y)) => match (&x.value, &y.value) {
+                    (Value::Group(gx), Value::Group(gy)) if x.name == y.name => {
+                        self.diff_fields(&path, gx, gy, out)
+                    }
+                    (vx, vy) if x.name != y.name || vx != vy => {
+                        let left = format!("{}={}", x.name, value_text(vx));
+                        let right = format!("{}={}", y.name, value_text(vy));
+                        out.push((path, left, right));
+                    }
+                    _ => {}
+                },
+                (Some(x), None) => out.push((path, value_text(&x.value), "(absent)".into())),
+                (None, Some(y)) => out.push((path, "(absent)".into(), value_text(&y.value))),
+                (None, None) => {}
+            }
+        }
+    }
+}
+
+/// What one capture reduces to.
+#[derive(Debug, Default)]
+pub struct Digest {
+    pub stats: Stats,
+    pub flows: BTreeMap<FlowKey, Vec<(u8, u64)>>,
+}
+
+impl Digest {
+    pub fn add(&mut self, p: &PacketRecord, names: &dyn Names, cmp: &Comparison) {
+        self.stats.add(p, names);
+        let key = FlowKey {
+            session: p.session,
+            client: p.client,
+            direction: p.direction,
+        };
+        if let crate::pipeline::record::PacketBody::Game(g) = &p.body {
+            for m in &g.messages {
+                if let Some(game) = m.delivered_game() {
+                    self.flows
+                        .entry(key)
+                        .or_default()
+                        .push((game.opcode, cmp.fingerprint(game)));
+                }
+            }
+        }
+    }
+}
+
+/// Where two flows part ways.
+#[derive(Debug, Clone)]
+pub struct Divergence {
+    pub flow: FlowKey,
+    pub index: usize,
+    pub a_opcode: Option<u8>,
+    pub b_opcode: Option<u8>,
+}
+
+/// An aligned pair (same flow, same position, same opcode) whose fields differ.
+#[derive(Debug, Clone)]
+pub struct FieldMismatch {
+    pub flow: FlowKey,
+    pub index: usize,
+    pub opcode: u8,
+    pub a_frame: u64,
+    pub b_frame: u64,
+    pub differences: Vec<(String, String, String)>,
+}
+
+#[derive(Debug, Default)]
+pub struct DiffResult {
+    pub opcode_rows: Vec<(Direction, u8, u64, u64)>,
+    pub flag_rows: Vec<(Direction, u8, u64, u64)>,
+    pub only_in_a: Vec<FlowKey>,
+    pub only_in_b: Vec<FlowKey>,
+    /// Per direction and opcode: messages in one capture with no equal message in the other.
+    pub unmatched: Vec<(Direction, u8, u64, u64)>,
+    pub divergences: Vec<Divergence>,
+    pub mismatches: Vec<FieldMismatch>,
+    /// (flow, index) pairs whose fields still need fetching, at most `max` of them.
+    pub wanted: BTreeSet<(FlowKey, usize)>,
+}
+
+impl DiffResult {
+    pub fn is_same(&self) -> bool {
+        self.opcode_rows.iter().all(|r| r.2 == r.3)
+            && self.flag_rows.iter().all(|r| r.2 == r.3)
+            && self.only_in_a.is_empty()
+            && self.only_in_b.is_empty()
+            && self.unmatched.is_empty()
+            && self.divergences.is_empty()
+    }
+}
+
+pub fn compare(a: &Digest, b: &Digest, max_differences: usize) -> DiffResult {
+    let mut r = DiffResult::default();
+    for dir in [Direction::C2S, Direction::S2C] {
+        let (da, db) = (&a.stats.dirs[dir.index()], &b.stats.dirs[dir.index()]);
+        let ops: BTreeSet<u8> = da
+            .opcodes
+            .keys()
+            .chain(db.opcodes.keys())
+            .copied()
+            .collect();
+        for op in ops {
+            let x = da.opcodes.get(&op).copied().unwrap_or(0);
+            let y = db.opcodes.get(&op).copied().unwrap_or(0);
+            r.opcode_rows.push((dir, op, x, y));
+        }
+        for flags in 0..=255u8 {
+            let (x, y) = (
+                da.dirty_flags[flags as usize],
+                db.dirty_flags[flags as usize],
+            );
+            if x != 0 || y != 0 {
+                r.flag_rows.push((dir, flags, x, y));
+            }
+        }
+    }
+    for k in a.flows.keys() {
+        if !b.flows.contains_key(k) {
+            r.only_in_a.push(*k);
+        }
+    }
+    for k in b.flows.keys() {
+        if !a.flows.contains_key(k) {
+            r.only_in_b.push(*k);
+        }
+    }
+    // Multiset of (direction, opcode, fingerprint): messages with no twin on the other side.
+    let mut bag: HashMap<(Direction, u8, u64), i64> = HashMap::new();
+    for (k, seq) in &a.flows {
+        for (op, fp) in seq {
+            *bag.entry((k.direction, *op, *fp)).or_default() += 1;
+        }
+    }
+    for (k, seq) in &b.flows {
+        for (op, fp) in seq {
+            *bag.entry((k.direction, *op, *fp)).or_default() -= 1;
+        }
+    }
+    let mut unmatched: BTreeMap<(Direction, u8), (u64, u64)> = BTreeMap::new();
+    for ((dir, op, _), n) in bag {
+        let e = unmatched.entry((dir, op)).or_default();
+        if n > 0 {
+            e.0 += n as u64;
+        } else if n < 0 {
+            e.1 += (-n) as u64;
+        }
+    }
+    r.unmatched = unmatched
+        .into_iter()
+        .filter(|(_, (x, y))| *x > 0 || *y > 0)
+        .map(|((d, op), (x, y))| (d, op, x, y))
+        .collect();
+    for (k, sa) in &a.flows {
+        let Some(sb) = b.flows.get(k) else { continue };
+        let n = sa.len().max(sb.len());
+        let mut diverged = false;
+        for i in 0..n {
+            let (x, y) = (sa.get(i), sb.get(i));
+            if x == y {
+                continue;
+            }
+            if !diverged {
+                r.divergences.push(Divergence {
+                    flow: *k,
+                    index: i,
+                    a_opcode: x.map(|v| v.0),
+                    b_opcode: y.map(|v| v.0),
+                });
+                diverged = true;
+            }
+            if let (Some(x), Some(y)) = (x, y) {
+                if x.0 == y.0 && r.wanted.len() < max_differences {
+                    r.wanted.insert((*k, i));
+                }
+            }
+            if r.wanted.len() >= max_differences {
+                break;
+            }
+        }
+    }
+    r
+}
+
+/// Collects the game messages at wanted (flow, index) positions during a second look.
+#[derive(Debug, Default)]
+pub struct Fetcher {
+    counters: HashMap<FlowKey, usize>,
+    pub found: BTreeMap<(FlowKey, usize), (u64, GameMessage)>,
+}
+
+impl Fetcher {
+    pub fn add(&mut self, p: &PacketRecord, wanted: &BTreeSet<(FlowKey, usize)>) {
+        let key = FlowKey {
+            session: p.session,
+            client: p.client,
+            direction: p.direction,
+        };
+        if let crate::pipeline::record::PacketBody::Game(g) = &p.body {
+            for m in &g.messages {
+                if let Some(game) = m.delivered_game() {
+                    let c = self.counters.entry(key).or_default();
+                    if wanted.contains(&(key, *c)) {
+                        self.found.insert((key, *c), (p.frame, game.clone()));
+                    }
+                    *c += 1;
+                }
+            }
+        }
+    }
+    pub fn complete(&self, wanted: &BTreeSet<(FlowKey, usize)>) -> bool {
+        self.found.len() >= wanted.len()
+    }
+}
+
+/// Turn the fetched pairs into named field differences.
+pub fn explain(r: &mut DiffResult, fa: &Fetcher, fb: &Fetcher, cmp: &Comparison) {
+    for key in &r.wanted {
+        if let (Some((af, ga)), Some((bf, gb))) = (fa.found.get(key), fb.found.get(key)) {
+            r.mismatches.push(FieldMismatch {
+                flow: key.0,
+                index: key.1,
+                opcode: ga.opcode,
+                a_frame: *af,
+                b_frame: *bf,
+                differences: cmp.field_differences(ga, gb),
+            });
+        }
+    }
+}
+
+fn delta(x: u64, y: u64) -> String {
+    let d = y as i64 - x as i64;
+    if d == 0 {
+        "=".into()
+    } else {
+        format!("{d:+}")
+    }
+}
+
+pub fn render(r: &DiffResult, a_name: &str, b_name: &str, pal: Palette) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}",
+        pal.heading(&format!("A = {a_name}\nB = {b_name}\n"))
+    );
+    let mut t = table(&["dir", "opcode", "name", "A", "B", "Δ"]);
+    for (dir, op, x, y) in &r.opcode_rows {
+        t.add_row(vec![
+            Cell::new(dir),
+            Cell::new(format!("0x{op:02X}")),
+            Cell::new(crate::game::opcodes::opcode_name(*op)),
+            right(x.to_string()),
+            right(y.to_string()),
+            right(delta(*x, *y)),
+        ]);
+    }
+    let _ = writeln!(out, "{}\n{t}\n", pal.heading("Game messages by opcode"));
+    if !r.flag_rows.is_empty() {
+        let mut t = table(&["dir", "flags", "fields", "A", "B", "Δ"]);
+        for (dir, f, x, y) in &r.flag_rows {
+            t.add_row(vec![
+                Cell::new(dir),
+                Cell::new(format!("0x{f:02X}")),
+                Cell::new(crate::game::dirty::flag_names(*f)),
+                right(x.to_string()),
+                right(y.to_string()),
+                right(delta(*x, *y)),
+            ]);
+        }
+        let _ = writeln!(out, "{}\n{t}\n", pal.heading("StateUpdate dirty flags"));
+    }
+    for k in &r.only_in_a {
+        let _ = writeln!(out, "{}", pal.warn(&format!("flow only in A: {k}")));
+    }
+    for k in &r.only_in_b {
+        let _ = writeln!(out, "{}", pal.warn(&format!("flow only in B: {k}")));
+    }
+    if !r.unmatched.is_empty() {
+        let mut t = table(&["dir", "opcode", "name", "only in A", "only in B"]);
+        for (dir, op, x, y) in &r.unmatched {
+            t.add_row(vec![
+                Cell::new(dir),
+                Cell::new(format!("0x{op:02X}")),
+                Cell::new(crate::game::opcodes::opcode_name(*op)),
+                right(x.to_string()),
+                right(y.to_string()),
+            ]);
+        }
+        let _ = writeln!(
+            out,
+            "{}\n{t}\n",
+            pal.heading("Messages without an equal twin in the other capture")
+        );
+    }
+    for d in &r.divergences {
+        let name = |o: Option<u8>| {
+            o.map(|o| format!("0x{o:02X} {}", crate::game::opcodes::opcode_name(o)))
+                .unwrap_or_else(|| "(end)".into())
+        };
+        let _ = writeln!(
+            out,
+            "first divergence in {}: message #{}: A {} / B {}",
+            d.flow,
+            d.index,
+            name(d.a_opcode),
+            name(d.b_opcode)
+        );
+    }
+    for m in &r.mismatches {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            pal.heading(&format!(
+                "{} message #{} 0x{:02X} {} (A frame {}, B frame {})",
+                m.flow,
+                m.index,
+                m.opcode,
+                crate::game::opcodes::opcode_name(m.opcode),
+                m.a_frame,
+                m.b_frame
+            ))
+        );
+        for (path, x, y) in &m.differences {
+            let _ = writeln!(out, "  {path}: A {x}  B {y}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{}",
+        if r.is_same() {
+            "The captures are equivalent.".to_string()
+        } else {
+            pal.warn("The captures differ.")
+        }
+    );
+    out
+}
+
+pub fn to_json(r: &DiffResult) -> Json {
+    let flow = |k: &FlowKey| json!({"session": k.session, "client": k.client, "direction": k.direction.as_str()});
+    json!({
+        "schema_version": super::json::SCHEMA_VERSION,
+        "same": r.is_same(),
+        "opcodes": r.opcode_rows.iter().map(|(d, op, x, y)| json!({
+            "direction": d.as_str(), "opcode": op, "opcode_hex": format!("0x{op:02X}"),
+            "name": crate::game::opcodes::opcode_name(*op), "a": x, "b": y, "delta": *y as i64 - *x as i64,
+        })).collect::<Vec<_>>(),
+        "dirty_flags": r.flag_rows.iter().map(|(d, f, x, y)| json!({
+            "direction": d.as_str(), "flags": f, "flags_hex": format!("0x{f:02X}"),
+            "a": x, "b": y, "delta": *y as i64 - *x as i64,
+        })).collect::<Vec<_>>(),
+        "flows_only_in_a": r.only_in_a.iter().map(flow).collect::<Vec<_>>(),
+        "flows_only_in_b": r.only_in_b.iter().map(flow).collect::<Vec<_>>(),
+        "unmatched": r.unmatched.iter().map(|(d, op, x, y)| json!({
+            "direction": d.as_str(), "opcode": op, "opcode_hex": format!("0x{op:02X}"), "only_in_a": x, "only_in_b": y,
+        })).collect::<Vec<_>>(),
+        "divergences": r.divergences.iter().map(|d| json!({
+            "flow": flow(&d.flow), "index": d.index, "a_opcode": d.a_opcode, "b_opcode": d.b_opcode,
+        })).collect::<Vec<_>>(),
+        "field_differences": r.mismatches.iter().map(|m| json!({
+            "flow": flow(&m.flow), "index": m.index, "opcode": m.opcode,
+            "a_frame": m.a_frame, "b_frame": m.b_frame,
+            "differences": m.differences.iter().map(|(p, x, y)| json!({"field": p, "a": x, "b": y})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}

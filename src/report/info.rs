@@ -1,0 +1,254 @@
+//! `bcwire info` and `bcwire flows`: capture and session summaries.
+
+use super::json::time_seconds;
+use super::stats::{right, table};
+use super::term::Palette;
+use crate::diag::Direction;
+use crate::pipeline::summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
+use comfy_table::Cell;
+use serde_json::{json, Value as Json};
+use std::fmt::Write as _;
+
+fn span_seconds(a: Option<i64>, b: Option<i64>) -> f64 {
+    match (a, b) {
+        (Some(a), Some(b)) => (b - a) as f64 / 1e9,
+        _ => 0.0,
+    }
+}
+
+fn dir_json(d: &DirSummary) -> Json {
+    json!({
+        "packets": d.packets, "bytes": d.bytes, "gamespy": d.gamespy,
+        "messages": d.messages, "reliable": d.reliable,
+        "retransmissions": d.retransmissions, "acks": d.acks, "unacked": d.unacked,
+        "fragment_sets_completed": d.fragment_sets_completed,
+        "fragment_sets_incomplete": d.fragment_sets_incomplete,
+        "warnings": d.warnings, "non_stock": d.non_stock,
+    })
+}
+
+fn client_json(c: &ClientSummary) -> Json {
+    json!({
+        "index": c.index,
+        "addr": c.addr.map(|a| a.to_string()),
+        "name": c.name,
+        "peer_id": c.peer_id,
+        "slot": c.slot,
+        "ships": c.ships,
+        "first_frame": c.first_frame,
+        "last_frame": c.last_frame,
+        "first_time": time_seconds(c.first_ts_ns),
+        "last_time": time_seconds(c.last_ts_ns),
+        "left": c.left,
+        "phase": c.phase,
+        "c2s": dir_json(c.dir(Direction::C2S)),
+        "s2c": dir_json(c.dir(Direction::S2C)),
+    })
+}
+
+fn session_json(s: &SessionSummary) -> Json {
+    json!({
+        "index": s.index,
+        "server": s.server.map(|a| a.to_string()),
+        "first_frame": s.first_frame,
+        "last_frame": s.last_frame,
+        "first_time": time_seconds(s.first_ts_ns),
+        "last_time": time_seconds(s.last_ts_ns),
+        "clients": s.clients.iter().map(client_json).collect::<Vec<_>>(),
+    })
+}
+
+pub fn info_json(c: &CaptureSummary) -> Json {
+    json!({
+        "schema_version": super::json::SCHEMA_VERSION,
+        "format": c.format,
+        "link_types": c.link_types,
+        "frames": c.frames,
+        "bytes": c.bytes,
+        "first_time": c.first_ts_ns.map(time_seconds),
+        "last_time": c.last_ts_ns.map(time_seconds),
+        "duration": span_seconds(c.first_ts_ns, c.last_ts_ns),
+        "game_frames": c.game_frames,
+        "gamespy_frames": c.gamespy_frames,
+        "not_bc": c.not_bc,
+        "problems": c.problems,
+        "sessions": c.sessions.iter().map(session_json).collect::<Vec<_>>(),
+    })
+}
+
+fn client_label(c: &ClientSummary) -> String {
+    let mut s = c.addr.map(|a| a.to_string()).unwrap_or_else(|| "?".into());
+    if let Some(n) = &c.name {
+        let _ = write!(s, " {n}");
+    }
+    s
+}
+
+pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
+    let mut out = String::new();
+    let mut t = table(&["", ""]);
+    t.add_row(vec![Cell::new("file"), Cell::new(path)]);
+    t.add_row(vec![Cell::new("format"), Cell::new(&c.format)]);
+    let links: Vec<String> = c
+        .link_types
+        .iter()
+        .map(|(k, v)| format!("{k} ({v})"))
+        .collect();
+    t.add_row(vec![Cell::new("link types"), Cell::new(links.join(", "))]);
+    t.add_row(vec![Cell::new("frames"), Cell::new(c.frames)]);
+    t.add_row(vec![Cell::new("bytes"), Cell::new(c.bytes)]);
+    if let (Some(a), Some(b)) = (c.first_ts_ns, c.last_ts_ns) {
+        t.add_row(vec![
+            Cell::new("time span"),
+            Cell::new(format!(
+                "{:.6} – {:.6} ({:.3} s)",
+                time_seconds(a),
+                time_seconds(b),
+                span_seconds(Some(a), Some(b))
+            )),
+        ]);
+    }
+    t.add_row(vec![Cell::new("game frames"), Cell::new(c.game_frames)]);
+    t.add_row(vec![
+        Cell::new("GameSpy frames"),
+        Cell::new(c.gamespy_frames),
+    ]);
+    let not_bc: u64 = c.not_bc.values().sum();
+    t.add_row(vec![Cell::new("not Bridge Commander"), Cell::new(not_bc)]);
+    for (why, n) in &c.not_bc {
+        t.add_row(vec![Cell::new(format!("  {why}")), Cell::new(n)]);
+    }
+    t.add_row(vec![Cell::new("sessions"), Cell::new(c.sessions.len())]);
+    let _ = writeln!(out, "{t}");
+    for p in &c.problems {
+        let _ = writeln!(out, "{}", pal.warn(&format!("⚠ {p}")));
+    }
+    for s in &c.sessions {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            pal.heading(&format!(
+                "Session {}: server {}, frames {}–{}, {:.3} s, {} client(s)",
+                s.index,
+                s.server
+                    .map(|a| a.to_string())
+                    .unwrap_or_else(|| "?".into()),
+                s.first_frame,
+                s.last_frame,
+                (s.last_ts_ns - s.first_ts_ns) as f64 / 1e9,
+                s.clients.len()
+            ))
+        );
+        let mut t = table(&[
+            "client",
+            "peer",
+            "frames",
+            "c2s pkts",
+            "s2c pkts",
+            "c2s msgs",
+            "s2c msgs",
+            "retx c2s/s2c",
+            "unacked c2s/s2c",
+            "frag sets done/open",
+            "warnings",
+        ]);
+        for c in &s.clients {
+            let (a, b) = (c.dir(Direction::C2S), c.dir(Direction::S2C));
+            t.add_row(vec![
+                Cell::new(client_label(c)),
+                Cell::new(
+                    c.peer_id
+                        .map(|p| format!("0x{p:02X}"))
+                        .unwrap_or_else(|| "-".into()),
+                ),
+                Cell::new(format!("{}–{}", c.first_frame, c.last_frame)),
+                right(a.packets.to_string()),
+                right(b.packets.to_string()),
+                right(a.messages.to_string()),
+                right(b.messages.to_string()),
+                right(format!("{}/{}", a.retransmissions, b.retransmissions)),
+                right(format!("{}/{}", a.unacked, b.unacked)),
+                right(format!(
+                    "{}/{}",
+                    a.fragment_sets_completed + b.fragment_sets_completed,
+                    a.fragment_sets_incomplete + b.fragment_sets_incomplete
+                )),
+                right(format!(
+                    "{} ({} non-stock)",
+                    a.warnings + b.warnings,
+                    a.non_stock + b.non_stock
+                )),
+            ]);
+        }
+        let _ = writeln!(out, "{t}");
+    }
+    out
+}
+
+pub fn render_flows(c: &CaptureSummary, pal: Palette) -> String {
+    let mut out = String::new();
+    let t0 = c.first_ts_ns.unwrap_or(0);
+    for s in &c.sessions {
+        let _ = writeln!(
+            out,
+            "{}",
+            pal.heading(&format!(
+                "Session {}: server {}",
+                s.index,
+                s.server
+                    .map(|a| a.to_string())
+                    .unwrap_or_else(|| "?".into())
+            ))
+        );
+        let mut t = table(&[
+            "client",
+            "name",
+            "peer",
+            "slot",
+            "ships",
+            "joined (s)",
+            "left (s)",
+            "how",
+            "phase",
+            "c2s pkts/bytes",
+            "s2c pkts/bytes",
+            "retx",
+            "unacked",
+        ]);
+        for cl in &s.clients {
+            let (a, b) = (cl.dir(Direction::C2S), cl.dir(Direction::S2C));
+            t.add_row(vec![
+                Cell::new(cl.addr.map(|x| x.to_string()).unwrap_or_default()),
+                Cell::new(cl.name.clone().unwrap_or_else(|| "-".into())),
+                Cell::new(
+                    cl.peer_id
+                        .map(|p| format!("0x{p:02X}"))
+                        .unwrap_or_else(|| "-".into()),
+                ),
+                Cell::new(cl.slot.map(|p| p.to_string()).unwrap_or_else(|| "-".into())),
+                Cell::new(if cl.ships.is_empty() {
+                    "-".into()
+                } else {
+                    cl.ships.join("\n")
+                }),
+                right(format!("{:.3}", (cl.first_ts_ns - t0) as f64 / 1e9)),
+                right(format!("{:.3}", (cl.last_ts_ns - t0) as f64 / 1e9)),
+                Cell::new(cl.left.clone().unwrap_or_else(|| "-".into())),
+                Cell::new(cl.phase.clone().unwrap_or_else(|| "-".into())),
+                right(format!("{}/{}", a.packets, a.bytes)),
+                right(format!("{}/{}", b.packets, b.bytes)),
+                right(format!("{}/{}", a.retransmissions, b.retransmissions)),
+                right(format!("{}/{}", a.unacked, b.unacked)),
+            ]);
+        }
+        let _ = writeln!(out, "{t}\n");
+    }
+    out
+}
+
+pub fn flows_json(c: &CaptureSummary) -> Json {
+    json!({
+        "schema_version": super::json::SCHEMA_VERSION,
+        "sessions": c.sessions.iter().map(session_json).collect::<Vec<_>>(),
+    })
+}

@@ -1,0 +1,463 @@
+//! `bcwire stats`: per-direction counters and histograms, as tables with bars or JSON.
+
+use super::names::Names;
+use super::term::Palette;
+use crate::cli::StatsBy;
+use crate::diag::Direction;
+use crate::game::dirty::flag_names;
+use crate::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use serde_json::{json, Map, Value as Json};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Counters for one direction.
+#[derive(Debug, Clone)]
+pub struct DirectionStats {
+    pub datagrams: u64,
+    pub game_datagrams: u64,
+    pub gamespy_datagrams: u64,
+    pub bytes: u64,
+    /// Transport messages of every type.
+    pub messages: u64,
+    pub transport_types: BTreeMap<u8, u64>,
+    /// Delivered game messages by opcode (retransmitted copies excluded).
+    pub opcodes: BTreeMap<u8, u64>,
+    pub opcode_bytes: BTreeMap<u8, u64>,
+    pub retransmissions: u64,
+    pub acks: u64,
+    pub duplicate_acks: u64,
+    pub fragments: u64,
+    pub fragment_sets_completed: u64,
+    pub unacked: u64,
+    pub warnings: u64,
+    pub non_stock: u64,
+    pub dirty_flags: Box<[u64; 256]>,
+    pub dirty_bits: [u64; 8],
+    pub subsystem_start: BTreeMap<u8, u64>,
+}
+
+impl Default for DirectionStats {
+    fn default() -> Self {
+        DirectionStats {
+            datagrams: 0,
+            game_datagrams: 0,
+            gamespy_datagrams: 0,
+            bytes: 0,
+            messages: 0,
+            transport_types: BTreeMap::new(),
+            opcodes: BTreeMap::new(),
+            opcode_bytes: BTreeMap::new(),
+            retransmissions: 0,
+            acks: 0,
+            duplicate_acks: 0,
+            fragments: 0,
+            fragment_sets_completed: 0,
+            unacked: 0,
+            warnings: 0,
+            non_stock: 0,
+            dirty_flags: Box::new([0; 256]),
+            dirty_bits: [0; 8],
+            subsystem_start: BTreeMap::new(),
+        }
+    }
+}
+
+/// The whole `stats` accumulator; fed one record at a time.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub dirs: [DirectionStats; 2],
+    by: Option<StatsBy>,
+    /// (direction, key) → dirty-flag combination counts, for `--by`.
+    breakdown: BTreeMap<(Direction, String), BTreeMap<u8, u64>>,
+    interval_ns: Option<i64>,
+    /// bucket index → messages per direction.
+    buckets: BTreeMap<i64, [u64; 2]>,
+    pub first_ts_ns: Option<i64>,
+    pub last_ts_ns: Option<i64>,
+}
+
+impl Stats {
+    pub fn new(by: Option<StatsBy>, interval_ns: Option<i64>) -> Stats {
+        Stats {
+            by,
+            interval_ns,
+            ..Stats::default()
+        }
+    }
+
+    pub fn add(&mut self, p: &PacketRecord, names: &dyn Names) {
+        let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
+        self.last_ts_ns = Some(p.ts_ns);
+        let d = &mut self.dirs[p.direction.index()];
+        d.datagrams += 1;
+        d.bytes += p.udp_len as u64;
+        let g = match &p.body {
+            PacketBody::GameSpy { .. } => {
+                d.gamespy_datagrams += 1;
+                return;
+            }
+            PacketBody::Game(g) => g,
+        };
+        d.game_datagrams += 1;
+        d.warnings += g.warnings.len() as u64;
+        d.non_stock += g.warnings.iter().filter(|w| w.code == "non_stock").count() as u64;
+        let mut delivered_here = 0u64;
+        for m in &g.messages {
+            d.messages += 1;
+            *d.transport_types.entry(m.transport_type).or_default() += 1;
+            d.warnings += m.warnings.len() as u64;
+            d.non_stock += m.warnings.iter().filter(|w| w.code == "non_stock").count() as u64;
+            if m.retransmission {
+                d.retransmissions += 1;
+            }
+            if m.fragment().is_some() {
+                d.fragments += 1;
+            }
+            if m.assembled.is_some() {
+                d.fragment_sets_completed += 1;
+            }
+            if let TransportInfo::Ack { duplicate, .. } = m.transport {
+                d.acks += 1;
+                if duplicate {
+                    d.duplicate_acks += 1;
+                }
+            }
+            let Some(game) = m.delivered_game() else {
+                continue;
+            };
+            delivered_here += 1;
+            d.warnings += game.warnings.len() as u64;
+            d.non_stock += game
+                .warnings
+                .iter()
+                .filter(|w| w.code == "non_stock")
+                .count() as u64;
+            *d.opcodes.entry(game.opcode).or_default() += 1;
+            *d.opcode_bytes.entry(game.opcode).or_default() += game.length as u64;
+            if let Some(su) = &game.state_update {
+                d.dirty_flags[su.flags as usize] += 1;
+                for bit in 0..8 {
+                    if su.flags & (1 << bit) != 0 {
+                        d.dirty_bits[bit] += 1;
+                    }
+                }
+                if let Some(s) = su.subsystem_start {
+                    *d.subsystem_start.entry(s).or_default() += 1;
+                }
+                if let Some(by) = self.by {
+                    let key = match by {
+                        StatsBy::Object => names
+                            .describe_object(p.session, su.object_id)
+                            .map(|n| format!("0x{:08X} {n}", su.object_id))
+                            .unwrap_or_else(|| format!("0x{:08X}", su.object_id)),
+                        StatsBy::Class => names
+                            .object_class(p.session, su.object_id)
+                            .unwrap_or_else(|| "(unknown class)".into()),
+                        StatsBy::Client => {
+                            names.client_name(p.session, p.client).unwrap_or_else(|| {
+                                format!("session {} client {}", p.session, p.client)
+                            })
+                        }
+                    };
+                    *self
+                        .breakdown
+                        .entry((p.direction, key))
+                        .or_default()
+                        .entry(su.flags)
+                        .or_default() += 1;
+                }
+            }
+        }
+        if let Some(step) = self.interval_ns.filter(|s| *s > 0) {
+            let bucket = (p.ts_ns - first) / step;
+            self.buckets.entry(bucket).or_default()[p.direction.index()] += delivered_here;
+        }
+    }
+
+    pub fn set_unacked(&mut self, dir: Direction, n: u64) {
+        self.dirs[dir.index()].unacked = n;
+    }
+
+    pub fn to_json(&self) -> Json {
+        let mut dirs = Map::new();
+        for dir in [Direction::C2S, Direction::S2C] {
+            dirs.insert(dir.as_str().into(), direction_json(&self.dirs[dir.index()]));
+        }
+        let mut root = Map::new();
+        root.insert("schema_version".into(), json!(super::json::SCHEMA_VERSION));
+        root.insert("directions".into(), Json::Object(dirs));
+        root.insert(
+            "duration".into(),
+            json!(match (self.first_ts_ns, self.last_ts_ns) {
+                (Some(a), Some(b)) => (b - a) as f64 / 1e9,
+                _ => 0.0,
+            }),
+        );
+        if self.by.is_some() {
+            let mut by = Map::new();
+            for ((dir, key), hist) in &self.breakdown {
+                let entry = by
+                    .entry(dir.as_str().to_string())
+                    .or_insert_with(|| Json::Object(Map::new()));
+                if let Json::Object(o) = entry {
+                    o.insert(
+                        key.clone(),
+                        hex_hist_json(hist.iter().map(|(k, v)| (*k, *v))),
+                    );
+                }
+            }
+            root.insert("by".into(), Json::Object(by));
+        }
+        if let Some(step) = self.interval_ns {
+            let series: Vec<Json> = self
+                .buckets
+                .iter()
+                .map(|(b, c)| json!({"start": (*b * step) as f64 / 1e9, "c2s": c[0], "s2c": c[1]}))
+                .collect();
+            root.insert("interval".into(), json!(step as f64 / 1e9));
+            root.insert("rates".into(), Json::Array(series));
+        }
+        Json::Object(root)
+    }
+
+    pub fn render(&self, pal: Palette) -> String {
+        let mut out = String::new();
+        let [c, s] = &self.dirs;
+        let mut t = table(&["", "c2s", "s2c"]);
+        let rows: [(&str, u64, u64); 12] = [
+            ("datagrams", c.datagrams, s.datagrams),
+            ("  game", c.game_datagrams, s.game_datagrams),
+            ("  GameSpy", c.gamespy_datagrams, s.gamespy_datagrams),
+            ("UDP payload bytes", c.bytes, s.bytes),
+            ("transport messages", c.messages, s.messages),
+            (
+                "game messages delivered",
+                c.opcodes.values().sum(),
+                s.opcodes.values().sum(),
+            ),
+            ("retransmissions", c.retransmissions, s.retransmissions),
+            ("ACKs (duplicate)", c.acks, s.acks),
+            ("fragments", c.fragments, s.fragments),
+            (
+                "fragment sets completed",
+                c.fragment_sets_completed,
+                s.fragment_sets_completed,
+            ),
+            ("unacknowledged at end", c.unacked, s.unacked),
+            ("warnings (non-stock)", c.warnings, s.warnings),
+        ];
+        for (name, a, b) in rows {
+            let (a, b) = match name {
+                "ACKs (duplicate)" => (
+                    format!("{a} ({})", c.duplicate_acks),
+                    format!("{b} ({})", s.duplicate_acks),
+                ),
+                "warnings (non-stock)" => (
+                    format!("{a} ({})", c.non_stock),
+                    format!("{b} ({})", s.non_stock),
+                ),
+                _ => (a.to_string(), b.to_string()),
+            };
+            t.add_row(vec![Cell::new(name), right(a), right(b)]);
+        }
+        let _ = writeln!(out, "{}\n{t}\n", pal.heading("Traffic"));
+
+        for dir in [Direction::C2S, Direction::S2C] {
+            let d = &self.dirs[dir.index()];
+            if d.opcodes.is_empty() {
+                continue;
+            }
+            let mut t = table(&["opcode", "name", "messages", "bytes", ""]);
+            let max = d.opcodes.values().copied().max().unwrap_or(1);
+            for (op, n) in &d.opcodes {
+                t.add_row(vec![
+                    Cell::new(format!("0x{op:02X}")),
+                    Cell::new(crate::game::opcodes::opcode_name(*op)),
+                    right(n.to_string()),
+                    right(d.opcode_bytes.get(op).copied().unwrap_or(0).to_string()),
+                    Cell::new(bar(*n, max)),
+                ]);
+            }
+            let _ = writeln!(out, "{}\n{t}\n", pal.heading(&format!("Opcodes {dir}")));
+        }
+
+        for dir in [Direction::C2S, Direction::S2C] {
+            let d = &self.dirs[dir.index()];
+            let total: u64 = d.dirty_flags.iter().sum();
+            if total == 0 {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "{}\n{}\n",
+                pal.heading(&format!("StateUpdate dirty flags {dir} ({total} updates)")),
+                flag_hist_table(
+                    d.dirty_flags.iter().enumerate().map(|(k, v)| (k as u8, *v)),
+                    total
+                )
+            );
+            let mut t = table(&["bit", "name", "updates", "%", ""]);
+            let max = d.dirty_bits.iter().copied().max().unwrap_or(1);
+            for (bit, n) in d.dirty_bits.iter().enumerate() {
+                let mask = 1u8 << bit;
+                t.add_row(vec![
+                    Cell::new(format!("0x{mask:02X}")),
+                    Cell::new(flag_names(mask)),
+                    right(n.to_string()),
+                    right(percent(*n, total)),
+                    Cell::new(bar(*n, max)),
+                ]);
+            }
+            let _ = writeln!(out, "{}\n{t}\n", pal.heading(&format!("Dirty bits {dir}")));
+            if !d.subsystem_start.is_empty() {
+                let starts: u64 = d.subsystem_start.values().sum();
+                let max = d.subsystem_start.values().copied().max().unwrap_or(1);
+                let mut t = table(&["start index", "updates", "%", ""]);
+                for (i, n) in &d.subsystem_start {
+                    t.add_row(vec![
+                        right(i.to_string()),
+                        right(n.to_string()),
+                        right(percent(*n, starts)),
+                        Cell::new(bar(*n, max)),
+                    ]);
+                }
+                let _ = writeln!(
+                    out,
+                    "{}\n{t}\n",
+                    pal.heading(&format!("Subsystem block start index {dir}"))
+                );
+            }
+        }
+        for ((dir, key), hist) in &self.breakdown {
+            let total: u64 = hist.values().sum();
+            let _ = writeln!(
+                out,
+                "{}\n{}\n",
+                pal.heading(&format!("Dirty flags {dir} — {key} ({total} updates)")),
+                flag_hist_table(hist.iter().map(|(k, v)| (*k, *v)), total)
+            );
+        }
+        if let Some(step) = self.interval_ns {
+            let mut t = table(&["from (s)", "c2s msgs", "s2c msgs", "c2s/s", "s2c/s"]);
+            let secs = step as f64 / 1e9;
+            for (b, c) in &self.buckets {
+                t.add_row(vec![
+                    right(format!("{:.1}", (*b * step) as f64 / 1e9)),
+                    right(c[0].to_string()),
+                    right(c[1].to_string()),
+                    right(format!("{:.1}", c[0] as f64 / secs)),
+                    right(format!("{:.1}", c[1] as f64 / secs)),
+                ]);
+            }
+            let _ = writeln!(out, "{}\n{t}", pal.heading("Game messages over time"));
+        }
+        out
+    }
+}
+
+fn direction_json(d: &DirectionStats) -> Json {
+    json!({
+        "datagrams": d.datagrams,
+        "game_datagrams": d.game_datagrams,
+        "gamespy_datagrams": d.gamespy_datagrams,
+        "bytes": d.bytes,
+        "messages": d.messages,
+        "transport_types": hex_hist_json(d.transport_types.iter().map(|(k, v)| (*k, *v))),
+        "game_messages": d.opcodes.values().sum::<u64>(),
+        "opcodes": hex_hist_json(d.opcodes.iter().map(|(k, v)| (*k, *v))),
+        "opcode_bytes": hex_hist_json(d.opcode_bytes.iter().map(|(k, v)| (*k, *v))),
+        "retransmissions": d.retransmissions,
+        "acks": d.acks,
+        "duplicate_acks": d.duplicate_acks,
+        "fragments": d.fragments,
+        "fragment_sets_completed": d.fragment_sets_completed,
+        "unacked": d.unacked,
+        "warnings": d.warnings,
+        "non_stock": d.non_stock,
+        "dirty_flags": hex_hist_json(d.dirty_flags.iter().enumerate().map(|(k, v)| (k as u8, *v))),
+        "dirty_bits": hex_hist_json((0..8).map(|b| (1u8 << b, d.dirty_bits[b]))),
+        "subsystem_start": Json::Object(
+            d.subsystem_start.iter().map(|(k, v)| (k.to_string(), json!(v))).collect()
+        ),
+    })
+}
+
+/// `{"0x9E": n, …}` with zero counts left out.
+fn hex_hist_json(it: impl Iterator<Item = (u8, u64)>) -> Json {
+    Json::Object(
+        it.filter(|(_, v)| *v > 0)
+            .map(|(k, v)| (format!("0x{k:02X}"), json!(v)))
+            .collect(),
+    )
+}
+
+fn flag_hist_table(it: impl Iterator<Item = (u8, u64)>, total: u64) -> Table {
+    let mut rows: Vec<(u8, u64)> = it.filter(|(_, v)| *v > 0).collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let max = rows.first().map(|r| r.1).unwrap_or(1);
+    let mut t = table(&["flags", "fields", "updates", "%", ""]);
+    for (flags, n) in rows {
+        t.add_row(vec![
+            Cell::new(format!("0x{flags:02X}")),
+            Cell::new(flag_names(flags)),
+            right(n.to_string()),
+            right(percent(n, total)),
+            Cell::new(bar(n, max)),
+        ]);
+    }
+    t
+}
+
+pub fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(header.iter().map(Cell::new).collect::<Vec<_>>());
+    t
+}
+
+pub fn right(s: String) -> Cell {
+    Cell::new(s).set_alignment(CellAlignment::Right)
+}
+
+fn percent(n: u64, total: u64) -> String {
+    if total == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}", n as f64 * 100.0 / total as f64)
+    }
+}
+
+/// A horizontal bar of up to 30 cells, with eighth-block resolution.
+pub fn bar(n: u64, max: u64) -> String {
+    const WIDTH: u64 = 30;
+    const PARTS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+    if max == 0 {
+        return String::new();
+    }
+    let eighths = (n * WIDTH * 8).div_ceil(max);
+    let mut s = "█".repeat((eighths / 8) as usize);
+    if !eighths.is_multiple_of(8) {
+        s.push(PARTS[(eighths % 8) as usize]);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bars_scale_to_the_maximum() {
+        assert_eq!(bar(10, 10).chars().count(), 30);
+        assert_eq!(bar(5, 10).chars().count(), 15);
+        assert_eq!(bar(0, 10), "");
+        assert_eq!(bar(1, 1000).chars().count(), 1);
+    }
+
+    #[test]
+    fn histogram_json_uses_hex_keys_and_skips_zero() {
+        let j = hex_hist_json([(0x9E, 3), (0x20, 0)].into_iter());
+        assert_eq!(j, json!({"0x9E": 3}));
+    }
+}
