@@ -6,3 +6,4 @@
 
 pub mod diag;
 pub mod game;
+pub mod sm;
