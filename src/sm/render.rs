@@ -57,7 +57,7 @@ pub fn write_text(out: &mut dyn Write, r: &PacketReport, origin: Origin) -> io::
         .unwrap_or_else(|| "payload".into());
     write!(
         out,
-        "{}: {id}, {} {} byte(s)",
+        "{}: {id}, {} layer, {} byte(s)",
         origin.label(),
         r.layer.as_str(),
         r.input_len

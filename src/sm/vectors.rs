@@ -91,8 +91,8 @@ fn check_seed_report(r: &PacketReport, tick: u32, first_offset: usize) {
     assert_eq!(get(&u.fields, "slot_changes"), &Value::List(vec![]));
     assert_eq!(get(&u.fields, "has_filters"), &Value::Bool(false));
     assert!(u.fields.iter().all(|f| f.name != "filters"));
-    // The raw predecessor is the same container with slot count byte 01.
-    assert_eq!(s.subs[0].update.object_id, Some(1 << 0));
+    // The raw predecessor is container 1; the delta replaced the id's last byte.
+    assert_eq!(s.subs[0].update.object_id, Some(1));
 }
 
 #[test]
