@@ -159,9 +159,9 @@ impl Decoder {
             }
             Layer::Packet => input,
             Layer::Wire => match packet::decompress(input, self.opts.max_output, &mut buf) {
-                Ok(()) => {
-                    report.decompressed_len = Some(buf.len());
-                    &buf
+                Ok(n) => {
+                    report.decompressed_len = Some(n);
+                    buf.get(..n).unwrap_or(&[])
                 }
                 Err(w) => {
                     report.packet_id = input.first().copied();

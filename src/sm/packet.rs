@@ -31,9 +31,11 @@ pub fn is_update_stream(id: u8) -> bool {
     id == INITIALIZATION_UPDATE || id == NETWORK_UPDATE
 }
 
-/// Decompress a wire packet into `out` as `[id][decompressed body]`, reusing `out`'s
-/// allocation. The body may not exceed `max_output` bytes.
-pub fn decompress(wire: &[u8], max_output: usize, out: &mut Vec<u8>) -> Result<(), Warning> {
+/// Decompress a wire packet into `buf` as `[id][decompressed body]` and return the
+/// length of that packet buffer. The body may not exceed `max_output` bytes. `buf` is
+/// sized (and zeroed) once to the cap and then reused, so a run of many packets does not
+/// clear half a megabyte per packet.
+pub fn decompress(wire: &[u8], max_output: usize, buf: &mut Vec<u8>) -> Result<usize, Warning> {
     let Some((&id, block)) = wire.split_first() else {
         return Err(Warning::new(
             "input_empty",
@@ -42,32 +44,25 @@ pub fn decompress(wire: &[u8], max_output: usize, out: &mut Vec<u8>) -> Result<(
         ));
     };
     check_id(id)?;
-    out.clear();
-    out.resize(max_output + 1, 0);
-    out[0] = id;
-    match lz4_flex::block::decompress_into(block, &mut out[1..]) {
-        Ok(n) => {
-            out.truncate(n + 1);
-            Ok(())
-        }
-        Err(lz4_flex::block::DecompressError::OutputTooSmall { expected, .. }) => {
-            out.clear();
-            Err(Warning::new(
-                "lz4_output_over_cap",
-                Some(1),
-                format!(
-                    "LZ4 block needs at least {expected} output bytes, over the {max_output}-byte cap (--max-output)"
-                ),
-            ))
-        }
-        Err(e) => {
-            out.clear();
-            Err(Warning::new(
-                "lz4_invalid",
-                Some(1),
-                format!("LZ4 block of {} byte(s) is not valid: {e}", block.len()),
-            ))
-        }
+    if buf.len() != max_output + 1 {
+        buf.clear();
+        buf.resize(max_output + 1, 0);
+    }
+    buf[0] = id;
+    match lz4_flex::block::decompress_into(block, &mut buf[1..]) {
+        Ok(n) => Ok(n + 1),
+        Err(lz4_flex::block::DecompressError::OutputTooSmall { expected, .. }) => Err(Warning::new(
+            "lz4_output_over_cap",
+            Some(1),
+            format!(
+                "LZ4 block needs at least {expected} output bytes, over the {max_output}-byte cap (--max-output)"
+            ),
+        )),
+        Err(e) => Err(Warning::new(
+            "lz4_invalid",
+            Some(1),
+            format!("LZ4 block of {} byte(s) is not valid: {e}", block.len()),
+        )),
     }
 }
 
@@ -189,8 +184,12 @@ mod tests {
         let wire = emit_wire(&packet);
         assert_eq!(wire[0], NETWORK_UPDATE);
         let mut out = Vec::new();
-        decompress(&wire, DEFAULT_MAX_OUTPUT, &mut out).unwrap();
-        assert_eq!(out, packet);
+        let n = decompress(&wire, DEFAULT_MAX_OUTPUT, &mut out).unwrap();
+        assert_eq!(&out[..n], &packet[..]);
+        // The buffer is reused: a shorter packet next does not see stale bytes.
+        let short = emit_update_packet(INITIALIZATION_UPDATE, 1, &[]);
+        let n = decompress(&emit_wire(&short), DEFAULT_MAX_OUTPUT, &mut out).unwrap();
+        assert_eq!(&out[..n], &short[..]);
     }
 
     #[test]

@@ -215,11 +215,12 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
         ));
     }
 
+    let body_at = b.r.byte_pos();
     let result = decode_body(&mut b, &u);
     match result {
         Ok(Some(note)) => u
             .warnings
-            .push(Warning::new("layout_unknown", Some(5), note)),
+            .push(Warning::new("layout_unknown", Some(body_at), note)),
         Ok(None) => {}
         Err(e) => {
             u.warnings.push(Warning::new(

@@ -468,6 +468,14 @@ fn bodies_ending_early_are_located() {
     w.bytes(&[1, 2, 3]);
     let u = decode(&w.into_bytes());
     assert_eq!(u.warnings[0].code, "layout_unknown");
+    assert_eq!(u.warnings[0].offset, Some(5));
+    let mut w = BitWriter::new();
+    header(&mut w, 1, 0, Some(9), 3); // RigidBody with an undocumented controller type
+    w.bytes(&[1, 2]);
+    let u = decode(&w.into_bytes());
+    assert_eq!(u.warnings[0].code, "layout_unknown");
+    assert_eq!(u.warnings[0].offset, Some(6));
+    assert_eq!(get(&u.fields, "undecoded"), &Value::Bytes(vec![1, 2]));
 
     let mut w = BitWriter::new();
     header(&mut w, 3, 7, None, 3);
@@ -858,7 +866,8 @@ fn random_and_mutated_inputs_never_panic() {
     let mut seeds: Vec<Vec<u8>> = vec![packet.clone()];
     seeds.extend(stateful_packets().iter().map(|w| {
         let mut out = Vec::new();
-        super::packet::decompress(w, 1 << 16, &mut out).unwrap();
+        let n = super::packet::decompress(w, 1 << 16, &mut out).unwrap();
+        out.truncate(n);
         out
     }));
     seeds.push(emit_compound(&[
