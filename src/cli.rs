@@ -47,6 +47,8 @@ pub enum Command {
     Flows(FlowsArgs),
     /// Compare two captures by meaning: counts, histograms, first divergence.
     Diff(DiffArgs),
+    /// Scrap Mechanic NetworkUpdate packets (offline: hex, binary or lines files).
+    Sm(crate::sm::SmArgs),
     /// Print a shell completion script.
     Completions {
         #[arg(value_enum)]

@@ -1,5 +1,7 @@
 //! Command implementations: argument handling, then the pipeline, then a report.
 
+mod capture_cmds;
+
 use crate::cli::{Cli, Command};
 use crate::report::term;
 use clap::{CommandFactory, Parser};
@@ -55,12 +57,21 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-fn run(command: Command, _out: Output, w: &mut dyn Write) -> anyhow::Result<i32> {
+fn run(command: Command, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> {
     match command {
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "bcwire", w);
             Ok(0)
         }
-        other => anyhow::bail!("{other:?} is not available yet"),
+        Command::Info(a) => capture_cmds::info(a, out, w),
+        Command::Decode(a) => capture_cmds::decode(a, out, w),
+        Command::Show(a) => capture_cmds::show(a, out, w),
+        Command::Stats(a) => capture_cmds::stats(a, out, w),
+        Command::Flows(a) => capture_cmds::flows(a, out, w),
+        Command::Diff(a) => capture_cmds::diff(a, out, w),
+        Command::Sm(a) => {
+            let mut err = io::stderr();
+            crate::sm::run(&a, w, &mut err)
+        }
     }
 }

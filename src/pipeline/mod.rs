@@ -1,5 +1,704 @@
-//! Drives the stages for one capture and hands records to a sink.
+//! Drives the stages for one capture and hands one record per BC datagram to a sink.
+//!
+//! capture → net → flow → transport (decrypt, walk, reliability, reassembly) → game.
+//! State that outlives a datagram is bounded by the limits of the stage that owns it.
 
 pub mod filter;
 pub mod record;
 pub mod summary;
+
+use crate::capture::{link_type, CaptureFormat, CaptureReader, Frame};
+use crate::diag::{Direction, Warning};
+use crate::flow::{PayloadKind, SessionTable};
+use crate::game::field::{Field, Span, Value};
+use crate::game::objects::ObjectRegistry;
+use crate::game::opcodes::{self, DecodeContext};
+use crate::game::phases::{PhaseTracker, TransportEvent};
+use crate::game::relay::RelayLinker;
+use crate::game::ships::ShipCatalog;
+use crate::game::GameMessage;
+use crate::net::{NetDecoder, NetOutcome};
+use crate::report::names::Names;
+use crate::transport::low::{utf16le_to_string, LowBody, LowKind};
+use crate::transport::packet::{self, Message, MessageBody, Packet};
+use crate::transport::reassembly::{Fragment, PushOutcome, Reassembler};
+use crate::transport::reliability::{AckOutcome, Delivery, SeqKey, Tracker};
+use crate::transport::{cipher, SessionFacts};
+use anyhow::Result;
+use record::{
+    Assembled, FragmentRef, GamePacket, MessageRecord, PacketBody, PacketRecord, TransportInfo,
+};
+use std::collections::{BTreeMap, HashMap};
+use summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
+
+/// A client of a session: (session index, client index).
+pub type ClientKey = (usize, usize);
+/// One direction of one client's flow.
+pub type StreamKey = (usize, usize, Direction);
+
+/// What to do after a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    Stop,
+}
+
+/// Receives the records of a run, in capture order.
+pub trait Sink {
+    fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control>;
+}
+
+/// A sink that keeps nothing (for `info` and `flows`, which only need the summary).
+pub struct NullSink;
+
+impl Sink for NullSink {
+    fn packet(&mut self, _: &PacketRecord, _: &dyn Names) -> Result<Control> {
+        Ok(Control::Continue)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub game_port: u16,
+    pub ships: ShipCatalog,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            game_port: crate::flow::DEFAULT_GAME_PORT,
+            ships: ShipCatalog::stock(),
+        }
+    }
+}
+
+/// Game-layer state of one session.
+#[derive(Debug, Default)]
+struct SessionState {
+    registry: ObjectRegistry,
+    relay: RelayLinker<usize>,
+    /// Player slot of each client, from the Settings message the host sent it.
+    slots: HashMap<usize, u8>,
+}
+
+/// Per-stream transport figures for the summary.
+#[derive(Debug, Default, Clone)]
+struct StreamCounts {
+    messages: u64,
+    reliable: u64,
+    retransmissions: u64,
+    acks: u64,
+    fragment_sets_completed: u64,
+    warnings: u64,
+    non_stock: u64,
+}
+
+/// The whole decoding state of one capture.
+pub struct Pipeline {
+    config: Config,
+    net: NetDecoder,
+    flows: SessionTable,
+    sessions: Vec<SessionState>,
+    tracker: Tracker<StreamKey>,
+    reassembler: Reassembler<StreamKey>,
+    facts: SessionFacts<ClientKey>,
+    phases: HashMap<ClientKey, PhaseTracker>,
+    counts: HashMap<StreamKey, StreamCounts>,
+    summary: CaptureSummary,
+    /// Warnings raised by the reassembler when it gives sets up (limits), for the summary.
+    reassembly_dropped: u64,
+}
+
+/// Names as known right now, for reports.
+struct NameView<'a> {
+    facts: &'a SessionFacts<ClientKey>,
+    sessions: &'a [SessionState],
+}
+
+impl Names for NameView<'_> {
+    fn client_name(&self, session: usize, client: usize) -> Option<String> {
+        self.facts
+            .client(&(session, client))
+            .and_then(|f| f.name.clone())
+    }
+    fn describe_object(&self, session: usize, object_id: u32) -> Option<String> {
+        self.sessions.get(session)?.registry.describe(object_id)
+    }
+    fn object_class(&self, session: usize, object_id: u32) -> Option<String> {
+        let reg = &self.sessions.get(session)?.registry;
+        reg.get(object_id)
+            .or_else(|| reg.owner_ship(object_id))
+            .map(|o| o.class_name.clone())
+    }
+}
+
+fn format_name(f: CaptureFormat) -> String {
+    match f {
+        CaptureFormat::Pcap {
+            resolution, endian, ..
+        } => format!("pcap ({}, {})", resolution.describe(), endian.as_str()),
+        CaptureFormat::PcapNg => "pcapng".to_string(),
+    }
+}
+
+fn opposite(d: Direction) -> Direction {
+    match d {
+        Direction::C2S => Direction::S2C,
+        Direction::S2C => Direction::C2S,
+    }
+}
+
+impl Pipeline {
+    pub fn new(config: Config) -> Pipeline {
+        Pipeline {
+            flows: SessionTable::new(config.game_port),
+            config,
+            net: NetDecoder::default(),
+            sessions: Vec::new(),
+            tracker: Tracker::new(),
+            reassembler: Reassembler::new(Default::default()),
+            facts: SessionFacts::new(),
+            phases: HashMap::new(),
+            counts: HashMap::new(),
+            summary: CaptureSummary::default(),
+            reassembly_dropped: 0,
+        }
+    }
+
+    /// Read a whole capture, handing each BC datagram's record to `sink`.
+    pub fn run(mut self, mut reader: CaptureReader, sink: &mut dyn Sink) -> Result<CaptureSummary> {
+        self.summary.format = format_name(reader.format());
+        let mut frame = Frame::default();
+        loop {
+            match reader.read_into(&mut frame) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) if e.is_fatal() => {
+                    self.summary.problems.push(e.to_string());
+                    break;
+                }
+                Err(e) => {
+                    self.summary.problems.push(e.to_string());
+                    continue;
+                }
+            }
+            if self.frame(&frame, sink)? == Control::Stop {
+                break;
+            }
+        }
+        if let Some(t) = reader.truncation() {
+            self.summary.problems.push(t.to_warning().to_string());
+        }
+        Ok(self.finish())
+    }
+
+    fn frame(&mut self, frame: &Frame, sink: &mut dyn Sink) -> Result<Control> {
+        let s = &mut self.summary;
+        s.frames += 1;
+        s.bytes += frame.data.len() as u64;
+        s.first_ts_ns.get_or_insert(frame.ts_ns);
+        s.last_ts_ns = Some(frame.ts_ns);
+        *s.link_types
+            .entry(link_type::name(frame.link_type).to_string())
+            .or_default() += 1;
+        let d = match self.net.decode(frame) {
+            NetOutcome::Datagram(d) => d,
+            NetOutcome::FragmentHeld => return Ok(Control::Continue),
+            NetOutcome::Skipped(why) => {
+                *s.not_bc.entry(why.to_string()).or_default() += 1;
+                return Ok(Control::Continue);
+            }
+        };
+        let c = match self.flows.classify(&d) {
+            Ok(c) => c,
+            Err(why) => {
+                *s.not_bc.entry(why.to_string()).or_default() += 1;
+                return Ok(Control::Continue);
+            }
+        };
+        while self.sessions.len() <= c.session {
+            self.sessions.push(SessionState::default());
+        }
+        let time = d.ts_ns as f64 / 1e9;
+        let ckey = (c.session, c.client);
+        let body = match c.kind {
+            PayloadKind::NotBc(why) => {
+                *s.not_bc.entry(why.to_string()).or_default() += 1;
+                return Ok(Control::Continue);
+            }
+            PayloadKind::GameSpy => {
+                s.gamespy_frames += 1;
+                self.phases
+                    .entry(ckey)
+                    .or_default()
+                    .on_transport(TransportEvent::GameSpy, time);
+                PacketBody::GameSpy {
+                    text: String::from_utf8_lossy(&d.payload).into_owned(),
+                }
+            }
+            PayloadKind::Bc { peer_id } => {
+                s.game_frames += 1;
+                let mut plain = d.payload.clone();
+                cipher::decrypt(&mut plain);
+                self.facts
+                    .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
+                PacketBody::Game(self.game_packet(
+                    plain,
+                    c.session,
+                    c.client,
+                    c.direction,
+                    d.ts_ns,
+                    d.frame,
+                ))
+            }
+        };
+        let rec = PacketRecord {
+            frame: d.frame,
+            ts_ns: d.ts_ns,
+            src: d.src,
+            dst: d.dst,
+            direction: c.direction,
+            session: c.session,
+            client: c.client,
+            udp_len: d.payload.len(),
+            body,
+        };
+        let names = NameView {
+            facts: &self.facts,
+            sessions: &self.sessions,
+        };
+        sink.packet(&rec, &names)
+    }
+
+    fn game_packet(
+        &mut self,
+        plain: Vec<u8>,
+        session: usize,
+        client: usize,
+        dir: Direction,
+        ts_ns: i64,
+        frame: u64,
+    ) -> GamePacket {
+        let pkt: Packet = packet::parse(&plain);
+        let stream: StreamKey = (session, client, dir);
+        let ckey = (session, client);
+        let time = ts_ns as f64 / 1e9;
+        let phase = self.phases.entry(ckey).or_default();
+        phase.on_transport(TransportEvent::Packet, time);
+        let mut messages = Vec::with_capacity(pkt.messages.len());
+        for m in &pkt.messages {
+            self.facts.on_message(&ckey, dir, m, &plain, ts_ns, frame);
+            messages.push(self.message(m, &plain, stream, ts_ns, frame));
+        }
+        let counts = self.counts.entry(stream).or_default();
+        counts.warnings += pkt.warnings.len() as u64;
+        counts.non_stock += pkt
+            .warnings
+            .iter()
+            .filter(|w| w.code == "non_stock")
+            .count() as u64;
+        GamePacket {
+            peer_id: pkt.peer_id,
+            msg_count: pkt.msg_count,
+            plain,
+            messages,
+            warnings: pkt.warnings,
+        }
+    }
+
+    fn message(
+        &mut self,
+        m: &Message,
+        plain: &[u8],
+        stream: StreamKey,
+        ts_ns: i64,
+        frame: u64,
+    ) -> MessageRecord {
+        let (session, client, dir) = stream;
+        let bytes = plain.get(m.offset..m.offset + m.len).unwrap_or_default();
+        let mut rec = MessageRecord {
+            offset: m.offset,
+            length: m.len,
+            transport_type: plain.get(m.offset).copied().unwrap_or(0),
+            transport: TransportInfo::Unknown,
+            payload_offset: None,
+            retransmission: false,
+            original_frame: None,
+            game: None,
+            assembled: None,
+            relay_of: None,
+            warnings: m.warnings.clone(),
+        };
+        let counts = self.counts.entry(stream).or_default();
+        counts.messages += 1;
+        counts.warnings += m.warnings.len() as u64;
+        counts.non_stock += m.warnings.iter().filter(|w| w.code == "non_stock").count() as u64;
+        // Reliable messages: a copy already seen is flagged and not delivered again.
+        let mut deliver = true;
+        if let Some(key) = SeqKey::of_message(m) {
+            counts.reliable += 1;
+            if let Delivery::Retransmission { first, .. } =
+                self.tracker.on_message(&stream, key, bytes, ts_ns, frame)
+            {
+                counts.retransmissions += 1;
+                rec.retransmission = true;
+                rec.original_frame = Some(first.frame);
+                deliver = false;
+            }
+        }
+        match &m.body {
+            MessageBody::Data(data) => {
+                rec.transport = TransportInfo::Data {
+                    flags_len: data.flags_len,
+                    reliable: data.reliable,
+                    ordered: data.ordered,
+                    seq: data.seq,
+                    fragment: data.fragment.map(|f| FragmentRef {
+                        index: f.index,
+                        total: f.total,
+                    }),
+                };
+                let payload = plain.get(data.payload.clone()).unwrap_or_default();
+                match data.fragment {
+                    None => {
+                        rec.payload_offset = Some(data.payload.start);
+                        if !payload.is_empty() {
+                            rec.game = Some(self.decode_game(
+                                payload,
+                                session,
+                                client,
+                                dir,
+                                frame,
+                                ts_ns,
+                                deliver,
+                                &mut rec.relay_of,
+                            ));
+                        }
+                    }
+                    Some(f) if deliver => {
+                        let result = self.reassembler.push(
+                            &stream,
+                            Fragment {
+                                seq: data.seq.unwrap_or(0),
+                                index: f.index,
+                                total: f.total,
+                                chunk: payload,
+                                offset: m.offset,
+                                frame,
+                                time_ns: ts_ns,
+                            },
+                        );
+                        rec.warnings.extend(result.warnings);
+                        if let PushOutcome::Complete(done) = result.outcome {
+                            self.counts
+                                .entry(stream)
+                                .or_default()
+                                .fragment_sets_completed += 1;
+                            let game = self.decode_game(
+                                &done.payload,
+                                session,
+                                client,
+                                dir,
+                                frame,
+                                ts_ns,
+                                true,
+                                &mut rec.relay_of,
+                            );
+                            rec.assembled = Some(Assembled {
+                                game,
+                                bytes: done.payload,
+                                frames: done.frames,
+                            });
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
+            MessageBody::Ack(ack) => {
+                counts.acks += 1;
+                let outcome = self.tracker.on_ack(
+                    &(session, client, opposite(dir)),
+                    SeqKey::of_ack(ack),
+                    ts_ns,
+                    frame,
+                );
+                let (acked_frame, delay_ns, duplicate) = match outcome {
+                    AckOutcome::Matched {
+                        message, delay_ns, ..
+                    } => (Some(message.frame), Some(delay_ns), false),
+                    AckOutcome::Duplicate { .. } | AckOutcome::Stale { .. } => (None, None, true),
+                    AckOutcome::Unknown => (None, None, false),
+                };
+                rec.transport = TransportInfo::Ack {
+                    seq: ack.seq,
+                    flags: ack.flags,
+                    fragment_index: ack.fragment_index,
+                    acked_frame,
+                    delay_ns,
+                    duplicate,
+                };
+            }
+            MessageBody::Low(low) => {
+                let time = ts_ns as f64 / 1e9;
+                let ev = match (low.kind, dir) {
+                    (LowKind::Connect, Direction::C2S) => Some(TransportEvent::Connect),
+                    (LowKind::Disconnect | LowKind::ShortDisconnect, _) => {
+                        Some(TransportEvent::Disconnect)
+                    }
+                    (LowKind::Boot, _) => Some(TransportEvent::Boot),
+                    _ => None,
+                };
+                if let Some(ev) = ev {
+                    self.phases
+                        .entry((session, client))
+                        .or_default()
+                        .on_transport(ev, time);
+                }
+                if matches!(
+                    low.kind,
+                    LowKind::Disconnect | LowKind::ShortDisconnect | LowKind::Boot
+                ) {
+                    // The flow layer cannot see disconnects (they are encrypted).
+                    self.flows.client_left(session, client, frame);
+                }
+                rec.transport = TransportInfo::Low {
+                    name: low.kind.name(),
+                    reliable: low.reliable,
+                    seq: low.seq,
+                    fields: low_fields(&low.body, low.payload.clone(), plain),
+                };
+            }
+            MessageBody::Unknown { .. } => {}
+        }
+        rec
+    }
+
+    /// Decode one complete game message; delivered ones also feed the registry, phases
+    /// and relay linking.
+    #[allow(clippy::too_many_arguments)]
+    fn decode_game(
+        &mut self,
+        payload: &[u8],
+        session: usize,
+        client: usize,
+        dir: Direction,
+        frame: u64,
+        ts_ns: i64,
+        delivered: bool,
+        relay_of: &mut Option<u64>,
+    ) -> GameMessage {
+        let st = &mut self.sessions[session];
+        let game = opcodes::decode(
+            payload,
+            &DecodeContext::new(&st.registry, &self.config.ships),
+        );
+        if delivered {
+            let time = ts_ns as f64 / 1e9;
+            st.registry.observe(payload, frame, &self.config.ships);
+            if let Some(link) = st.relay.observe(dir, client, payload, frame, time) {
+                *relay_of = Some(link.original_frame);
+            }
+            if dir == Direction::S2C && game.opcode == 0x00 {
+                if let Some(slot) = game.fields.iter().find(|f| f.name == "player_slot") {
+                    if let Value::Uint(v) = slot.value {
+                        st.slots.insert(client, v as u8);
+                    }
+                }
+            }
+            self.phases
+                .entry((session, client))
+                .or_default()
+                .on_message(dir, payload, time);
+        }
+        game
+    }
+
+    fn finish(mut self) -> CaptureSummary {
+        let frag = self.net.finish();
+        for l in &frag.leftovers {
+            self.summary
+                .problems
+                .push(format!("IP fragments never completed: {l}"));
+        }
+        if frag.not_listed > 0 {
+            self.summary.problems.push(format!(
+                "{} more incomplete IP fragment sets not listed",
+                frag.not_listed
+            ));
+        }
+        let reliability = self.tracker.finish();
+        let mut unacked: HashMap<StreamKey, u64> = HashMap::new();
+        for u in &reliability.unacked {
+            *unacked.entry(u.stream).or_default() += 1;
+        }
+        let (incomplete, _) = self.reassembler.finish();
+        let mut open_sets: HashMap<StreamKey, u64> = HashMap::new();
+        for i in &incomplete {
+            *open_sets.entry(i.stream).or_default() += 1;
+            self.summary.problems.push(format!(
+                "fragment set seq {} of session {} client {} {} never completed ({} of {} fragments, frames {}–{})",
+                i.seq,
+                i.stream.0,
+                i.stream.1,
+                i.stream.2,
+                i.have.len(),
+                i.total.map(|t| t.to_string()).unwrap_or_else(|| "?".into()),
+                i.first.frame,
+                i.last.frame
+            ));
+        }
+        let _ = self.reassembly_dropped;
+        let end = self.summary.last_ts_ns.unwrap_or(0);
+        let facts: BTreeMap<ClientKey, _> = self.facts.finish(end).into_iter().collect();
+        for (si, s) in self.flows.sessions().iter().enumerate() {
+            let st = self.sessions.get(si);
+            let mut ss = SessionSummary {
+                index: si,
+                server: Some(s.server),
+                first_frame: s.activity.first_frame,
+                last_frame: s.activity.last_frame,
+                first_ts_ns: s.activity.first_ts_ns,
+                last_ts_ns: s.activity.last_ts_ns,
+                clients: Vec::new(),
+            };
+            for (ci, c) in s.clients.iter().enumerate() {
+                let f = facts.get(&(si, ci));
+                let slot = st.and_then(|st| st.slots.get(&ci).copied());
+                let ships = match (st, slot) {
+                    (Some(st), Some(slot)) => st
+                        .registry
+                        .iter()
+                        .filter(|o| o.owner_slot == slot && o.species.is_some())
+                        .map(|o| {
+                            let team = o.team.map(|t| format!(", team {t}")).unwrap_or_default();
+                            format!("{} 0x{:08X}{team}", o.class_name, o.object_id)
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let left = f.and_then(|f| {
+                    if !f.boots.is_empty() {
+                        Some("boot".to_string())
+                    } else if f.disconnect.is_some() {
+                        Some("disconnect".to_string())
+                    } else if f.timed_out {
+                        Some("timeout".to_string())
+                    } else {
+                        None
+                    }
+                });
+                let mut cs = ClientSummary {
+                    index: ci,
+                    addr: Some(c.addr),
+                    name: f.and_then(|f| f.name.clone()),
+                    peer_id: f.and_then(|f| f.assigned_peer_id).or(c.peer_id),
+                    slot,
+                    ships,
+                    first_frame: c.activity.first_frame,
+                    last_frame: c.activity.last_frame,
+                    first_ts_ns: c.activity.first_ts_ns,
+                    last_ts_ns: c.activity.last_ts_ns,
+                    left,
+                    phase: self.phases.get(&(si, ci)).map(|p| p.phase().to_string()),
+                    dirs: Default::default(),
+                };
+                for dir in [Direction::C2S, Direction::S2C] {
+                    let i = dir.index();
+                    let k = (si, ci, dir);
+                    let n = self.counts.get(&k).cloned().unwrap_or_default();
+                    cs.dirs[i] = DirSummary {
+                        packets: c.counters.packets[i],
+                        bytes: c.counters.bytes[i],
+                        gamespy: c.counters.gamespy[i],
+                        messages: n.messages,
+                        reliable: n.reliable,
+                        retransmissions: n.retransmissions,
+                        acks: n.acks,
+                        unacked: unacked.get(&k).copied().unwrap_or(0),
+                        fragment_sets_completed: n.fragment_sets_completed,
+                        fragment_sets_incomplete: open_sets.get(&k).copied().unwrap_or(0),
+                        warnings: n.warnings,
+                        non_stock: n.non_stock,
+                    };
+                }
+                ss.clients.push(cs);
+            }
+            self.summary.sessions.push(ss);
+        }
+        self.summary
+    }
+}
+
+/// Fields of a connection-management message body (spans relative to the message).
+fn low_fields(body: &LowBody, payload: std::ops::Range<usize>, plain: &[u8]) -> Vec<Field> {
+    let base = payload.start;
+    let rel = |r: std::ops::Range<usize>| {
+        Span::new(r.start.saturating_sub(base), r.end.saturating_sub(base))
+    };
+    let ip = |a: [u8; 4]| Value::Text(std::net::Ipv4Addr::from(a).to_string());
+    match body {
+        LowBody::PeerInfo {
+            peer_id,
+            ipv4,
+            name,
+            ..
+        } => vec![
+            Field::new("peer_id", Value::Hex(*peer_id as u64), rel(base..base + 1)),
+            Field::new("address", ip(*ipv4), rel(base + 1..base + 5)),
+            Field::new(
+                "name",
+                Value::Text(
+                    plain
+                        .get(name.clone())
+                        .map(utf16le_to_string)
+                        .unwrap_or_default(),
+                ),
+                rel(name.clone()),
+            ),
+        ],
+        LowBody::ConnectRequest {
+            ipv4,
+            port_bytes,
+            tail,
+        } => vec![
+            Field::new("address", ip(*ipv4), rel(base..base + 4)),
+            Field::new(
+                "port_bytes",
+                Value::Bytes(port_bytes.to_vec()),
+                rel(base + 4..base + 6),
+            ),
+            Field::new(
+                "tail",
+                Value::Bytes(tail.to_vec()),
+                rel(base + 6..base + 10),
+            ),
+        ],
+        LowBody::ConnectReply { assigned_peer_id } => vec![Field::new(
+            "assigned_peer_id",
+            Value::Hex(*assigned_peer_id as u64),
+            rel(base..base + 1),
+        )],
+        LowBody::Disconnect { peer_id, ipv4 } => vec![
+            Field::new("peer_id", Value::Hex(*peer_id as u64), rel(base..base + 1)),
+            Field::new("address", ip(*ipv4), rel(base + 1..base + 5)),
+        ],
+        LowBody::Raw => {
+            let raw = plain.get(payload.clone()).unwrap_or_default();
+            if raw.is_empty() {
+                Vec::new()
+            } else {
+                vec![Field::new("raw", Value::Bytes(raw.to_vec()), rel(payload))]
+            }
+        }
+    }
+}
+
+/// Open a capture by path (`-` = standard input) with a readable error.
+pub fn open(path: &str) -> Result<CaptureReader> {
+    CaptureReader::open(path).map_err(|e| anyhow::anyhow!("{path}: {e}"))
+}
+
+/// Warnings as one line each, for `-v`.
+pub fn describe_warnings(w: &[Warning]) -> Vec<String> {
+    w.iter().map(|w| w.to_string()).collect()
+}

@@ -175,8 +175,9 @@ impl Stats {
         }
     }
 
-    pub fn set_unacked(&mut self, dir: Direction, n: u64) {
-        self.dirs[dir.index()].unacked = n;
+    /// Unacknowledged reliable messages, known only at the end of a capture.
+    pub fn add_unacked(&mut self, dir: Direction, n: u64) {
+        self.dirs[dir.index()].unacked += n;
     }
 
     pub fn to_json(&self) -> Json {

@@ -1,0 +1,443 @@
+//! `info`, `decode`, `show`, `stats`, `flows` and `diff`: capture in, report out.
+
+use super::Output;
+use crate::cli::{
+    DecodeArgs, DecodeFormat, DiffArgs, FlowsArgs, InfoArgs, InputArgs, ShowArgs, StatsArgs,
+    TableOrJson,
+};
+use crate::game::ships::ShipCatalog;
+use crate::pipeline::filter::{parse_duration_ns, Filter};
+use crate::pipeline::record::{PacketBody, PacketRecord};
+use crate::pipeline::summary::CaptureSummary;
+use crate::pipeline::{self, Config, Control, NullSink, Pipeline, Sink};
+use crate::report::decode::{packet_csv, packet_lines, LineContext, CSV_HEADER};
+use crate::report::diff::{self, Comparison, Digest, Fetcher};
+use crate::report::info;
+use crate::report::json::packet_json;
+use crate::report::names::Names;
+use crate::report::stats::Stats;
+use crate::report::term::Palette;
+use anyhow::{Context, Result};
+use serde_json::{json, Value as Json};
+use std::io::Write;
+
+/// Pipeline configuration from the shared input options.
+pub fn config(input: &InputArgs) -> Result<Config> {
+    let ships = match &input.ships {
+        Some(path) => ShipCatalog::load_file(path).map_err(|e| anyhow::anyhow!("{e}"))?,
+        None => ShipCatalog::stock(),
+    };
+    Ok(Config {
+        game_port: input.port,
+        ships,
+    })
+}
+
+/// Run one capture through the pipeline.
+pub fn run_file(path: &str, config: &Config, sink: &mut dyn Sink) -> Result<CaptureSummary> {
+    let reader = pipeline::open(path)?;
+    Pipeline::new(config.clone()).run(reader, sink)
+}
+
+fn warn_problems(path: &str, s: &CaptureSummary, out: Output) {
+    if out.quiet {
+        return;
+    }
+    for p in &s.problems {
+        eprintln!("bcwire: warning: {path}: {p}");
+    }
+}
+
+pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
+    let cfg = config(&a.input)?;
+    let pal = Palette::new(out.color);
+    let mut all = Vec::new();
+    for path in &a.files {
+        let s = run_file(path, &cfg, &mut NullSink)?;
+        match a.format {
+            TableOrJson::Table => {
+                if a.files.len() > 1 {
+                    writeln!(w, "{}", pal.heading(path))?;
+                }
+                write!(w, "{}", info::render_info(path, &s, pal))?;
+            }
+            TableOrJson::Json => {
+                let mut j = info::info_json(&s);
+                j["file"] = json!(path);
+                all.push(j);
+            }
+        }
+    }
+    if a.format == TableOrJson::Json {
+        let j = if all.len() == 1 {
+            all.remove(0)
+        } else {
+            Json::Array(all)
+        };
+        writeln!(w, "{}", serde_json::to_string_pretty(&j)?)?;
+    }
+    Ok(0)
+}
+
+pub fn flows(a: FlowsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
+    let cfg = config(&a.input)?;
+    let s = run_file(&a.file, &cfg, &mut NullSink)?;
+    warn_problems(&a.file, &s, out);
+    match a.format {
+        TableOrJson::Table => write!(w, "{}", info::render_flows(&s, Palette::new(out.color)))?,
+        TableOrJson::Json => writeln!(
+            w,
+            "{}",
+            serde_json::to_string_pretty(&info::flows_json(&s))?
+        )?,
+    }
+    Ok(0)
+}
+
+/// Streams decoded records to the output in the chosen format.
+struct DecodeSink<'w> {
+    w: &'w mut dyn Write,
+    format: DecodeFormat,
+    filter: Filter,
+    hex: bool,
+    palette: Palette,
+    first_ts_ns: Option<i64>,
+    written: u64,
+    game_packets: u64,
+    gamespy_packets: u64,
+    messages: u64,
+    warnings: u64,
+}
+
+impl DecodeSink<'_> {
+    fn keep(&self, p: &PacketRecord, names: &dyn Names) -> bool {
+        let first = self.first_ts_ns.unwrap_or(p.ts_ns);
+        if !self.filter.keep_packet(p, first, names) {
+            return false;
+        }
+        match &p.body {
+            PacketBody::GameSpy { .. } => self.filter.selects_all_messages(),
+            PacketBody::Game(g) => g
+                .messages
+                .iter()
+                .any(|m| self.filter.keep_message(m, p.session, names)),
+        }
+    }
+}
+
+impl Sink for DecodeSink<'_> {
+    fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
+        let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
+        if !self.keep(p, names) {
+            return Ok(Control::Continue);
+        }
+        match &p.body {
+            PacketBody::Game(g) => {
+                self.game_packets += 1;
+                self.messages += g.messages.len() as u64;
+                self.warnings += g.warnings.len() as u64
+                    + g.messages
+                        .iter()
+                        .map(|m| m.warnings.len() as u64)
+                        .sum::<u64>();
+            }
+            PacketBody::GameSpy { .. } => self.gamespy_packets += 1,
+        }
+        let filter = &self.filter;
+        let keep =
+            |m: &crate::pipeline::record::MessageRecord| filter.keep_message(m, p.session, names);
+        let describe = |id: u32| names.describe_object(p.session, id);
+        match self.format {
+            DecodeFormat::Table => {
+                let cx = LineContext {
+                    first_ts_ns: first,
+                    names,
+                    palette: self.palette,
+                };
+                self.w.write_all(packet_lines(p, &keep, &cx).as_bytes())?;
+            }
+            DecodeFormat::Csv => {
+                if self.written == 0 {
+                    writeln!(self.w, "{CSV_HEADER}")?;
+                }
+                self.w.write_all(packet_csv(p, &keep).as_bytes())?;
+            }
+            DecodeFormat::Jsonl | DecodeFormat::Json => {
+                let mut j = packet_json(
+                    p,
+                    self.hex,
+                    names.client_name(p.session, p.client).as_deref(),
+                    &describe,
+                );
+                if !filter.selects_all_messages() {
+                    if let (Some(Json::Array(msgs)), PacketBody::Game(g)) =
+                        (j.get_mut("messages"), &p.body)
+                    {
+                        let kept: Vec<Json> = msgs
+                            .drain(..)
+                            .zip(&g.messages)
+                            .filter(|(_, m)| keep(m))
+                            .map(|(j, _)| j)
+                            .collect();
+                        *msgs = kept;
+                    }
+                }
+                if self.format == DecodeFormat::Json {
+                    self.w
+                        .write_all(if self.written == 0 { b"[\n" } else { b",\n" })?;
+                }
+                serde_json::to_writer(&mut *self.w, &j)?;
+                if self.format == DecodeFormat::Jsonl {
+                    self.w.write_all(b"\n")?;
+                }
+            }
+        }
+        self.written += 1;
+        Ok(Control::Continue)
+    }
+}
+
+pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
+    let cfg = config(&a.input)?;
+    let filter = Filter::from_args(&a.filter)?;
+    let mut sink = DecodeSink {
+        w,
+        format: a.format,
+        filter,
+        hex: a.hex,
+        palette: Palette::new(out.color),
+        first_ts_ns: None,
+        written: 0,
+        game_packets: 0,
+        gamespy_packets: 0,
+        messages: 0,
+        warnings: 0,
+    };
+    let s = run_file(&a.file, &cfg, &mut sink)?;
+    warn_problems(&a.file, &s, out);
+    if matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) {
+        let summary = json!({
+            "type": "summary",
+            "schema_version": crate::report::json::SCHEMA_VERSION,
+            "frames": s.frames,
+            "packets": sink.written,
+            "game_packets": sink.game_packets,
+            "gamespy_packets": sink.gamespy_packets,
+            "messages": sink.messages,
+            "warnings": sink.warnings,
+            "capture": info::info_json(&s),
+        });
+        if a.format == DecodeFormat::Json {
+            sink.w
+                .write_all(if sink.written == 0 { b"[\n" } else { b",\n" })?;
+            serde_json::to_writer(&mut *sink.w, &summary)?;
+            sink.w.write_all(b"\n]\n")?;
+        } else {
+            serde_json::to_writer(&mut *sink.w, &summary)?;
+            sink.w.write_all(b"\n")?;
+        }
+    }
+    Ok(0)
+}
+
+struct ShowSink<'w> {
+    w: &'w mut dyn Write,
+    frame: Option<u64>,
+    filter: Filter,
+    limit: usize,
+    shown: usize,
+    palette: Palette,
+    first_ts_ns: Option<i64>,
+}
+
+impl Sink for ShowSink<'_> {
+    fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
+        let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
+        let selected = match self.frame {
+            Some(f) => p.frame == f,
+            None => {
+                self.filter.keep_packet(p, first, names)
+                    && match &p.body {
+                        PacketBody::Game(g) => g
+                            .messages
+                            .iter()
+                            .any(|m| self.filter.keep_message(m, p.session, names)),
+                        PacketBody::GameSpy { .. } => self.filter.selects_all_messages(),
+                    }
+            }
+        };
+        if selected {
+            if self.shown > 0 {
+                writeln!(self.w)?;
+            }
+            self.w.write_all(
+                crate::report::show::render_packet(p, first, names, self.palette).as_bytes(),
+            )?;
+            self.shown += 1;
+        }
+        let done = match self.frame {
+            Some(f) => p.frame >= f,
+            None => self.shown >= self.limit,
+        };
+        Ok(if done {
+            Control::Stop
+        } else {
+            Control::Continue
+        })
+    }
+}
+
+pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
+    let cfg = config(&a.input)?;
+    let mut sink = ShowSink {
+        w,
+        frame: a.frame,
+        filter: Filter::from_args(&a.filter)?,
+        limit: a.limit.max(1),
+        shown: 0,
+        palette: Palette::new(out.color),
+        first_ts_ns: None,
+    };
+    let s = run_file(&a.file, &cfg, &mut sink)?;
+    warn_problems(&a.file, &s, out);
+    if sink.shown == 0 {
+        let what = match a.frame {
+            Some(f) if f > s.frames => format!(
+                "frame {f} is past the end of the capture ({} frames)",
+                s.frames
+            ),
+            Some(f) => format!("frame {f} is not a Bridge Commander datagram (see `bcwire info`)"),
+            None => "no datagram matches the filter".to_string(),
+        };
+        eprintln!("bcwire: {what}");
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+struct StatsSink<'a> {
+    stats: &'a mut Stats,
+    filter: Filter,
+    first_ts_ns: Option<i64>,
+}
+
+impl Sink for StatsSink<'_> {
+    fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
+        let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
+        if self.filter.keep_packet(p, first, names) {
+            self.stats.add(p, names);
+        }
+        Ok(Control::Continue)
+    }
+}
+
+pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
+    let cfg = config(&a.input)?;
+    let interval = a.interval.as_deref().map(parse_duration_ns).transpose()?;
+    let mut stats = Stats::new(a.by, interval);
+    let filter = Filter::from_args(&a.filter)?;
+    for path in &a.files {
+        let mut sink = StatsSink {
+            stats: &mut stats,
+            filter: filter.clone(),
+            first_ts_ns: None,
+        };
+        let s = run_file(path, &cfg, &mut sink)?;
+        warn_problems(path, &s, out);
+        for sess in &s.sessions {
+            for c in &sess.clients {
+                for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
+                    stats.add_unacked(dir, c.dir(dir).unacked);
+                }
+            }
+        }
+    }
+    match a.format {
+        TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
+        TableOrJson::Json => writeln!(w, "{}", serde_json::to_string_pretty(&stats.to_json())?)?,
+    }
+    Ok(0)
+}
+
+struct DigestSink<'a> {
+    digest: &'a mut Digest,
+    cmp: &'a Comparison,
+}
+
+impl Sink for DigestSink<'_> {
+    fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
+        self.digest.add(p, names, self.cmp);
+        Ok(Control::Continue)
+    }
+}
+
+struct FetchSink<'a> {
+    fetcher: &'a mut Fetcher,
+    wanted: &'a std::collections::BTreeSet<(diff::FlowKey, usize)>,
+}
+
+impl Sink for FetchSink<'_> {
+    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> Result<Control> {
+        self.fetcher.add(p, self.wanted);
+        Ok(if self.fetcher.complete(self.wanted) {
+            Control::Stop
+        } else {
+            Control::Continue
+        })
+    }
+}
+
+pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
+    let cfg = config(&a.input)?;
+    let cmp = Comparison::new(a.include_volatile, &a.ignore);
+    let digest = |path: &str| -> Result<Digest> {
+        let mut d = Digest::default();
+        let s = run_file(
+            path,
+            &cfg,
+            &mut DigestSink {
+                digest: &mut d,
+                cmp: &cmp,
+            },
+        )
+        .with_context(|| format!("reading {path}"))?;
+        warn_problems(path, &s, out);
+        Ok(d)
+    };
+    let (da, db) = (digest(&a.a)?, digest(&a.b)?);
+    let mut result = diff::compare(&da, &db, a.max_differences);
+    if !result.wanted.is_empty() {
+        let mut fa = Fetcher::default();
+        let mut fb = Fetcher::default();
+        run_file(
+            &a.a,
+            &cfg,
+            &mut FetchSink {
+                fetcher: &mut fa,
+                wanted: &result.wanted,
+            },
+        )?;
+        run_file(
+            &a.b,
+            &cfg,
+            &mut FetchSink {
+                fetcher: &mut fb,
+                wanted: &result.wanted,
+            },
+        )?;
+        diff::explain(&mut result, &fa, &fb, &cmp);
+    }
+    match a.format {
+        TableOrJson::Table => write!(
+            w,
+            "{}",
+            diff::render(&result, &a.a, &a.b, Palette::new(out.color))
+        )?,
+        TableOrJson::Json => writeln!(
+            w,
+            "{}",
+            serde_json::to_string_pretty(&diff::to_json(&result))?
+        )?,
+    }
+    Ok(if result.is_same() { 0 } else { 1 })
+}
