@@ -324,6 +324,7 @@ impl Pipeline {
             payload_offset: None,
             retransmission: false,
             original_frame: None,
+            keepalive: false,
             game: None,
             assembled: None,
             relay_of: None,
@@ -340,10 +341,16 @@ impl Pipeline {
             if let Delivery::Retransmission { first, .. } =
                 self.tracker.on_message(&stream, key, bytes, ts_ns, frame)
             {
-                counts.retransmissions += 1;
-                rec.retransmission = true;
                 rec.original_frame = Some(first.frame);
                 deliver = false;
+                // Keepalives (type 0x00 peer info) repeat the same bytes under the same
+                // seq about once a second; the sender logs them as new sends.
+                if is_peer_info(&m.body) {
+                    rec.keepalive = true;
+                } else {
+                    counts.retransmissions += 1;
+                    rec.retransmission = true;
+                }
             }
         }
         match &m.body {
@@ -627,6 +634,10 @@ impl Pipeline {
         }
         self.summary
     }
+}
+
+fn is_peer_info(body: &MessageBody) -> bool {
+    matches!(body, MessageBody::Low(l) if l.kind == LowKind::PeerInfo)
 }
 
 /// Fields of a connection-management message body (spans relative to the message).

@@ -59,6 +59,9 @@ pub fn transport_summary(m: &MessageRecord) -> String {
     if m.retransmission {
         s.push_str(" RETX");
     }
+    if m.keepalive {
+        s.push_str(" keepalive");
+    }
     s
 }
 

@@ -44,6 +44,9 @@ pub fn message_json(msg: &MessageRecord, names: &dyn Fn(u32) -> Option<String>) 
         },
     );
     m.insert("retransmission".into(), json!(msg.retransmission));
+    if msg.keepalive {
+        m.insert("keepalive".into(), json!(true));
+    }
     if let Some(f) = msg.original_frame {
         m.insert("original_frame".into(), json!(f));
     }
@@ -85,10 +88,16 @@ pub fn message_json(msg: &MessageRecord, names: &dyn Fn(u32) -> Option<String>) 
     }
     if let Some(g) = &msg.game {
         for (k, v) in game_json(g) {
-            if k == "warnings" {
-                continue;
+            match k.as_str() {
+                "warnings" => {}
+                // `length` is the transport message's; the game message's has its own name.
+                "length" => {
+                    m.insert("game_length".into(), v);
+                }
+                _ => {
+                    m.insert(k, v);
+                }
             }
-            m.insert(k, v);
         }
         if let Some(obj) = object_of(g) {
             if let Some(n) = names(obj) {
