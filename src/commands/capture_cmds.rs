@@ -9,7 +9,7 @@ use crate::game::ships::ShipCatalog;
 use crate::pipeline::filter::{parse_duration_ns, Filter};
 use crate::pipeline::record::{PacketBody, PacketRecord};
 use crate::pipeline::summary::CaptureSummary;
-use crate::pipeline::{self, Config, Control, NullSink, Pipeline, Sink};
+use crate::pipeline::{self, Config, Control, Detail, NullSink, Pipeline, Sink};
 use crate::report::decode::{packet_csv, packet_lines, LineContext, CSV_HEADER};
 use crate::report::diff::{self, Comparison, Digest, Fetcher};
 use crate::report::info;
@@ -328,6 +328,12 @@ impl Sink for StatsSink<'_> {
             self.stats.add(p, names);
         }
         Ok(Control::Continue)
+    }
+
+    /// Statistics count messages and read StateUpdate summaries, never fields; the
+    /// filter here is packet-level only.
+    fn detail(&self) -> Detail {
+        Detail::Lean
     }
 }
 

@@ -13,7 +13,8 @@
 
 use crate::diag::Direction;
 use crate::net::Datagram;
-use std::collections::HashMap;
+// Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 use std::net::SocketAddr;
 
@@ -251,7 +252,7 @@ impl SessionTable {
         SessionTable {
             config,
             sessions: Vec::new(),
-            current: HashMap::new(),
+            current: HashMap::default(),
             unrelated: 0,
             table_full: 0,
         }
@@ -337,7 +338,7 @@ impl SessionTable {
                     activity: Activity::start(d),
                     counters: Counters::default(),
                     clients: Vec::new(),
-                    by_addr: HashMap::new(),
+                    by_addr: HashMap::default(),
                     previous,
                 });
                 let index = self.sessions.len() - 1;

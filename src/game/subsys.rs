@@ -270,11 +270,56 @@ pub fn fitting_classes<'c>(r: &Reader<'_>, catalog: &'c ShipCatalog) -> Vec<&'c 
     catalog
         .classes()
         .iter()
-        .filter(|c| {
-            let mut probe = r.clone();
-            read_block(&mut probe, c).is_ok_and(|b| b.fits())
-        })
+        .filter(|c| block_fits(r, c))
         .collect()
+}
+
+/// `read_block(r, class).is_ok_and(|b| b.fits())` without building the records: this
+/// runs once per catalog class for every block that is kept raw, so it must not
+/// allocate.
+pub fn block_fits(r: &Reader<'_>, class: &ShipClass) -> bool {
+    let mut r = r.clone();
+    let Ok(start) = r.u8("subsystem start index") else {
+        return false;
+    };
+    let n = class.len();
+    if start as usize >= n {
+        return false;
+    }
+    let mut i = start as usize;
+    while !r.is_empty() {
+        let Some(entry) = class.entry(i) else { break };
+        if skip_record(&mut r, entry).is_err() {
+            return false;
+        }
+        i = (i + 1) % n;
+        if i == start as usize && !r.is_empty() {
+            // Wrapped past a full cycle: never a fit.
+            return false;
+        }
+    }
+    r.open_bits() == 0
+}
+
+/// The reads of [`read_record`], values dropped.
+fn skip_record(r: &mut Reader<'_>, entry: &SubsystemLayout) -> DecodeResult<()> {
+    r.u8("condition")?;
+    r.bytes(entry.children.len(), "child conditions")?;
+    match entry.format {
+        RecordFormat::Base => {}
+        RecordFormat::Power => {
+            r.bytes(2, "batteries")?;
+        }
+        RecordFormat::Powered | RecordFormat::Shield => {
+            if r.bit("has-power-data bit")? {
+                r.u8("power percent")?;
+            }
+            if entry.format == RecordFormat::Shield {
+                r.bytes(6, "shield facings")?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Condition-style byte as a percentage (× 100 / 255), one decimal.
@@ -604,6 +649,68 @@ mod tests {
             s,
             "Tractors 100% (Forward Tractor 100%, Aft Tractor 100%), no power data"
         );
+    }
+
+    /// The allocation-free probe agrees with a full read on every stock class, for
+    /// blocks the host would send, with an open packed byte before them, and for
+    /// pseudo-random bytes of every length up to 24.
+    #[test]
+    fn block_fits_agrees_with_read_block() {
+        let catalog = ShipCatalog::stock();
+        let mut inputs: Vec<(Vec<u8>, u8)> = Vec::new();
+        for c in catalog.classes() {
+            for cursor in 0..c.len() {
+                for open in [0u8, 1, 2] {
+                    let (block, _) = plan_host_block(c, cursor, open, |i, e| {
+                        SubsystemRecord::full(i as u8, e, Some(100))
+                    });
+                    let mut w = Writer::new();
+                    for _ in 0..open {
+                        w.bit(true);
+                    }
+                    write_block(&mut w, &block);
+                    inputs.push((w.as_slice().to_vec(), open));
+                }
+            }
+        }
+        let mut x = 0x1234_5678u32;
+        for len in 0..24 {
+            for _ in 0..20 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|k| {
+                        x ^= x << 13;
+                        x ^= x >> 17;
+                        x ^= x << 5;
+                        // Small start indices often, so records get read.
+                        if k == 0 {
+                            (x % 16) as u8
+                        } else {
+                            x as u8
+                        }
+                    })
+                    .collect();
+                inputs.push((bytes, 0));
+            }
+        }
+        let mut fits = 0;
+        for (bytes, open) in &inputs {
+            let mut base = Reader::new(bytes);
+            for _ in 0..*open {
+                base.bit("open").unwrap();
+            }
+            for c in catalog.classes() {
+                let mut full = base.clone();
+                let expected = read_block(&mut full, c).is_ok_and(|b| b.fits());
+                assert_eq!(
+                    block_fits(&base, c),
+                    expected,
+                    "{bytes:02x?} {}",
+                    c.display_name
+                );
+                fits += expected as usize;
+            }
+        }
+        assert!(fits > 100, "the inputs exercise fitting blocks ({fits})");
     }
 
     #[test]

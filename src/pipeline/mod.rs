@@ -28,7 +28,9 @@ use anyhow::Result;
 use record::{
     Assembled, FragmentRef, GamePacket, MessageRecord, PacketBody, PacketRecord, TransportInfo,
 };
-use std::collections::{BTreeMap, HashMap};
+// Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
 
 /// A client of a session: (session index, client index).
@@ -43,9 +45,26 @@ pub enum Control {
     Stop,
 }
 
+/// How much of each record a sink reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Everything.
+    Full,
+    /// No `fields` on game messages (except Settings, which the pipeline reads itself)
+    /// nor on connection-management messages; everything else is the same, warnings
+    /// included. Building field trees is most of the cost of a full decode, and
+    /// statistics never look at them.
+    Lean,
+}
+
 /// Receives the records of a run, in capture order.
 pub trait Sink {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control>;
+
+    /// What this sink reads; asked once, before the first record.
+    fn detail(&self) -> Detail {
+        Detail::Full
+    }
 }
 
 /// A sink that keeps nothing (for `info` and `flows`, which only need the summary).
@@ -54,6 +73,9 @@ pub struct NullSink;
 impl Sink for NullSink {
     fn packet(&mut self, _: &PacketRecord, _: &dyn Names) -> Result<Control> {
         Ok(Control::Continue)
+    }
+    fn detail(&self) -> Detail {
+        Detail::Lean
     }
 }
 
@@ -107,6 +129,12 @@ pub struct Pipeline {
     summary: CaptureSummary,
     /// Warnings raised by the reassembler when it gives sets up (limits), for the summary.
     reassembly_dropped: u64,
+    /// The sink asked for [`Detail::Lean`] records.
+    lean: bool,
+    /// The message list of the previous record, kept for its capacity.
+    spare_messages: Vec<MessageRecord>,
+    /// The transport walk of the previous datagram, kept for its capacity.
+    spare_packet: Packet,
 }
 
 /// Names as known right now, for reports.
@@ -158,16 +186,20 @@ impl Pipeline {
             tracker: Tracker::new(),
             reassembler: Reassembler::new(Default::default()),
             facts: SessionFacts::new(),
-            phases: HashMap::new(),
-            counts: HashMap::new(),
+            phases: HashMap::default(),
+            counts: HashMap::default(),
             summary: CaptureSummary::default(),
             reassembly_dropped: 0,
+            lean: false,
+            spare_messages: Vec::new(),
+            spare_packet: Packet::default(),
         }
     }
 
     /// Read a whole capture, handing each BC datagram's record to `sink`.
     pub fn run(mut self, mut reader: CaptureReader, sink: &mut dyn Sink) -> Result<CaptureSummary> {
         self.summary.format = format_name(reader.format());
+        self.lean = sink.detail() == Detail::Lean;
         let mut frame = Frame::default();
         loop {
             match reader.read_into(&mut frame) {
@@ -201,7 +233,7 @@ impl Pipeline {
         *s.link_types
             .entry(link_type::name(frame.link_type).to_string())
             .or_default() += 1;
-        let d = match self.net.decode(frame) {
+        let mut d = match self.net.decode(frame) {
             NetOutcome::Datagram(d) => d,
             NetOutcome::FragmentHeld => return Ok(Control::Continue),
             NetOutcome::Skipped(why) => {
@@ -221,6 +253,7 @@ impl Pipeline {
         }
         let time = d.ts_ns as f64 / 1e9;
         let ckey = (c.session, c.client);
+        let udp_len = d.payload.len();
         let body = match c.kind {
             PayloadKind::NotBc(why) => {
                 *s.not_bc.entry(why.to_string()).or_default() += 1;
@@ -238,7 +271,8 @@ impl Pipeline {
             }
             PayloadKind::Bc { peer_id } => {
                 s.game_frames += 1;
-                let mut plain = d.payload.clone();
+                // Decrypt in place: the encrypted bytes are not needed any more.
+                let mut plain = std::mem::take(&mut d.payload);
                 cipher::decrypt(&mut plain);
                 self.facts
                     .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
@@ -260,14 +294,20 @@ impl Pipeline {
             direction: c.direction,
             session: c.session,
             client: c.client,
-            udp_len: d.payload.len(),
+            udp_len,
             body,
         };
         let names = NameView {
             facts: &self.facts,
             sessions: &self.sessions,
         };
-        sink.packet(&rec, &names)
+        let control = sink.packet(&rec, &names);
+        if let PacketBody::Game(g) = rec.body {
+            let mut spare = g.messages;
+            spare.clear();
+            self.spare_messages = spare;
+        }
+        control
     }
 
     fn game_packet(
@@ -279,13 +319,15 @@ impl Pipeline {
         ts_ns: i64,
         frame: u64,
     ) -> GamePacket {
-        let pkt: Packet = packet::parse(&plain);
+        let mut pkt: Packet = std::mem::take(&mut self.spare_packet);
+        packet::parse_into(&plain, &mut pkt);
         let stream: StreamKey = (session, client, dir);
         let ckey = (session, client);
         let time = ts_ns as f64 / 1e9;
         let phase = self.phases.entry(ckey).or_default();
         phase.on_transport(TransportEvent::Packet, time);
-        let mut messages = Vec::with_capacity(pkt.messages.len());
+        let mut messages = std::mem::take(&mut self.spare_messages);
+        messages.reserve(pkt.messages.len());
         for m in &pkt.messages {
             self.facts.on_message(&ckey, dir, m, &plain, ts_ns, frame);
             messages.push(self.message(m, &plain, stream, ts_ns, frame));
@@ -297,13 +339,15 @@ impl Pipeline {
             .iter()
             .filter(|w| w.code == "non_stock")
             .count() as u64;
-        GamePacket {
+        let g = GamePacket {
             peer_id: pkt.peer_id,
             msg_count: pkt.msg_count,
             plain,
             messages,
-            warnings: pkt.warnings,
-        }
+            warnings: std::mem::take(&mut pkt.warnings),
+        };
+        self.spare_packet = pkt;
+        g
     }
 
     fn message(
@@ -472,7 +516,11 @@ impl Pipeline {
                     name: low.kind.name(),
                     reliable: low.reliable,
                     seq: low.seq,
-                    fields: low_fields(&low.body, low.payload.clone(), plain),
+                    fields: if self.lean {
+                        Vec::new()
+                    } else {
+                        low_fields(&low.body, low.payload.clone(), plain)
+                    },
                 };
             }
             MessageBody::Unknown { .. } => {}
@@ -495,10 +543,12 @@ impl Pipeline {
         relay_of: &mut Option<u64>,
     ) -> GameMessage {
         let st = &mut self.sessions[session];
-        let game = opcodes::decode(
-            payload,
-            &DecodeContext::new(&st.registry, &self.config.ships),
-        );
+        let mut ctx = DecodeContext::new(&st.registry, &self.config.ships);
+        // Settings carries the player slot read below.
+        if self.lean && payload.first() != Some(&0x00) {
+            ctx = ctx.lean();
+        }
+        let game = opcodes::decode(payload, &ctx);
         if delivered {
             let time = ts_ns as f64 / 1e9;
             st.registry.observe(payload, frame, &self.config.ships);
@@ -534,12 +584,12 @@ impl Pipeline {
             ));
         }
         let reliability = self.tracker.finish();
-        let mut unacked: HashMap<StreamKey, u64> = HashMap::new();
+        let mut unacked: HashMap<StreamKey, u64> = HashMap::default();
         for u in &reliability.unacked {
             *unacked.entry(u.stream).or_default() += 1;
         }
         let (incomplete, _) = self.reassembler.finish();
-        let mut open_sets: HashMap<StreamKey, u64> = HashMap::new();
+        let mut open_sets: HashMap<StreamKey, u64> = HashMap::default();
         for i in &incomplete {
             *open_sets.entry(i.stream).or_default() += 1;
             self.summary.problems.push(format!(

@@ -9,7 +9,8 @@ use super::low::{utf16le_to_string, LowBody, LowKind};
 use super::packet::{Message, MessageBody};
 use super::reliability::Seen;
 use crate::diag::{Direction, Warning};
-use std::collections::HashMap;
+// Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
+use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hash;
 
 /// Stock peers drop a peer after 45 s of silence (README §5 timers).
@@ -80,7 +81,7 @@ impl<C: Hash + Eq + Clone> Default for SessionFacts<C> {
 impl<C: Hash + Eq + Clone> SessionFacts<C> {
     pub fn new() -> SessionFacts<C> {
         SessionFacts {
-            clients: HashMap::new(),
+            clients: HashMap::default(),
         }
     }
 

@@ -12,7 +12,9 @@
 use super::hash::Fingerprint;
 use super::reliability::{Seen, RETRANSMIT_HORIZON_NS};
 use crate::diag::Warning;
-use std::collections::{HashMap, VecDeque};
+// Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 use std::hash::Hash;
 
 /// Bounds on reassembly state.
@@ -171,9 +173,9 @@ impl<K: Hash + Eq + Clone> Reassembler<K> {
     pub fn new(limits: Limits) -> Reassembler<K> {
         Reassembler {
             limits,
-            open: HashMap::new(),
+            open: HashMap::default(),
             total_bytes: 0,
-            delivered: HashMap::new(),
+            delivered: HashMap::default(),
             delivered_order: VecDeque::new(),
             next_generation: 0,
             dropped: Vec::new(),

@@ -15,7 +15,9 @@
 
 use super::hash::Fingerprint;
 use super::packet::{Ack, Counter, Message, MessageBody};
-use std::collections::{HashMap, VecDeque};
+// Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 use std::hash::Hash;
 
 /// How long after the previous copy an identical copy still counts as a resend.
@@ -211,7 +213,7 @@ impl<K: Hash + Eq + Clone> Default for Tracker<K> {
 impl<K: Hash + Eq + Clone> Tracker<K> {
     pub fn new() -> Tracker<K> {
         Tracker {
-            streams: HashMap::new(),
+            streams: HashMap::default(),
             dropped: Vec::new(),
             dropped_not_listed: 0,
         }
