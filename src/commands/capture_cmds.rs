@@ -350,12 +350,8 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         };
         let s = run_file(path, &cfg, &mut sink)?;
         warn_problems(path, &s, out);
-        for sess in &s.sessions {
-            for c in &sess.clients {
-                for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
-                    stats.add_unacked(dir, c.dir(dir).unacked);
-                }
-            }
+        for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
+            stats.add_unacked(dir, s.totals[dir.index()].unacked);
         }
     }
     match a.format {

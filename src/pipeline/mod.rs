@@ -9,7 +9,7 @@ pub mod summary;
 
 use crate::capture::{link_type, CaptureFormat, CaptureReader, Frame};
 use crate::diag::{Direction, Warning};
-use crate::flow::{PayloadKind, SessionTable};
+use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
 use crate::game::objects::ObjectRegistry;
 use crate::game::opcodes::{self, DecodeContext};
@@ -30,8 +30,14 @@ use record::{
 };
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
 use rustc_hash::FxHashMap as HashMap;
-use std::collections::BTreeMap;
 use summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
+
+/// Sessions listed one by one in the summary. Later ones are only counted (in
+/// [`CaptureSummary::session_count`] and the totals), so that a capture of any length is
+/// summarised in bounded memory.
+pub const MAX_SESSIONS_LISTED: usize = 1024;
+/// Capture-level problem lines kept in the summary; later ones are only counted.
+pub const MAX_PROBLEMS_LISTED: usize = 256;
 
 /// A client of a session: (session index, client index).
 pub type ClientKey = (usize, usize);
@@ -120,7 +126,8 @@ pub struct Pipeline {
     config: Config,
     net: NetDecoder,
     flows: SessionTable,
-    sessions: Vec<SessionState>,
+    /// Game-layer state of each live session, by index; released when it retires.
+    sessions: HashMap<usize, SessionState>,
     tracker: Tracker<StreamKey>,
     reassembler: Reassembler<StreamKey>,
     facts: SessionFacts<ClientKey>,
@@ -135,12 +142,14 @@ pub struct Pipeline {
     spare_messages: Vec<MessageRecord>,
     /// The transport walk of the previous datagram, kept for its capacity.
     spare_packet: Packet,
+    /// Problem lines not kept beyond [`MAX_PROBLEMS_LISTED`].
+    problems_not_listed: u64,
 }
 
 /// Names as known right now, for reports.
 struct NameView<'a> {
     facts: &'a SessionFacts<ClientKey>,
-    sessions: &'a [SessionState],
+    sessions: &'a HashMap<usize, SessionState>,
 }
 
 impl Names for NameView<'_> {
@@ -150,10 +159,10 @@ impl Names for NameView<'_> {
             .and_then(|f| f.name.clone())
     }
     fn describe_object(&self, session: usize, object_id: u32) -> Option<String> {
-        self.sessions.get(session)?.registry.describe(object_id)
+        self.sessions.get(&session)?.registry.describe(object_id)
     }
     fn object_class(&self, session: usize, object_id: u32) -> Option<String> {
-        let reg = &self.sessions.get(session)?.registry;
+        let reg = &self.sessions.get(&session)?.registry;
         reg.get(object_id)
             .or_else(|| reg.owner_ship(object_id))
             .map(|o| o.class_name.clone())
@@ -182,7 +191,7 @@ impl Pipeline {
             flows: SessionTable::new(config.game_port),
             config,
             net: NetDecoder::default(),
-            sessions: Vec::new(),
+            sessions: HashMap::default(),
             tracker: Tracker::new(),
             reassembler: Reassembler::new(Default::default()),
             facts: SessionFacts::new(),
@@ -193,6 +202,7 @@ impl Pipeline {
             lean: false,
             spare_messages: Vec::new(),
             spare_packet: Packet::default(),
+            problems_not_listed: 0,
         }
     }
 
@@ -206,11 +216,11 @@ impl Pipeline {
                 Ok(true) => {}
                 Ok(false) => break,
                 Err(e) if e.is_fatal() => {
-                    self.summary.problems.push(e.to_string());
+                    self.problem(e.to_string());
                     break;
                 }
                 Err(e) => {
-                    self.summary.problems.push(e.to_string());
+                    self.problem(e.to_string());
                     continue;
                 }
             }
@@ -219,7 +229,8 @@ impl Pipeline {
             }
         }
         if let Some(t) = reader.truncation() {
-            self.summary.problems.push(t.to_warning().to_string());
+            let line = t.to_warning().to_string();
+            self.problem(line);
         }
         Ok(self.finish())
     }
@@ -241,16 +252,19 @@ impl Pipeline {
                 return Ok(Control::Continue);
             }
         };
-        let c = match self.flows.classify(&d) {
+        let classified = self.flows.classify(&d);
+        for (index, session) in self.flows.take_retired() {
+            self.retire(index, &session, d.ts_ns);
+        }
+        let s = &mut self.summary;
+        let c = match classified {
             Ok(c) => c,
             Err(why) => {
                 *s.not_bc.entry(why.to_string()).or_default() += 1;
                 return Ok(Control::Continue);
             }
         };
-        while self.sessions.len() <= c.session {
-            self.sessions.push(SessionState::default());
-        }
+        self.sessions.entry(c.session).or_default();
         let time = d.ts_ns as f64 / 1e9;
         let ckey = (c.session, c.client);
         let udp_len = d.payload.len();
@@ -542,7 +556,7 @@ impl Pipeline {
         delivered: bool,
         relay_of: &mut Option<u64>,
     ) -> GameMessage {
-        let st = &mut self.sessions[session];
+        let st = self.sessions.entry(session).or_default();
         let mut ctx = DecodeContext::new(&st.registry, &self.config.ships);
         // Settings carries the player slot read below.
         if self.lean && payload.first() != Some(&0x00) {
@@ -570,117 +584,163 @@ impl Pipeline {
         game
     }
 
+    /// A capture-level problem line, kept up to [`MAX_PROBLEMS_LISTED`].
+    fn problem(&mut self, line: String) {
+        if self.summary.problems.len() < MAX_PROBLEMS_LISTED {
+            self.summary.problems.push(line);
+        } else {
+            self.problems_not_listed += 1;
+        }
+    }
+
+    /// A session no datagram can reach any more: compact it into its summary and
+    /// release its state, as the end of the capture would (at `now_ns`).
+    fn retire(&mut self, index: usize, session: &Session, now_ns: i64) {
+        let ss = self.session_summary(index, session, now_ns);
+        self.add_session_summary(ss);
+    }
+
+    fn add_session_summary(&mut self, ss: SessionSummary) {
+        let s = &mut self.summary;
+        s.session_count += 1;
+        for c in &ss.clients {
+            for (total, d) in s.totals.iter_mut().zip(&c.dirs) {
+                total.add(d);
+            }
+        }
+        if s.sessions.len() < MAX_SESSIONS_LISTED {
+            s.sessions.push(ss);
+        }
+    }
+
+    /// The summary of session `si`; takes and releases every piece of its state.
+    fn session_summary(&mut self, si: usize, s: &Session, end_ns: i64) -> SessionSummary {
+        let st = self.sessions.remove(&si);
+        let mut ss = SessionSummary {
+            index: si,
+            server: Some(s.server),
+            first_frame: s.activity.first_frame,
+            last_frame: s.activity.last_frame,
+            first_ts_ns: s.activity.first_ts_ns,
+            last_ts_ns: s.activity.last_ts_ns,
+            clients: Vec::new(),
+        };
+        for (ci, c) in s.clients.iter().enumerate() {
+            let f = self.facts.finish_client(&(si, ci), end_ns);
+            let slot = st.as_ref().and_then(|st| st.slots.get(&ci).copied());
+            let ships = match (&st, slot) {
+                (Some(st), Some(slot)) => st
+                    .registry
+                    .iter()
+                    .filter(|o| o.owner_slot == slot && o.species.is_some())
+                    .map(|o| {
+                        let team = o.team.map(|t| format!(", team {t}")).unwrap_or_default();
+                        format!("{} 0x{:08X}{team}", o.class_name, o.object_id)
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let left = f.as_ref().and_then(|f| {
+                if !f.boots.is_empty() {
+                    Some("boot".to_string())
+                } else if f.disconnect.is_some() {
+                    Some("disconnect".to_string())
+                } else if f.timed_out {
+                    Some("timeout".to_string())
+                } else {
+                    None
+                }
+            });
+            let mut cs = ClientSummary {
+                index: ci,
+                addr: Some(c.addr),
+                name: f.as_ref().and_then(|f| f.name.clone()),
+                peer_id: f.as_ref().and_then(|f| f.assigned_peer_id).or(c.peer_id),
+                slot,
+                ships,
+                first_frame: c.activity.first_frame,
+                last_frame: c.activity.last_frame,
+                first_ts_ns: c.activity.first_ts_ns,
+                last_ts_ns: c.activity.last_ts_ns,
+                left,
+                phase: self.phases.remove(&(si, ci)).map(|p| p.phase().to_string()),
+                dirs: Default::default(),
+            };
+            for dir in [Direction::C2S, Direction::S2C] {
+                let i = dir.index();
+                let k = (si, ci, dir);
+                let n = self.counts.remove(&k).unwrap_or_default();
+                let unacked = self.tracker.finish_stream(&k).len() as u64;
+                let incomplete = self.reassembler.finish_stream(&k);
+                for inc in &incomplete {
+                    self.problem(format!(
+                        "fragment set seq {} of session {} client {} {} never completed ({} of {} fragments, frames {}–{})",
+                        inc.seq,
+                        inc.stream.0,
+                        inc.stream.1,
+                        inc.stream.2,
+                        inc.have.len(),
+                        inc.total.map(|t| t.to_string()).unwrap_or_else(|| "?".into()),
+                        inc.first.frame,
+                        inc.last.frame
+                    ));
+                }
+                cs.dirs[i] = DirSummary {
+                    packets: c.counters.packets[i],
+                    bytes: c.counters.bytes[i],
+                    gamespy: c.counters.gamespy[i],
+                    messages: n.messages,
+                    reliable: n.reliable,
+                    retransmissions: n.retransmissions,
+                    acks: n.acks,
+                    unacked,
+                    fragment_sets_completed: n.fragment_sets_completed,
+                    fragment_sets_incomplete: incomplete.len() as u64,
+                    warnings: n.warnings,
+                    non_stock: n.non_stock,
+                };
+            }
+            ss.clients.push(cs);
+        }
+        ss
+    }
+
     fn finish(mut self) -> CaptureSummary {
         let frag = self.net.finish();
         for l in &frag.leftovers {
-            self.summary
-                .problems
-                .push(format!("IP fragments never completed: {l}"));
+            self.problem(format!("IP fragments never completed: {l}"));
         }
         if frag.not_listed > 0 {
-            self.summary.problems.push(format!(
+            self.problem(format!(
                 "{} more incomplete IP fragment sets not listed",
                 frag.not_listed
             ));
         }
-        let reliability = self.tracker.finish();
-        let mut unacked: HashMap<StreamKey, u64> = HashMap::default();
-        for u in &reliability.unacked {
-            *unacked.entry(u.stream).or_default() += 1;
-        }
-        let (incomplete, _) = self.reassembler.finish();
-        let mut open_sets: HashMap<StreamKey, u64> = HashMap::default();
-        for i in &incomplete {
-            *open_sets.entry(i.stream).or_default() += 1;
-            self.summary.problems.push(format!(
-                "fragment set seq {} of session {} client {} {} never completed ({} of {} fragments, frames {}–{})",
-                i.seq,
-                i.stream.0,
-                i.stream.1,
-                i.stream.2,
-                i.have.len(),
-                i.total.map(|t| t.to_string()).unwrap_or_else(|| "?".into()),
-                i.first.frame,
-                i.last.frame
-            ));
-        }
         let _ = self.reassembly_dropped;
         let end = self.summary.last_ts_ns.unwrap_or(0);
-        let facts: BTreeMap<ClientKey, _> = self.facts.finish(end).into_iter().collect();
-        for (si, s) in self.flows.sessions().iter().enumerate() {
-            let st = self.sessions.get(si);
-            let mut ss = SessionSummary {
-                index: si,
-                server: Some(s.server),
-                first_frame: s.activity.first_frame,
-                last_frame: s.activity.last_frame,
-                first_ts_ns: s.activity.first_ts_ns,
-                last_ts_ns: s.activity.last_ts_ns,
-                clients: Vec::new(),
-            };
-            for (ci, c) in s.clients.iter().enumerate() {
-                let f = facts.get(&(si, ci));
-                let slot = st.and_then(|st| st.slots.get(&ci).copied());
-                let ships = match (st, slot) {
-                    (Some(st), Some(slot)) => st
-                        .registry
-                        .iter()
-                        .filter(|o| o.owner_slot == slot && o.species.is_some())
-                        .map(|o| {
-                            let team = o.team.map(|t| format!(", team {t}")).unwrap_or_default();
-                            format!("{} 0x{:08X}{team}", o.class_name, o.object_id)
-                        })
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                let left = f.and_then(|f| {
-                    if !f.boots.is_empty() {
-                        Some("boot".to_string())
-                    } else if f.disconnect.is_some() {
-                        Some("disconnect".to_string())
-                    } else if f.timed_out {
-                        Some("timeout".to_string())
-                    } else {
-                        None
-                    }
-                });
-                let mut cs = ClientSummary {
-                    index: ci,
-                    addr: Some(c.addr),
-                    name: f.and_then(|f| f.name.clone()),
-                    peer_id: f.and_then(|f| f.assigned_peer_id).or(c.peer_id),
-                    slot,
-                    ships,
-                    first_frame: c.activity.first_frame,
-                    last_frame: c.activity.last_frame,
-                    first_ts_ns: c.activity.first_ts_ns,
-                    last_ts_ns: c.activity.last_ts_ns,
-                    left,
-                    phase: self.phases.get(&(si, ci)).map(|p| p.phase().to_string()),
-                    dirs: Default::default(),
-                };
-                for dir in [Direction::C2S, Direction::S2C] {
-                    let i = dir.index();
-                    let k = (si, ci, dir);
-                    let n = self.counts.get(&k).cloned().unwrap_or_default();
-                    cs.dirs[i] = DirSummary {
-                        packets: c.counters.packets[i],
-                        bytes: c.counters.bytes[i],
-                        gamespy: c.counters.gamespy[i],
-                        messages: n.messages,
-                        reliable: n.reliable,
-                        retransmissions: n.retransmissions,
-                        acks: n.acks,
-                        unacked: unacked.get(&k).copied().unwrap_or(0),
-                        fragment_sets_completed: n.fragment_sets_completed,
-                        fragment_sets_incomplete: open_sets.get(&k).copied().unwrap_or(0),
-                        warnings: n.warnings,
-                        non_stock: n.non_stock,
-                    };
-                }
-                ss.clients.push(cs);
-            }
-            self.summary.sessions.push(ss);
+        for (index, session) in self.flows.take_retired() {
+            self.retire(index, &session, end);
+        }
+        let live: Vec<(usize, Session)> = self
+            .flows
+            .live_sessions()
+            .map(|(i, s)| (i, s.clone()))
+            .collect();
+        for (index, session) in &live {
+            let ss = self.session_summary(*index, session, end);
+            self.add_session_summary(ss);
+        }
+        self.summary.sessions.sort_by_key(|s| s.index);
+        let listed = self.summary.sessions.len() as u64;
+        if self.summary.session_count > listed {
+            let more = self.summary.session_count - listed;
+            self.problem(format!(
+                "{more} more sessions not listed (limit {MAX_SESSIONS_LISTED})"
+            ));
+        }
+        if self.problems_not_listed > 0 {
+            let line = format!("{} more problems not listed", self.problems_not_listed);
+            self.summary.problems.push(line);
         }
         self.summary
     }

@@ -20,7 +20,12 @@ pub struct CaptureSummary {
     pub not_bc: BTreeMap<String, u64>,
     /// Capture-level problems: truncation, IP fragments never completed, limits hit.
     pub problems: Vec<String>,
+    /// The first sessions, by index (at most `pipeline::MAX_SESSIONS_LISTED`).
     pub sessions: Vec<SessionSummary>,
+    /// Sessions in the capture, listed or not.
+    pub session_count: u64,
+    /// Per-direction figures summed over every client of every session, listed or not.
+    pub totals: [DirSummary; 2],
 }
 
 #[derive(Debug, Clone, Default)]
@@ -68,6 +73,24 @@ pub struct DirSummary {
     pub fragment_sets_incomplete: u64,
     pub warnings: u64,
     pub non_stock: u64,
+}
+
+impl DirSummary {
+    /// Add another flow's figures to these.
+    pub fn add(&mut self, o: &DirSummary) {
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+        self.gamespy += o.gamespy;
+        self.messages += o.messages;
+        self.reliable += o.reliable;
+        self.retransmissions += o.retransmissions;
+        self.acks += o.acks;
+        self.unacked += o.unacked;
+        self.fragment_sets_completed += o.fragment_sets_completed;
+        self.fragment_sets_incomplete += o.fragment_sets_incomplete;
+        self.warnings += o.warnings;
+        self.non_stock += o.non_stock;
+    }
 }
 
 impl ClientSummary {

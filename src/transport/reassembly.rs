@@ -474,6 +474,35 @@ impl<K: Hash + Eq + Clone> Reassembler<K> {
         std::mem::take(&mut self.dropped)
     }
 
+    /// End one stream (its session is over): its sets that never completed, oldest
+    /// first, dropped ones included. Its state is released.
+    pub fn finish_stream(&mut self, stream: &K) -> Vec<Incomplete<K>> {
+        let mut out: Vec<Incomplete<K>> = Vec::new();
+        self.dropped.retain(|i| {
+            if i.stream == *stream {
+                out.push(i.clone());
+                false
+            } else {
+                true
+            }
+        });
+        let keys: Vec<(K, u16)> = self
+            .open
+            .keys()
+            .filter(|k| k.0 == *stream)
+            .cloned()
+            .collect();
+        for k in keys {
+            if let Some(set) = self.open.remove(&k) {
+                self.total_bytes -= set.bytes;
+                out.push(incomplete(&k, &set, IncompleteReason::EndOfCapture));
+            }
+        }
+        self.delivered.retain(|k, _| k.0 != *stream);
+        out.sort_by_key(|i| (i.first.frame, i.first.time_ns, i.seq));
+        out
+    }
+
     /// Every set that never completed, oldest first, and how many more were dropped
     /// without being listed.
     pub fn finish(mut self) -> (Vec<Incomplete<K>>, u64) {

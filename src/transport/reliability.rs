@@ -344,6 +344,35 @@ impl<K: Hash + Eq + Clone> Tracker<K> {
         }
     }
 
+    /// End one stream (its session is over): its reliable messages never acknowledged,
+    /// in order of first sighting. Its state is released.
+    pub fn finish_stream(&mut self, stream: &K) -> Vec<Unacked<K>> {
+        let mut unacked: Vec<Unacked<K>> = Vec::new();
+        self.dropped.retain(|u| {
+            if u.stream == *stream {
+                unacked.push(u.clone());
+                false
+            } else {
+                true
+            }
+        });
+        if let Some(s) = self.streams.remove(stream) {
+            for (key, e) in s.entries {
+                if e.ack.is_none() {
+                    unacked.push(Unacked {
+                        stream: stream.clone(),
+                        key,
+                        first: e.first,
+                        last: e.last,
+                        copies: e.copies,
+                    });
+                }
+            }
+        }
+        unacked.sort_by_key(|u| (u.first.frame, u.first.time_ns, u.key));
+        unacked
+    }
+
     /// Every reliable message never acknowledged, in order of first sighting.
     pub fn finish(self) -> ReliabilityReport<K> {
         let mut unacked = self.dropped;
