@@ -46,7 +46,7 @@ fn client_json(c: &ClientSummary) -> Json {
     })
 }
 
-fn session_json(s: &SessionSummary) -> Json {
+pub fn session_json(s: &SessionSummary) -> Json {
     json!({
         "index": s.index,
         "server": s.server.map(|a| a.to_string()),

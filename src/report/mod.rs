@@ -4,6 +4,7 @@ pub mod decode;
 pub mod diff;
 pub mod info;
 pub mod json;
+pub mod json_stream;
 pub mod names;
 pub mod show;
 pub mod stats;
