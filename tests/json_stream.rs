@@ -18,7 +18,7 @@ struct Compare {
 
 /// Keep every other message (by offset), to exercise the filtered form.
 fn every_other(m: &MessageRecord) -> bool {
-    m.offset % 2 == 0
+    m.offset.is_multiple_of(2)
 }
 
 impl Sink for Compare {
