@@ -10,7 +10,6 @@ use super::field::{Field, Span, Value};
 use super::reader::{DecodeError, DecodeResult, Reader};
 use super::ships::{RecordFormat, ShipCatalog, ShipClass, SubsystemLayout};
 use super::writer::Writer;
-use std::fmt::Write as _;
 
 /// The host stops adding records once the block (index byte included) reaches this many
 /// bytes (§5.3).
@@ -334,7 +333,28 @@ fn pct_text(b: u8) -> u32 {
 /// Readable one-line state of one record, e.g.
 /// `Phasers 100% (Ventral Phaser 3 98%, …), power 100%`.
 pub fn record_summary(rec: &SubsystemRecord, entry: &SubsystemLayout) -> String {
-    let mut s = format!("{} {}%", entry.name, pct_text(rec.condition));
+    let mut s = String::with_capacity(64);
+    push_record_summary(&mut s, rec, entry);
+    s
+}
+
+/// A percentage (0–100 and up) without going through `core::fmt`: one is written for
+/// every subsystem and child of every StateUpdate a full decode shows.
+fn push_pct(s: &mut String, v: u32) {
+    if v >= 100 {
+        s.push(char::from(b'0' + (v / 100 % 10) as u8));
+    }
+    if v >= 10 {
+        s.push(char::from(b'0' + (v / 10 % 10) as u8));
+    }
+    s.push(char::from(b'0' + (v % 10) as u8));
+}
+
+fn push_record_summary(s: &mut String, rec: &SubsystemRecord, entry: &SubsystemLayout) {
+    s.push_str(&entry.name);
+    s.push(' ');
+    push_pct(s, pct_text(rec.condition));
+    s.push('%');
     if !rec.children.is_empty() {
         s.push_str(" (");
         for (k, c) in rec.children.iter().enumerate() {
@@ -342,24 +362,28 @@ pub fn record_summary(rec: &SubsystemRecord, entry: &SubsystemLayout) -> String 
                 s.push_str(", ");
             }
             let name = entry.children.get(k).map_or("child", |c| c.name.as_str());
-            let _ = write!(s, "{name} {}%", pct_text(*c));
+            s.push_str(name);
+            s.push(' ');
+            push_pct(s, pct_text(*c));
+            s.push('%');
         }
         s.push(')');
     }
     match rec.format {
         RecordFormat::Base => {}
         RecordFormat::Power => {
-            let _ = write!(
-                s,
-                ", batteries {}% / {}%",
-                pct_text(rec.batteries[0]),
-                pct_text(rec.batteries[1])
-            );
+            s.push_str(", batteries ");
+            push_pct(s, pct_text(rec.batteries[0]));
+            s.push_str("% / ");
+            push_pct(s, pct_text(rec.batteries[1]));
+            s.push('%');
         }
         RecordFormat::Powered | RecordFormat::Shield => {
             match rec.power_pct {
                 Some(p) => {
-                    let _ = write!(s, ", power {p}%");
+                    s.push_str(", power ");
+                    push_pct(s, p as u32);
+                    s.push('%');
                 }
                 None => s.push_str(", no power data"),
             }
@@ -369,13 +393,12 @@ pub fn record_summary(rec: &SubsystemRecord, entry: &SubsystemLayout) -> String 
                     if k > 0 {
                         s.push('/');
                     }
-                    let _ = write!(s, "{}", pct_text(*f));
+                    push_pct(s, pct_text(*f));
                 }
                 s.push('%');
             }
         }
     }
-    s
 }
 
 /// Fields of a decoded block: start index, one group per record, and a summary.
@@ -403,7 +426,7 @@ pub fn block_fields(read: &BlockRead, class: &ShipClass, block_start: usize) -> 
         if !summary.is_empty() {
             summary.push_str("; ");
         }
-        summary.push_str(&record_summary(rec, entry));
+        push_record_summary(&mut summary, rec, entry);
     }
     let end = read.spans.last().map_or(block_start + 1, |s| s.end);
     fields.push(Field::new(
@@ -649,6 +672,15 @@ mod tests {
             s,
             "Tractors 100% (Forward Tractor 100%, Aft Tractor 100%), no power data"
         );
+    }
+
+    #[test]
+    fn percentages_are_written_as_format_writes_them() {
+        for v in 0..=999u32 {
+            let mut s = String::new();
+            push_pct(&mut s, v);
+            assert_eq!(s, v.to_string());
+        }
     }
 
     /// The allocation-free probe agrees with a full read on every stock class, for
