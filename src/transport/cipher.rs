@@ -6,7 +6,8 @@
 //! Speed: the key `K[0..9]` only ever changes by XOR-ing the same plaintext byte into
 //! all ten bytes, so `K[j] = AlbyRules![j] ^ x` where `x` is the XOR of all plaintext
 //! bytes so far. Each 16-bit key pair is therefore a constant XOR `x * 0x0101`, and the
-//! whole key state is one byte: the inner rounds run on registers only.
+//! whole key state is one byte: everything that depends on the key alone is a table
+//! indexed by that byte, and only the running sum is computed per byte.
 
 /// The initial key, `AlbyRules!`.
 pub const KEY: [u8; 10] = *b"AlbyRules!";
@@ -30,6 +31,36 @@ const fn pair_table() -> [u32; 5] {
 /// First byte of GameSpy QR text datagrams, which are never enciphered.
 pub const GAMESPY_MARK: u8 = b'\\';
 
+/// What each round contributes for one value of the folded key byte: the rounds'
+/// word products `t2` (`word × 0x015A`) and the XOR of their updated words. The word
+/// chain of a keystream byte depends on the folded key alone (it starts from 0 in round
+/// 0), so the five words, products and updates are a 256-entry table; only the `sum`
+/// chain is computed per byte.
+const ROUNDS: [[u32; 6]; 256] = round_table();
+
+const fn round_table() -> [[u32; 6]; 256] {
+    let mut t = [[0u32; 6]; 256];
+    let mut f = 0;
+    while f < 256 {
+        let fold = (f as u32) * 0x0101;
+        let mut word_prev = 0u32;
+        let mut updated_xor = 0u32;
+        let mut r = 0;
+        while r < 5 {
+            // The chaining uses the previous round's UPDATED word (cipher.md §3).
+            let word = (PAIRS[r] ^ fold) ^ word_prev;
+            let updated = word.wrapping_mul(MUL_SUM).wrapping_add(1);
+            t[f][r] = word.wrapping_mul(MUL_WORD);
+            updated_xor ^= updated;
+            word_prev = updated;
+            r += 1;
+        }
+        t[f][5] = updated_xor;
+        f += 1;
+    }
+    t
+}
+
 /// Per-datagram cipher state (`cipher.md` §2) with the key folded into one byte.
 struct State {
     sum: u32,
@@ -50,22 +81,15 @@ impl State {
     /// One keystream byte (`cipher.md` §3): five chained rounds.
     #[inline(always)]
     fn keystream(&mut self) -> u8 {
-        let fold = u32::from(self.fold) * 0x0101;
+        let t = &ROUNDS[self.fold as usize];
         let mut sum = self.sum;
         let mut cross = self.prev_cross;
-        // Round 0 XORs with 0, so one expression serves all rounds: the chaining uses
-        // the previous round's UPDATED word (the trap described in cipher.md §3).
-        let mut word_prev = 0u32;
-        let mut acc = 0u32;
-        for (r, pair) in (0u32..).zip(PAIRS) {
-            let word = (pair ^ fold) ^ word_prev;
+        let mut acc = t[5];
+        for (r, t2) in (0u32..).zip(&t[..5]) {
             let t1 = sum.wrapping_add(r).wrapping_mul(MUL_SUM);
-            let t2 = word.wrapping_mul(MUL_WORD);
-            sum = cross.wrapping_add(t1).wrapping_add(t2);
-            cross = t2;
-            let updated = word.wrapping_mul(MUL_SUM).wrapping_add(1);
-            acc ^= sum ^ updated;
-            word_prev = updated;
+            sum = cross.wrapping_add(t1).wrapping_add(*t2);
+            cross = *t2;
+            acc ^= sum;
         }
         self.sum = sum;
         self.prev_cross = cross;
