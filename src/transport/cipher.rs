@@ -31,31 +31,60 @@ const fn pair_table() -> [u32; 5] {
 /// First byte of GameSpy QR text datagrams, which are never enciphered.
 pub const GAMESPY_MARK: u8 = b'\\';
 
-/// What each round contributes for one value of the folded key byte: the rounds'
-/// word products `t2` (`word × 0x015A`) and the XOR of their updated words. The word
-/// chain of a keystream byte depends on the folded key alone (it starts from 0 in round
-/// 0), so the five words, products and updates are a 256-entry table; only the `sum`
-/// chain is computed per byte.
-const ROUNDS: [[u32; 6]; 256] = round_table();
+/// `MUL_SUM` to the powers 0..=5 (wrapping).
+const POW: [u32; 6] = {
+    let mut p = [1u32; 6];
+    let mut k = 1;
+    while k < 6 {
+        p[k] = p[k - 1].wrapping_mul(MUL_SUM);
+        k += 1;
+    }
+    p
+};
 
-const fn round_table() -> [[u32; 6]; 256] {
-    let mut t = [[0u32; 6]; 256];
+/// What the key contributes to a keystream byte, per value of the folded key byte.
+///
+/// Round r computes `sum_r = cross + (sum_{r-1} + r)·MUL_SUM + t2_r` with
+/// `t2_r = word_r·MUL_WORD` and `cross = t2_{r-1}` (the previous byte's `t2_4` in
+/// round 0). The word chain starts from 0 in every byte, so the words depend on the
+/// folded key alone; unrolled, `sum_r = s·MUL_SUM^(r+1) + c·MUL_SUM^r + D_r` where `s`
+/// and `c` are the previous byte's last sum and `t2_4`. Entries 0..5 are `D_r`, entry
+/// 5 is `t2_4` and entry 6 the XOR of the five updated words. The five sums are then
+/// independent of each other, so a byte costs a few multiplies in parallel instead of
+/// a chain of five rounds.
+const ROUNDS: [[u32; 7]; 256] = round_table();
+
+const fn round_table() -> [[u32; 7]; 256] {
+    let mut t = [[0u32; 7]; 256];
     let mut f = 0;
     while f < 256 {
         let fold = (f as u32) * 0x0101;
         let mut word_prev = 0u32;
         let mut updated_xor = 0u32;
+        let mut t2_prev = 0u32;
+        let mut d_prev = 0u32;
         let mut r = 0;
         while r < 5 {
             // The chaining uses the previous round's UPDATED word (cipher.md §3).
             let word = (PAIRS[r] ^ fold) ^ word_prev;
             let updated = word.wrapping_mul(MUL_SUM).wrapping_add(1);
-            t[f][r] = word.wrapping_mul(MUL_WORD);
+            let t2 = word.wrapping_mul(MUL_WORD);
+            let d = if r == 0 {
+                t2
+            } else {
+                t2_prev
+                    .wrapping_add(d_prev.wrapping_add(r as u32).wrapping_mul(MUL_SUM))
+                    .wrapping_add(t2)
+            };
+            t[f][r] = d;
+            d_prev = d;
+            t2_prev = t2;
             updated_xor ^= updated;
             word_prev = updated;
             r += 1;
         }
-        t[f][5] = updated_xor;
+        t[f][5] = t2_prev;
+        t[f][6] = updated_xor;
         f += 1;
     }
     t
@@ -78,21 +107,20 @@ impl State {
         }
     }
 
-    /// One keystream byte (`cipher.md` §3): five chained rounds.
+    /// One keystream byte (`cipher.md` §3): five chained rounds, unrolled.
     #[inline(always)]
     fn keystream(&mut self) -> u8 {
         let t = &ROUNDS[self.fold as usize];
-        let mut sum = self.sum;
-        let mut cross = self.prev_cross;
-        let mut acc = t[5];
-        for (r, t2) in (0u32..).zip(&t[..5]) {
-            let t1 = sum.wrapping_add(r).wrapping_mul(MUL_SUM);
-            sum = cross.wrapping_add(t1).wrapping_add(*t2);
-            cross = *t2;
-            acc ^= sum;
-        }
-        self.sum = sum;
-        self.prev_cross = cross;
+        let (s, c) = (self.sum, self.prev_cross);
+        let sum = |r: usize| {
+            s.wrapping_mul(POW[r + 1])
+                .wrapping_add(c.wrapping_mul(POW[r]))
+                .wrapping_add(t[r])
+        };
+        let last = sum(4);
+        let acc = t[6] ^ sum(0) ^ sum(1) ^ sum(2) ^ sum(3) ^ last;
+        self.sum = last;
+        self.prev_cross = t[5];
         (acc ^ (acc >> 8)) as u8
     }
 }
