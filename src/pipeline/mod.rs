@@ -468,6 +468,7 @@ impl Pipeline {
                     // The flow layer cannot see disconnects (they are encrypted).
                     self.flows.client_left(session, client, frame);
                 }
+                rec.payload_offset = Some(low.payload.start);
                 rec.transport = TransportInfo::Low {
                     name: low.kind.name(),
                     reliable: low.reliable,

@@ -53,7 +53,8 @@ pub struct MessageRecord {
     pub length: usize,
     pub transport_type: u8,
     pub transport: TransportInfo,
-    /// Offset of the game payload (opcode byte) in the decrypted datagram, for 0x32.
+    /// Offset of the payload in the decrypted datagram: the game message's opcode byte
+    /// for 0x32, the body for connection management. Field spans are relative to it.
     pub payload_offset: Option<usize>,
     /// A copy of a reliable message already seen (not delivered again).
     pub retransmission: bool,
