@@ -13,4 +13,5 @@ pub mod game;
 pub mod net;
 pub mod pipeline;
 pub mod report;
+pub mod synth;
 pub mod transport;
