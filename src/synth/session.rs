@@ -645,7 +645,7 @@ impl<W: Write> Sim<W> {
                     return Ok(());
                 }
                 let g = c::stop_firing(weapon);
-                let hit = Some((target, self.rng.range(30.0, 70.0) as f32));
+                let hit = Some((target, self.rng.range(40.0, 90.0) as f32));
                 self.clients[i].link.send_game(
                     &g,
                     Note::Relay {
@@ -796,7 +796,7 @@ impl<W: Write> Sim<W> {
             msgs.push(c::torpedo_fire(tube, ship, tgt, &mut self.rng));
         }
         for g in msgs {
-            let hit = Some((target, self.rng.range(40.0, 90.0) as f32));
+            let hit = Some((target, self.rng.range(50.0, 100.0) as f32));
             self.clients[i].link.send_game(
                 &g,
                 Note::Relay {

@@ -177,11 +177,11 @@ impl Ship {
     /// Move for `dt` seconds; pick a new manoeuvre now and then.
     pub fn advance(&mut self, now: f64, dt: f32, rng: &mut Rng) {
         if now >= self.next_maneuver {
-            if rng.chance(0.15) {
+            if rng.chance(0.3) {
                 self.target_speed = 0.0;
                 self.yaw = 0.0;
                 self.pitch = 0.0;
-                self.next_maneuver = now + rng.range(2.0, 6.0);
+                self.next_maneuver = now + rng.range(3.0, 9.0);
             } else {
                 self.target_speed = rng.range(2.0, 7.5) as f32;
                 self.yaw = if rng.chance(0.3) {
@@ -203,6 +203,10 @@ impl Ship {
         } else {
             self.yaw
         };
+        // Throttle touches now and then while cruising.
+        if self.target_speed > 0.0 && rng.chance(f64::from(dt) * 0.4) {
+            self.target_speed = (self.target_speed + rng.range(-1.0, 1.0) as f32).clamp(1.0, 8.0);
+        }
         let accel = 1.5 * dt;
         self.speed += (self.target_speed - self.speed).clamp(-accel, accel);
         if yaw != 0.0 {
@@ -252,13 +256,13 @@ impl Ship {
         if let Some(sh) = self.entry_of_kind("shield_generator") {
             let f = rng.below(6);
             let facing = &mut self.systems[sh].facings[f];
-            let absorbed = facing.min(amount * 0.6);
+            let absorbed = facing.min(amount * 0.5);
             *facing -= absorbed;
             rest -= absorbed;
         }
         let mut newly = Vec::new();
         let hull = self.hull();
-        self.systems[hull].condition -= rest * 0.5;
+        self.systems[hull].condition -= rest * 1.5;
         let n = self.systems.len();
         let victim = rng.below(n);
         if victim != hull && rest > 0.0 {
