@@ -47,6 +47,8 @@ pub enum Command {
     Flows(FlowsArgs),
     /// Compare two captures by meaning: counts, histograms, first divergence.
     Diff(DiffArgs),
+    /// Write a deterministic synthetic multiplayer session as a capture.
+    Synth(crate::synth::SynthArgs),
     /// Scrap Mechanic NetworkUpdate packets (offline: hex, binary or lines files).
     Sm(crate::sm::SmArgs),
     /// Print a shell completion script.

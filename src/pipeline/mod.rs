@@ -343,9 +343,10 @@ impl Pipeline {
             {
                 rec.original_frame = Some(first.frame);
                 deliver = false;
-                // Keepalives (type 0x00 peer info) repeat the same bytes under the same
-                // seq about once a second; the sender logs them as new sends.
-                if is_peer_info(&m.body) {
+                // The host's keepalive echoes the client's peer info (type 0x00) with the
+                // same bytes under the same seq about once a second (variants.md); the
+                // host logs these as new sends. From a client, a repeat is a resend.
+                if dir == Direction::S2C && is_peer_info(&m.body) {
                     rec.keepalive = true;
                 } else {
                     counts.retransmissions += 1;

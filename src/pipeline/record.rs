@@ -60,8 +60,8 @@ pub struct MessageRecord {
     pub retransmission: bool,
     /// Frame of the first copy, for retransmissions and keepalive repeats.
     pub original_frame: Option<u64>,
-    /// A repeated peer-info (type 0x00) message: a keepalive, which repeats its content
-    /// by design and is neither a retransmission nor a new delivery.
+    /// A repeated host→client peer-info (type 0x00) message: a keepalive echo, which
+    /// repeats its content by design and is neither a retransmission nor a new delivery.
     pub keepalive: bool,
     /// The decoded game message of a complete (unfragmented) 0x32 message that was
     /// delivered (retransmitted copies are decoded too, but flagged).
