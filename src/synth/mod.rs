@@ -146,6 +146,7 @@ pub fn generate<W: Write>(args: &SynthArgs, out: W) -> anyhow::Result<(SynthRepo
     let (acc, output, totals) = sim.run()?;
     let frames = output.frames;
     let duration = acc.first_ts.map_or(0.0, |f| acc.last_ts - f);
+    let clients = acc.clients_seen();
     let (directions, messages) = acc.finish();
     let w = output.finish()?;
     Ok((
@@ -154,8 +155,8 @@ pub fn generate<W: Write>(args: &SynthArgs, out: W) -> anyhow::Result<(SynthRepo
             players: args.players,
             duration,
             frames,
-            sessions: 1,
-            clients: args.players,
+            sessions: usize::from(clients > 0),
+            clients,
             directions,
             ships_created: totals.ships_created,
             deaths: totals.deaths,

@@ -85,7 +85,8 @@ pub struct SynthReport {
     pub duration: f64,
     /// Capture records (more than datagrams when IP fragmentation splits some).
     pub frames: u64,
-    /// Server instances in the capture (always 1) and client endpoints in it.
+    /// Server instances in the capture (1, or 0 when nothing was written) and client
+    /// endpoints in it.
     pub sessions: usize,
     pub clients: usize,
     pub directions: Directions,
@@ -165,6 +166,8 @@ pub struct Accounting {
     outstanding: HashMap<(usize, usize), HashSet<SeqKey>>,
     sets: HashMap<(usize, usize, u16), SetProgress>,
     log: Option<Vec<EmittedMessage>>,
+    /// Clients with at least one datagram in the capture.
+    seen: Vec<bool>,
     pub first_ts: Option<f64>,
     pub last_ts: f64,
 }
@@ -191,18 +194,28 @@ impl Accounting {
             outstanding: HashMap::new(),
             sets: HashMap::new(),
             log: record_messages.then(Vec::new),
+            seen: Vec::new(),
             first_ts: None,
             last_ts: 0.0,
         }
     }
 
-    fn touch(&mut self, ts: f64) {
+    fn touch(&mut self, ts: f64, client: usize) {
         self.first_ts.get_or_insert(ts);
         self.last_ts = ts;
+        if self.seen.len() <= client {
+            self.seen.resize(client + 1, false);
+        }
+        self.seen[client] = true;
     }
 
-    pub fn gamespy(&mut self, dir: Direction, ts: f64, udp_len: usize) {
-        self.touch(ts);
+    /// Client endpoints that appear in the capture.
+    pub fn clients_seen(&self) -> usize {
+        self.seen.iter().filter(|s| **s).count()
+    }
+
+    pub fn gamespy(&mut self, dir: Direction, client: usize, ts: f64, udp_len: usize) {
+        self.touch(ts, client);
         let a = &mut self.dirs[dir.index()];
         a.datagrams += 1;
         a.gamespy_datagrams += 1;
@@ -219,7 +232,7 @@ impl Accounting {
         udp_len: usize,
         msgs: &[(Msg, bool)],
     ) {
-        self.touch(ts);
+        self.touch(ts, client);
         let d = dir.index();
         {
             let a = &mut self.dirs[d];

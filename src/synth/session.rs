@@ -374,7 +374,7 @@ impl<W: Write> Sim<W> {
         }
         let (src, dst) = self.endpoints(client, dir);
         let ts = self.out.write(self.now, src, dst, payload)?;
-        self.acc.gamespy(dir, ts, payload.len());
+        self.acc.gamespy(dir, client, ts, payload.len());
         Ok(())
     }
 
