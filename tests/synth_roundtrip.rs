@@ -142,12 +142,15 @@ fn decode_capture(bytes: Vec<u8>) -> Decoded {
                         }
                     }
                 }
-                MessageBody::Low(_) => {
+                MessageBody::Low(low) => {
                     let key = SeqKey::of_message(m).unwrap();
-                    if !tracker
+                    let repeat = !tracker
                         .on_message(&stream, key, m.bytes(&plain), d.ts_ns, d.frame)
-                        .is_new()
-                    {
+                        .is_new();
+                    // The host's peer-info repeats are keepalive echoes, as in the pipeline.
+                    let keepalive = c.direction == Direction::S2C
+                        && low.kind == bcwire::transport::low::LowKind::PeerInfo;
+                    if repeat && !keepalive {
                         dir.retransmissions += 1;
                     }
                 }

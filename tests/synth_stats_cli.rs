@@ -47,10 +47,52 @@ fn stats_reproduce_what_synth_wrote() {
     std::fs::create_dir_all(&dir).unwrap();
     let cases: &[&[&str]] = &[
         &["--players", "2", "--minutes", "0.3", "--seed", "11"],
-        &["--players", "4", "--minutes", "0.3", "--seed", "12", "--loss", "0.08"],
-        &["--players", "3", "--minutes", "0.2", "--seed", "13", "--format", "pcap", "--link", "sll2"],
-        &["--players", "2", "--minutes", "0.2", "--seed", "14", "--link", "null", "--mtu", "400"],
-        &["--players", "2", "--minutes", "0.2", "--seed", "15", "--link", "raw", "--loss", "0.2"],
+        &[
+            "--players",
+            "4",
+            "--minutes",
+            "0.3",
+            "--seed",
+            "12",
+            "--loss",
+            "0.08",
+        ],
+        &[
+            "--players",
+            "3",
+            "--minutes",
+            "0.2",
+            "--seed",
+            "13",
+            "--format",
+            "pcap",
+            "--link",
+            "sll2",
+        ],
+        &[
+            "--players",
+            "2",
+            "--minutes",
+            "0.2",
+            "--seed",
+            "14",
+            "--link",
+            "null",
+            "--mtu",
+            "400",
+        ],
+        &[
+            "--players",
+            "2",
+            "--minutes",
+            "0.2",
+            "--seed",
+            "15",
+            "--link",
+            "raw",
+            "--loss",
+            "0.2",
+        ],
     ];
     for (i, args) in cases.iter().enumerate() {
         let path = dir.join(format!("case{i}.pcapng"));
@@ -74,7 +116,10 @@ fn shipped_samples_decode_cleanly() {
         let j = bcwire_json(&["stats", "--format", "json", p.to_str().unwrap()]);
         for dir in ["c2s", "s2c"] {
             let d = &j["directions"][dir];
-            assert_eq!(d["warnings"], 0, "{name} {dir}: a stock-shaped session has no warnings");
+            assert_eq!(
+                d["warnings"], 0,
+                "{name} {dir}: a stock-shaped session has no warnings"
+            );
             assert!(d["opcodes"]["0x1C"].as_u64().unwrap() > 100, "{name} {dir}");
         }
     }

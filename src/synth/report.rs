@@ -269,7 +269,13 @@ impl Accounting {
                         a.fragments += 1;
                     }
                     if !first {
-                        a.retransmissions += 1;
+                        // A host peer-info repeat is its keepalive echo (variants.md),
+                        // which decoders do not count as a retransmission.
+                        let keepalive_echo =
+                            dir == Direction::S2C && m.bytes.first() == Some(&0x00);
+                        if !keepalive_echo {
+                            a.retransmissions += 1;
+                        }
                         continue;
                     }
                     if !self.outstanding.entry((client, d)).or_default().insert(key) {
