@@ -1,6 +1,7 @@
 //! Command implementations: argument handling, then the pipeline, then a report.
 
 mod capture_cmds;
+mod report_cmd;
 
 use crate::cli::{Cli, Command};
 use crate::report::term;
@@ -69,6 +70,7 @@ fn run(command: Command, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> 
         Command::Stats(a) => capture_cmds::stats(a, out, w),
         Command::Flows(a) => capture_cmds::flows(a, out, w),
         Command::Diff(a) => capture_cmds::diff(a, out, w),
+        Command::Report(a) => report_cmd::report(a, out, w),
         Command::Sm(a) => {
             let mut err = io::stderr();
             crate::sm::run(&a, w, &mut err)
