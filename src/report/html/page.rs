@@ -464,11 +464,13 @@ fn dirty(c: &CaptureReport) -> String {
         if rest > 0 {
             bars.push((format!("{} other combinations", combos.len() - SHOWN), rest));
         }
+        h.push_str("<div class=\"pairs\"><div>");
         h.push_str(&bar_chart(
             &format!("combinations-{}", dir.as_str()),
             &bars,
             total,
         ));
+        h.push_str("</div><div>");
         let bits: Vec<(String, u64)> = (0..8)
             .map(|b| {
                 (
@@ -478,6 +480,7 @@ fn dirty(c: &CaptureReport) -> String {
             })
             .collect();
         h.push_str(&bar_chart(&format!("bits-{}", dir.as_str()), &bits, total));
+        h.push_str("</div></div>");
     }
     h
 }
@@ -1345,4 +1348,180 @@ fn diff_section(r: &DiffResult, a: &str, b: &str) -> String {
     }
     h.push_str("<p class=\"note\">Volatile fields (game time, timestamps) are ignored, as in <code>bcwire diff</code>.</p></div></section>");
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::collect::{ChatLine, HealthSeries, ShipPoint};
+    use super::*;
+    use crate::pipeline::summary::{ClientSummary, SessionSummary};
+
+    const HOSTILE: &str = "<img src=x onerror=\"document.body.dataset.pwned=1\">'</script>";
+
+    /// A long battle: 20 ships × 10,000 positions, 10 subsystems each, 50,000 events.
+    fn big_report() -> CaptureReport {
+        let mut r = CaptureReport {
+            name: format!("battle {HOSTILE}.pcap"),
+            duration: 2040.0,
+            ..CaptureReport::default()
+        };
+        for s in 0..20u32 {
+            let track = (0..10_000)
+                .map(|i| {
+                    let a = i as f32 / 500.0 + s as f32;
+                    ShipPoint {
+                        t: i as f64 * 0.204,
+                        pos: [a.cos() * 1000.0, a.sin() * 800.0, s as f32],
+                        speed: Some(5.0),
+                    }
+                })
+                .collect();
+            let health = (0..10u8)
+                .map(|k| HealthSeries {
+                    index: k,
+                    name: format!("{HOSTILE} {k}"),
+                    points: (0..2000)
+                        .map(|i| (i as f64, ((i * 7 + k as usize) % 101) as f32))
+                        .collect(),
+                    updates: 10_000,
+                })
+                .collect();
+            r.ships.push(Ship {
+                session: 0,
+                object_id: 0x3FFF_FFFF + s * 0x40000,
+                label: format!("Galaxy ({HOSTILE}, slot {s})"),
+                slot: Some(s as u8),
+                track_direction: Some(Direction::C2S),
+                track,
+                updates: 10_000,
+                health,
+            });
+        }
+        for i in 0..50_000u32 {
+            r.events.push(Event {
+                t: i as f64 * 0.04,
+                frame: i as u64,
+                session: 0,
+                kind: if i % 2 == 0 {
+                    EventKind::BeamFire
+                } else {
+                    EventKind::Explosion
+                },
+                object: Some(0x3FFF_FFFF + (i % 20) * 0x40000),
+                target: None,
+                position: Some([i as f32 % 900.0, 0.0, 0.0]),
+                value: Some(10.0),
+            });
+        }
+        r.chat.push(ChatLine {
+            t: 1.0,
+            session: 0,
+            sender: HOSTILE.into(),
+            team: false,
+            text: format!("gg {HOSTILE}"),
+        });
+        r.summary.sessions.push(SessionSummary {
+            clients: vec![ClientSummary {
+                name: Some(HOSTILE.into()),
+                ships: vec![format!("Galaxy {HOSTILE}")],
+                ..ClientSummary::default()
+            }],
+            ..SessionSummary::default()
+        });
+        for sec in 0..2040 {
+            r.rates[0].entry(0x1C).or_default().insert(sec, 100);
+            r.rates[1]
+                .entry((sec % 30) as u8)
+                .or_default()
+                .insert(sec, 3);
+        }
+        r
+    }
+
+    /// Coordinate pairs in every `points="…"` attribute.
+    fn drawn_points(page: &str) -> usize {
+        page.split(" points=\"")
+            .skip(1)
+            .map(|s| s.split('"').next().unwrap_or("").split(' ').count())
+            .sum()
+    }
+
+    #[test]
+    fn capture_text_is_escaped_everywhere() {
+        let page = render(&[big_report()], None);
+        assert!(!page.contains("<img"), "raw markup from the capture");
+        assert!(!page.contains("onerror=\""));
+        // The only closing script tags are the page's own (error hook, data, main, ready).
+        assert_eq!(page.matches("</script>").count(), 4);
+        assert!(page.contains(
+            "&lt;img src=x onerror=&quot;document.body.dataset.pwned=1&quot;&gt;&#39;&lt;/script&gt;"
+        ));
+        assert!(page.contains("\\u003cimg"), "JSON data escapes <");
+    }
+
+    #[test]
+    fn big_captures_are_drawn_within_the_budget() {
+        let page = render(&[big_report()], None);
+        let b = Budget::for_captures(1);
+        let points = drawn_points(&page);
+        // Condition steps double the points (plus an end point per series).
+        assert!(
+            points <= b.map_points + 2 * b.health_points + 400 + 6 * b.columns,
+            "{points} points drawn"
+        );
+        let elements = page.matches('<').count();
+        assert!(elements < 20_000, "{elements} elements");
+        assert!(page.len() < 4 << 20, "{} bytes", page.len());
+        assert!(page.contains("id=\"downsampled\""));
+        // One series per ship on the map, one per subsystem on each ship chart.
+        assert!(page.contains("data-chart=\"a-map\" data-zoom=\"1\" data-series-count=\"20\""));
+        assert_eq!(page.matches("class=\"chart ship\"").count(), b.ship_charts);
+        assert!(page.contains("data-chart=\"a-ship-0\" data-series-count=\"10\""));
+        // Rates: one opcode one way, the top 10 plus "other" the other way.
+        assert!(page.contains("data-chart=\"a-rates-c2s\" data-series-count=\"1\""));
+        assert!(page.contains("data-chart=\"a-rates-s2c\" data-series-count=\"11\""));
+        // Legends and tables keep exact numbers.
+        assert!(page.contains("0x1C StateUpdate (204000)"));
+        assert!(page.contains("(10000 points)"));
+    }
+
+    #[test]
+    fn small_captures_are_not_thinned() {
+        let mut r = big_report();
+        r.ships.truncate(2);
+        for s in &mut r.ships {
+            s.track.truncate(100);
+            s.health.truncate(2);
+            for h in &mut s.health {
+                h.points.truncate(50);
+            }
+        }
+        r.events.truncate(10);
+        r.duration = 100.0;
+        r.rates = Default::default();
+        let page = render(&[r], None);
+        assert!(
+            !page.contains("id=\"downsampled\""),
+            "nothing needed thinning"
+        );
+        assert!(page.contains("(100 points)"));
+        // Tracks, condition steps (two points per change, one end point), and the two
+        // retransmission lines in one-second columns.
+        assert_eq!(drawn_points(&page), 2 * 100 + 2 * 2 * (2 * 50) + 2 * 100);
+    }
+
+    #[test]
+    fn two_captures_side_by_side_with_a_comparison() {
+        let a = big_report();
+        let mut b = big_report();
+        b.name = "other.pcap".into();
+        let page = render(&[a, b], Some(&DiffResult::default()));
+        assert!(page.contains("class=\"cols n2\""));
+        assert!(page.contains("data-chart=\"a-map\"") && page.contains("data-chart=\"b-map\""));
+        assert!(page.contains("<section id=\"diff\">"));
+        assert!(page.contains("The captures are equivalent."));
+        let b2 = Budget::for_captures(2);
+        let limit = 2 * (b2.map_points + 2 * b2.health_points + 400 + 6 * b2.columns);
+        assert!(drawn_points(&page) <= limit);
+    }
 }
