@@ -128,6 +128,27 @@ fn the_report_loads_without_errors_and_keeps_its_charts() {
     let page_html = html::render(std::slice::from_ref(&r), None);
     let page = tmp("browser_b2.html");
     std::fs::write(&page, &page_html).unwrap();
+    // A copy that hovers over the host's rate chart and keeps the read-out.
+    let hover = page_html.replace(
+        "</body>",
+        "<script>(function(){var s=document.querySelector('svg[data-chart=\"a-rates-s2c\"]');\
+         var r=s.getBoundingClientRect();s.dispatchEvent(new MouseEvent('mousemove',\
+         {clientX:r.left+r.width*0.3,clientY:r.top+r.height*0.5,bubbles:true}));\
+         document.body.dataset.hover=document.getElementById('tip').textContent;})();</script></body>",
+    );
+    let hover_page = tmp("browser_b2_hover.html");
+    std::fs::write(&hover_page, hover).unwrap();
+    let dom = run_chromium(&bin, &hover_page, "--dump-dom");
+    let body = body_tag(&dom);
+    assert!(
+        body.contains("data-errors=\"0\""),
+        "{body} {}",
+        errors_text(&dom)
+    );
+    assert!(
+        body.contains("data-hover=\"t ") && body.contains("msg/s"),
+        "no hover read-out: {body}"
+    );
 
     let dom = run_chromium(&bin, &page, "--dump-dom");
     let body = body_tag(&dom);

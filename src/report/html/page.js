@@ -42,13 +42,13 @@
     var i = Math.floor((q.p.x - d.x0) / (d.x1 - d.x0) * d.n);
     if (i < 0 || i >= d.n) return hide();
     var lines = ["t " + fmt(i * d.w) + "–" + fmt((i + 1) * d.w) + " s"];
-    var total = 0;
+    var total = 0, rate = d.rate !== false;
     d.s.forEach(function (s) {
       var v = s.v[i] || 0;
       total += v;
-      if (v) lines.push(s.n + ": " + fmt(v / d.w) + " " + d.unit + " (" + v + ")");
+      if (v) lines.push(s.n + ": " + (rate ? fmt(v / d.w) + " " + d.unit + " (" + v + ")" : fmt(v) + " " + d.unit));
     });
-    if (d.s.length > 1) lines.push("total: " + fmt(total / d.w) + " " + d.unit);
+    if (rate && d.s.length > 1) lines.push("total: " + fmt(total / d.w) + " " + d.unit);
     show(lines, ev);
   }
 

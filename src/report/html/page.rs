@@ -955,6 +955,7 @@ fn line_chart(
     width: f64,
     y_title: &str,
     unit: &str,
+    rate: bool,
 ) -> String {
     let n = series.first().map(|s| s.1.len()).unwrap_or(0).max(1);
     let ymax = series
@@ -993,7 +994,9 @@ fn line_chart(
             "<span><span class=\"sw\" style=\"background:{col}\"></span>{}</span>",
             esc(name)
         );
-        let v: Vec<f64> = vals.iter().map(|v| round(*v * width, 3)).collect();
+        // Rates are read out per column as counts (the script divides by the width).
+        let k = if rate { width } else { 1.0 };
+        let v: Vec<f64> = vals.iter().map(|v| round(*v * k, 3)).collect();
         hover.push(json!({"n": name, "v": v}));
     }
     svg.push_str("</svg>");
@@ -1001,7 +1004,7 @@ fn line_chart(
     pg.data.insert(
         id.to_string(),
         json!({"k": "cols", "x0": round(plot.px(0.0), 1), "x1": round(plot.px(width * n as f64), 1),
-               "w": width, "n": n, "unit": unit, "s": hover}),
+               "w": width, "n": n, "unit": unit, "rate": rate, "s": hover}),
     );
     svg + &legend
 }
@@ -1123,6 +1126,7 @@ fn transport(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         width,
         "retransmissions/s",
         "/s",
+        true,
     ));
     let mut delay: Vec<(String, Vec<f64>)> = Vec::new();
     for d in [Direction::C2S, Direction::S2C] {
@@ -1141,30 +1145,19 @@ fn transport(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
                 mean[i] = (sum[i] / cnt[i] as i128) as f64 / 1e6;
             }
         }
-        // Values are per column already: the chart multiplies by width for read-outs.
-        delay.push((
-            format!("mean ACK delay, ACKs {}", dir_title(d)),
-            mean.iter().map(|v| v / width).collect(),
-        ));
-        delay.push((
-            format!("max ACK delay, ACKs {}", dir_title(d)),
-            max.iter().map(|v| v / width).collect(),
-        ));
+        delay.push((format!("mean ACK delay, ACKs {}", dir_title(d)), mean));
+        delay.push((format!("max ACK delay, ACKs {}", dir_title(d)), max));
     }
     if t.ack_delays.iter().sum::<u64>() > 0 {
         h.push_str("<h4>ACK delay (ms)</h4>");
-        // Undo the /width so the axis shows milliseconds.
-        let delay: Vec<(String, Vec<f64>)> = delay
-            .into_iter()
-            .map(|(k, v)| (k, v.into_iter().map(|x| x * width).collect()))
-            .collect();
         h.push_str(&line_chart(
             pg,
             &format!("{cid}-ackdelay"),
             &delay,
-            1.0_f64.max(width),
+            width,
             "ms",
-            "ms·s",
+            "ms",
+            false,
         ));
     }
     if !t.gaps.is_empty() {

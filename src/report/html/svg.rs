@@ -111,7 +111,7 @@ pub fn tick_label(v: f64) -> String {
 /// Distinct colours (colour-blind friendly first).
 pub const PALETTE: [&str; 12] = [
     "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#8c6d31", "#7f3c8d",
-    "#11a579", "#f2b701", "#e73f74", "#3969ac",
+    "#11a579", "#555555", "#e73f74", "#3969ac",
 ];
 
 pub fn colour(i: usize) -> &'static str {
