@@ -1,6 +1,7 @@
 //! Command implementations: argument handling, then the pipeline, then a report.
 
 mod capture_cmds;
+mod report_cmd;
 
 use crate::cli::{Cli, Command};
 use crate::report::term;
@@ -77,6 +78,7 @@ fn run(command: Command, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> 
             writeln!(w, "{}", serde_json::to_string_pretty(&report)?)?;
             Ok(0)
         }
+        Command::Report(a) => report_cmd::report(a, out, w),
         Command::Sm(a) => {
             let mut err = io::stderr();
             crate::sm::run(&a, w, &mut err)
