@@ -682,6 +682,7 @@ mod tests {
             payload_offset: Some(4),
             retransmission: false,
             original_frame: None,
+            keepalive: false,
             game: Some(game),
             assembled: None,
             relay_of,
