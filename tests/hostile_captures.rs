@@ -225,7 +225,28 @@ fn lying_pcap_record_length_stops_with_its_offset() {
     assert!(
         s.problems
             .iter()
-            .any(|p| p.contains(&format!("byte {second}")) && p.contains("frame 2")),
+            .any(|p| p.contains(&format!("byte {second}"))
+                && p.contains("frame 2")
+                && p.contains(&format!("(limit {})", bcwire::capture::MAX_FRAME_LEN))),
+        "{:?}",
+        s.problems
+    );
+}
+
+#[test]
+fn interface_flood_hits_the_interface_limit() {
+    use bcwire::capture::MAX_INTERFACES;
+    let mut w = CaptureWriter::pcapng(Vec::new(), Endian::Little).expect("section");
+    for _ in 0..=MAX_INTERFACES {
+        w.add_interface(link_type::ETHERNET as u16, 0, TsResolution::MICRO, 0)
+            .expect("interface");
+    }
+    let (s, recs) = run(&w.into_inner());
+    assert!(recs.is_empty());
+    assert!(
+        s.problems
+            .iter()
+            .any(|p| p.contains(&format!("more than {MAX_INTERFACES} interfaces"))),
         "{:?}",
         s.problems
     );
