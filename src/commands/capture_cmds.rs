@@ -24,7 +24,8 @@ use std::io::Write;
 /// Pipeline configuration from the shared input options.
 pub fn config(input: &InputArgs) -> Result<Config> {
     let ships = match &input.ships {
-        Some(path) => ShipCatalog::load_file(path).map_err(|e| anyhow::anyhow!("{e}"))?,
+        Some(path) => ShipCatalog::load_file(path)
+            .map_err(|e| anyhow::anyhow!("cannot use ship layout file {e}"))?,
         None => ShipCatalog::stock(),
     };
     Ok(Config {

@@ -22,6 +22,10 @@ pub const DEFAULT_GAME_PORT: u16 = 22101;
 pub const DEFAULT_CLIENT_TIMEOUT_NS: i64 = 45_000_000_000;
 pub const DEFAULT_MAX_SESSIONS: usize = 65_536;
 pub const DEFAULT_MAX_CLIENTS_PER_SESSION: usize = 4_096;
+/// Clients over all sessions. Every client costs per-stream state further down the
+/// pipeline (reliability window, reassembly, facts), so this bounds memory however many
+/// source addresses a capture invents.
+pub const DEFAULT_MAX_CLIENTS_TOTAL: usize = 65_536;
 /// Byte 0 of every packet the host sends.
 pub const PEER_ID_HOST: u8 = 0x01;
 /// Byte 0 of a client's packets before the host assigned it an id.
@@ -33,6 +37,7 @@ pub struct FlowConfig {
     pub client_timeout_ns: i64,
     pub max_sessions: usize,
     pub max_clients_per_session: usize,
+    pub max_clients_total: usize,
 }
 
 impl Default for FlowConfig {
@@ -42,6 +47,7 @@ impl Default for FlowConfig {
             client_timeout_ns: DEFAULT_CLIENT_TIMEOUT_NS,
             max_sessions: DEFAULT_MAX_SESSIONS,
             max_clients_per_session: DEFAULT_MAX_CLIENTS_PER_SESSION,
+            max_clients_total: DEFAULT_MAX_CLIENTS_TOTAL,
         }
     }
 }
@@ -237,6 +243,8 @@ pub struct SessionTable {
     current: HashMap<SocketAddr, usize>,
     unrelated: u64,
     table_full: u64,
+    /// Clients created over all sessions (for [`FlowConfig::max_clients_total`]).
+    clients_total: usize,
 }
 
 impl SessionTable {
@@ -254,6 +262,7 @@ impl SessionTable {
             current: HashMap::new(),
             unrelated: 0,
             table_full: 0,
+            clients_total: 0,
         }
     }
 
@@ -347,6 +356,7 @@ impl SessionTable {
         };
 
         let max_clients = self.config.max_clients_per_session;
+        let max_total = self.config.max_clients_total;
         let s = &mut self.sessions[session];
         let existing = s.by_addr.get(&client_addr).copied();
         // A connect from an endpoint that already had an id (or left) is a new
@@ -358,10 +368,11 @@ impl SessionTable {
         let (client, new_client) = match existing {
             Some(i) if !reconnect => (i, false),
             _ => {
-                if s.clients.len() >= max_clients {
+                if s.clients.len() >= max_clients || self.clients_total >= max_total {
                     self.table_full += 1;
                     return Err(Unrelated::TableFull);
                 }
+                self.clients_total += 1;
                 s.clients.push(Client {
                     addr: client_addr,
                     activity: Activity::start(d),

@@ -215,3 +215,23 @@ fn tables_are_bounded() {
     );
     assert_eq!(f.table.dropped_count(), 2);
 }
+
+#[test]
+fn clients_over_all_sessions_are_bounded() {
+    let mut f = Feed::new();
+    f.table = SessionTable::with_config(FlowConfig {
+        max_clients_total: 3,
+        ..FlowConfig::default()
+    });
+    f.send(0, "10.0.0.2:1", SRV, &[0xFF, 1]).unwrap();
+    f.send(0, "10.0.0.2:2", SRV, &[0xFF, 1]).unwrap();
+    f.send(0, "10.0.0.2:1", "10.0.0.8:22101", &[0xFF, 1])
+        .unwrap();
+    assert_eq!(
+        f.send(0, "10.0.0.2:2", "10.0.0.8:22101", &[0xFF, 1]),
+        Err(Unrelated::TableFull)
+    );
+    // Known clients go on.
+    f.send(0, "10.0.0.2:1", SRV, &[0x02, 1]).unwrap();
+    assert_eq!(f.table.dropped_count(), 1);
+}

@@ -11,18 +11,21 @@ use crate::capture::{link_type, CaptureFormat, CaptureReader, Frame};
 use crate::diag::{Direction, Warning};
 use crate::flow::{PayloadKind, SessionTable};
 use crate::game::field::{Field, Span, Value};
-use crate::game::objects::ObjectRegistry;
+use crate::game::objects::{ObjectRegistry, MAX_OBJECTS};
 use crate::game::opcodes::{self, DecodeContext};
 use crate::game::phases::{PhaseTracker, TransportEvent};
-use crate::game::relay::RelayLinker;
+use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WINDOW_SECS};
 use crate::game::ships::ShipCatalog;
 use crate::game::GameMessage;
 use crate::net::{NetDecoder, NetOutcome};
 use crate::report::names::Names;
+use crate::transport::facts::MAX_EVENTS_PER_CLIENT;
 use crate::transport::low::{utf16le_to_string, LowBody, LowKind};
 use crate::transport::packet::{self, Message, MessageBody, Packet};
-use crate::transport::reassembly::{Fragment, PushOutcome, Reassembler};
-use crate::transport::reliability::{AckOutcome, Delivery, SeqKey, Tracker};
+use crate::transport::reassembly::{Fragment, IncompleteReason, PushOutcome, Reassembler};
+use crate::transport::reliability::{
+    AckOutcome, Delivery, SeqKey, Tracker, MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED,
+};
 use crate::transport::{cipher, SessionFacts};
 use anyhow::Result;
 use record::{
@@ -105,8 +108,6 @@ pub struct Pipeline {
     phases: HashMap<ClientKey, PhaseTracker>,
     counts: HashMap<StreamKey, StreamCounts>,
     summary: CaptureSummary,
-    /// Warnings raised by the reassembler when it gives sets up (limits), for the summary.
-    reassembly_dropped: u64,
 }
 
 /// Names as known right now, for reports.
@@ -161,7 +162,6 @@ impl Pipeline {
             phases: HashMap::new(),
             counts: HashMap::new(),
             summary: CaptureSummary::default(),
-            reassembly_dropped: 0,
         }
     }
 
@@ -174,11 +174,11 @@ impl Pipeline {
                 Ok(true) => {}
                 Ok(false) => break,
                 Err(e) if e.is_fatal() => {
-                    self.summary.problems.push(e.to_string());
+                    self.summary.add_problem(e.to_string());
                     break;
                 }
                 Err(e) => {
-                    self.summary.problems.push(e.to_string());
+                    self.summary.add_problem(e.to_string());
                     continue;
                 }
             }
@@ -187,7 +187,7 @@ impl Pipeline {
             }
         }
         if let Some(t) = reader.truncation() {
-            self.summary.problems.push(t.to_warning().to_string());
+            self.summary.add_problem(t.to_warning().to_string());
         }
         Ok(self.finish())
     }
@@ -526,13 +526,21 @@ impl Pipeline {
         let frag = self.net.finish();
         for l in &frag.leftovers {
             self.summary
-                .problems
-                .push(format!("IP fragments never completed: {l}"));
+                .add_problem(format!("IP fragments never completed: {l}"));
         }
         if frag.not_listed > 0 {
-            self.summary.problems.push(format!(
+            self.summary.add_limit_problem(format!(
                 "{} more incomplete IP fragment sets not listed",
                 frag.not_listed
+            ));
+        }
+        let table_full = self.flows.dropped_count();
+        if table_full > 0 {
+            let c = self.flows.config();
+            self.summary.add_limit_problem(format!(
+                "session table full: {table_full} datagram(s) not decoded (limits: {} sessions, \
+                 {} clients per session, {} clients in all)",
+                c.max_sessions, c.max_clients_per_session, c.max_clients_total
             ));
         }
         let reliability = self.tracker.finish();
@@ -540,25 +548,75 @@ impl Pipeline {
         for u in &reliability.unacked {
             *unacked.entry(u.stream).or_default() += 1;
         }
-        let (incomplete, _) = self.reassembler.finish();
+        if reliability.unacked_not_listed > 0 {
+            self.summary.add_limit_problem(format!(
+                "reliability tracker: {} unacknowledged reliable message(s) pushed out of \
+                 the {MAX_ENTRIES_PER_STREAM}-message window beyond the {MAX_REPORTED_UNACKED} \
+                 remembered; the per-client unacked counts miss them",
+                reliability.unacked_not_listed
+            ));
+        }
+        let (incomplete, not_listed) = self.reassembler.finish();
         let mut open_sets: HashMap<StreamKey, u64> = HashMap::new();
         for i in &incomplete {
             *open_sets.entry(i.stream).or_default() += 1;
-            self.summary.problems.push(format!(
-                "fragment set seq {} of session {} client {} {} never completed ({} of {} fragments, frames {}–{})",
+            let why = match i.reason {
+                IncompleteReason::EndOfCapture => "never completed",
+                IncompleteReason::Expired => "expired (no fragment for 60 s)",
+                IncompleteReason::TooManySets => "dropped: too many open fragment sets",
+                IncompleteReason::TotalBytes => "dropped: reassembly byte limit reached",
+                IncompleteReason::SetTooLarge => "dropped: set larger than the per-set limit",
+            };
+            self.summary.add_problem(format!(
+                "fragment set seq {} of session {} client {} {} {why} ({} of {} fragments, {} bytes, frames {}–{})",
                 i.seq,
                 i.stream.0,
                 i.stream.1,
                 i.stream.2,
                 i.have.len(),
                 i.total.map(|t| t.to_string()).unwrap_or_else(|| "?".into()),
+                i.bytes,
                 i.first.frame,
                 i.last.frame
             ));
         }
-        let _ = self.reassembly_dropped;
+        if not_listed > 0 {
+            self.summary.add_limit_problem(format!(
+                "{not_listed} more incomplete fragment sets dropped and not listed"
+            ));
+        }
+        for (si, st) in self.sessions.iter().enumerate() {
+            if st.registry.evicted() > 0 {
+                self.summary.add_problem(format!(
+                    "session {si}: object registry full ({MAX_OBJECTS} objects): {} object(s) \
+                     not registered; later messages about them lack ship layouts and names",
+                    st.registry.evicted()
+                ));
+            }
+            if st.relay.evicted() > 0 {
+                self.summary.add_problem(format!(
+                    "session {si}: relay linker full ({RELAY_MAX_PENDING} messages in {RELAY_WINDOW_SECS} s): \
+                     {} client message(s) forgotten before their relayed copies could be linked",
+                    st.relay.evicted()
+                ));
+            }
+        }
         let end = self.summary.last_ts_ns.unwrap_or(0);
         let facts: BTreeMap<ClientKey, _> = self.facts.finish(end).into_iter().collect();
+        for ((si, ci), f) in &facts {
+            if f.events_not_listed > 0 {
+                self.summary.add_problem(format!(
+                    "session {si} client {ci}: {} boot/silence event(s) beyond \
+                     {MAX_EVENTS_PER_CLIENT} not listed",
+                    f.events_not_listed
+                ));
+            }
+        }
+        if self.summary.problems_not_listed > 0 {
+            let n = self.summary.problems_not_listed;
+            self.summary
+                .add_limit_problem(format!("{n} more problems not listed"));
+        }
         for (si, s) in self.flows.sessions().iter().enumerate() {
             let st = self.sessions.get(si);
             let mut ss = SessionSummary {
