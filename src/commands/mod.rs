@@ -1,6 +1,7 @@
 //! Command implementations: argument handling, then the pipeline, then a report.
 
 mod capture_cmds;
+mod progress;
 mod report_cmd;
 
 use crate::cli::{Cli, Command};
