@@ -632,15 +632,22 @@ impl Pipeline {
                 let f = facts.get(&(si, ci));
                 let slot = st.and_then(|st| st.slots.get(&ci).copied());
                 let ships = match (st, slot) {
-                    (Some(st), Some(slot)) => st
-                        .registry
-                        .iter()
-                        .filter(|o| o.owner_slot == slot && o.species.is_some())
-                        .map(|o| {
-                            let team = o.team.map(|t| format!(", team {t}")).unwrap_or_default();
-                            format!("{} 0x{:08X}{team}", o.class_name, o.object_id)
-                        })
-                        .collect(),
+                    (Some(st), Some(slot)) => {
+                        let mut own: Vec<_> = st
+                            .registry
+                            .iter()
+                            .filter(|o| o.owner_slot == slot && o.species.is_some())
+                            .collect();
+                        // In order of creation, not of the registry's table.
+                        own.sort_by_key(|o| (o.created_frame, o.object_id));
+                        own.into_iter()
+                            .map(|o| {
+                                let team =
+                                    o.team.map(|t| format!(", team {t}")).unwrap_or_default();
+                                format!("{} 0x{:08X}{team}", o.class_name, o.object_id)
+                            })
+                            .collect()
+                    }
                     _ => Vec::new(),
                 };
                 let left = f.and_then(|f| {
