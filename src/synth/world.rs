@@ -373,9 +373,7 @@ impl Ship {
     /// The subsystem blob of a creation message for a fresh ship: the stock values
     /// (full conditions, power 100, weapon bit 0 and byte 1/0/1, opcodes.md §6.3).
     pub fn creation_blob(&self) -> SubsystemBlob {
-        let Some(layout) = creation_layout(self.species) else {
-            return SubsystemBlob::Raw(Vec::new());
-        };
+        let layout = creation_layout(&self.class);
         let records = layout
             .iter()
             .enumerate()
@@ -481,18 +479,6 @@ mod tests {
         let s = ship(5);
         assert_eq!(s.subsystem_count(), 33);
         assert_eq!(s.id + s.subsystem_count() + 1, 0x4000_0021);
-    }
-
-    #[test]
-    fn creation_layouts_agree_with_the_catalog() {
-        for species in 1..=15u16 {
-            let s = ship(species);
-            let layout = creation_layout(species as u8).unwrap();
-            assert_eq!(layout.len(), s.class.len(), "species {species}");
-            for (e, c) in layout.iter().zip(&s.class.subsystems) {
-                assert_eq!(e.children as usize, c.children.len(), "species {species}");
-            }
-        }
     }
 
     #[test]
