@@ -16,6 +16,8 @@
 #[allow(dead_code)]
 mod targets;
 
+mod common;
+
 use bcwire::capture::{CaptureReader, Frame};
 use bcwire::net::{NetDecoder, NetOutcome};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -35,17 +37,7 @@ const TARGETS: [(&str, Target); 8] = [
     ("structured", targets::structured),
 ];
 
-fn shared_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("BCWIRE_SHARED").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
-        Some(PathBuf::from("/work/shared")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("captures").is_dir())
-}
+use common::shared_dir;
 
 /// Capture files of the shared folder (empty when it is absent).
 fn shared_captures() -> Vec<Vec<u8>> {

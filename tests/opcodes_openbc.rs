@@ -7,6 +7,8 @@
 //! The shared folder is found via `BCWIRE_SHARED`, `<crate>/../shared` or `/work/shared`;
 //! the test prints a note and passes when it is absent.
 
+mod common;
+
 use bcwire::diag::Direction;
 use bcwire::game::objects::ObjectRegistry;
 use bcwire::game::opcodes::{decode, DecodeContext};
@@ -16,19 +18,8 @@ use bcwire::game::ships::ShipCatalog;
 use flate2::read::GzDecoder;
 use serde_json::Value as Json;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 
-fn shared_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("BCWIRE_SHARED").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
-        Some(PathBuf::from("/work/shared")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("captures/openbc").is_dir())
-}
+use common::shared_dir;
 
 /// One 0x32 game message from the ground truth.
 struct Msg {
