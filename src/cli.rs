@@ -47,6 +47,10 @@ pub enum Command {
     Flows(FlowsArgs),
     /// Compare two captures by meaning: counts, histograms, first divergence.
     Diff(DiffArgs),
+    /// Write a deterministic synthetic multiplayer session as a capture.
+    Synth(crate::synth::SynthArgs),
+    /// One self-contained HTML page with charts; two files: side by side with their diff.
+    Report(ReportArgs),
     /// Scrap Mechanic NetworkUpdate packets (offline: hex, binary or lines files).
     Sm(crate::sm::SmArgs),
     /// Print a shell completion script.
@@ -206,4 +210,19 @@ pub struct DiffArgs {
     pub max_differences: usize,
     #[arg(long, value_enum, default_value_t = TableOrJson::Table)]
     pub format: TableOrJson,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Capture file (pcap or pcapng).
+    #[arg(value_name = "FILE")]
+    pub a: String,
+    /// A second capture: shown side by side, with the comparison of `bcwire diff`.
+    #[arg(value_name = "B")]
+    pub b: Option<String>,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Where to write the page; `-` writes to standard output.
+    #[arg(short, long, default_value = "report.html", value_name = "FILE")]
+    pub output: String,
 }

@@ -14,4 +14,5 @@ pub mod net;
 pub mod pipeline;
 pub mod report;
 pub mod sm;
+pub mod synth;
 pub mod transport;

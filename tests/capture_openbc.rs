@@ -1,6 +1,8 @@
 //! The real OpenBC captures (pcap and pcapng) read completely and classified exactly as
 //! their ground truth says: every frame, direction, kind, client and session.
 
+mod common;
+
 use bcwire::capture::{CaptureFormat, CaptureReader, Frame};
 use bcwire::diag::Direction;
 use bcwire::flow::{PayloadKind, SessionTable, DEFAULT_GAME_PORT};
@@ -9,17 +11,7 @@ use serde_json::Value;
 use std::io::Read;
 use std::path::PathBuf;
 
-fn shared_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("BCWIRE_SHARED").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
-        Some(PathBuf::from("/work/shared")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("captures").is_dir())
-}
+use common::shared_dir;
 
 fn captures() -> Vec<PathBuf> {
     let Some(shared) = shared_dir() else {

@@ -2,6 +2,8 @@
 //! ground truth (`shared/captures/openbc/*/*.frames.jsonl.gz`): cipher, message split,
 //! byte-exact re-emit, reliability tracking.
 
+mod common;
+
 use bcwire::diag::Direction;
 use bcwire::transport::cipher::{decrypt, decrypt_datagram, encrypt, DatagramKind};
 use bcwire::transport::facts::SessionFacts;
@@ -10,20 +12,8 @@ use bcwire::transport::reliability::{AckOutcome, Delivery, SeqKey, Tracker};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::BufRead;
-use std::path::PathBuf;
 
-/// `$BCWIRE_SHARED`, else `<crate>/../shared`, else `/work/shared`.
-fn shared_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("BCWIRE_SHARED").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
-        Some(PathBuf::from("/work/shared")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("captures/openbc").is_dir())
-}
+use common::shared_dir;
 
 struct Frame {
     frame: u64,

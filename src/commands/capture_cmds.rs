@@ -9,7 +9,7 @@ use crate::game::ships::ShipCatalog;
 use crate::pipeline::filter::{parse_duration_ns, Filter};
 use crate::pipeline::record::{PacketBody, PacketRecord};
 use crate::pipeline::summary::CaptureSummary;
-use crate::pipeline::{self, Config, Control, Detail, NullSink, Pipeline, Sink};
+use crate::pipeline::{Config, Control, Detail, NullSink, Pipeline, Sink};
 use crate::report::decode::{packet_csv, packet_lines, LineContext, CSV_HEADER};
 use crate::report::diff::{self, Comparison, Digest, Fetcher};
 use crate::report::info;
@@ -24,7 +24,8 @@ use std::io::Write;
 /// Pipeline configuration from the shared input options.
 pub fn config(input: &InputArgs) -> Result<Config> {
     let ships = match &input.ships {
-        Some(path) => ShipCatalog::load_file(path).map_err(|e| anyhow::anyhow!("{e}"))?,
+        Some(path) => ShipCatalog::load_file(path)
+            .map_err(|e| anyhow::anyhow!("cannot use ship layout file {e}"))?,
         None => ShipCatalog::stock(),
     };
     Ok(Config {
@@ -33,10 +34,26 @@ pub fn config(input: &InputArgs) -> Result<Config> {
     })
 }
 
-/// Run one capture through the pipeline.
-pub fn run_file(path: &str, config: &Config, sink: &mut dyn Sink) -> Result<CaptureSummary> {
-    let reader = pipeline::open(path)?;
-    Pipeline::new(config.clone()).run(reader, sink)
+/// Run one capture through the pipeline, with a progress bar for long inputs on a
+/// terminal and, with `-v`, every warning on stderr.
+pub fn run_file(
+    path: &str,
+    config: &Config,
+    sink: &mut dyn Sink,
+    out: Output,
+) -> Result<CaptureSummary> {
+    let input = super::progress::open(path, out.quiet)?;
+    let mut observed = super::progress::Observed {
+        inner: sink,
+        progress: input.progress.as_ref(),
+        verbose: out.verbose > 0,
+        seen: 0,
+    };
+    let summary = Pipeline::new(config.clone()).run(input.reader, &mut observed);
+    if let Some(p) = &input.progress {
+        p.finish();
+    }
+    summary
 }
 
 fn warn_problems(path: &str, s: &CaptureSummary, out: Output) {
@@ -53,7 +70,7 @@ pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let pal = Palette::new(out.color);
     let mut all = Vec::new();
     for path in &a.files {
-        let s = run_file(path, &cfg, &mut NullSink)?;
+        let s = run_file(path, &cfg, &mut NullSink, out)?;
         match a.format {
             TableOrJson::Table => {
                 if a.files.len() > 1 {
@@ -81,7 +98,7 @@ pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
 
 pub fn flows(a: FlowsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
-    let s = run_file(&a.file, &cfg, &mut NullSink)?;
+    let s = run_file(&a.file, &cfg, &mut NullSink, out)?;
     warn_problems(&a.file, &s, out);
     match a.format {
         TableOrJson::Table => write!(w, "{}", info::render_flows(&s, Palette::new(out.color)))?,
@@ -209,7 +226,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         warnings: 0,
         line: Vec::new(),
     };
-    let mut s = run_file(&a.file, &cfg, &mut sink)?;
+    let mut s = run_file(&a.file, &cfg, &mut sink, out)?;
     warn_problems(&a.file, &s, out);
     if matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) {
         // The session list is written one session at a time, in place of an empty
@@ -326,7 +343,7 @@ pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         palette: Palette::new(out.color),
         first_ts_ns: None,
     };
-    let s = run_file(&a.file, &cfg, &mut sink)?;
+    let s = run_file(&a.file, &cfg, &mut sink, out)?;
     warn_problems(&a.file, &s, out);
     if sink.shown == 0 {
         let what = match a.frame {
@@ -376,7 +393,7 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             filter: filter.clone(),
             first_ts_ns: None,
         };
-        let s = run_file(path, &cfg, &mut sink)?;
+        let s = run_file(path, &cfg, &mut sink, out)?;
         warn_problems(path, &s, out);
         for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
             stats.add_unacked(dir, s.totals[dir.index()].unacked);
@@ -429,6 +446,7 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
                 digest: &mut d,
                 cmp: &cmp,
             },
+            out,
         )
         .with_context(|| format!("reading {path}"))?;
         warn_problems(path, &s, out);
@@ -446,6 +464,7 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
                 fetcher: &mut fa,
                 wanted: &result.wanted,
             },
+            out,
         )?;
         run_file(
             &a.b,
@@ -454,6 +473,7 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
                 fetcher: &mut fb,
                 wanted: &result.wanted,
             },
+            out,
         )?;
         diff::explain(&mut result, &fa, &fb, &cmp);
     }

@@ -1,6 +1,8 @@
 //! Command implementations: argument handling, then the pipeline, then a report.
 
 mod capture_cmds;
+mod progress;
+mod report_cmd;
 
 use crate::cli::{Cli, Command};
 use crate::report::term;
@@ -69,6 +71,15 @@ fn run(command: Command, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> 
         Command::Stats(a) => capture_cmds::stats(a, out, w),
         Command::Flows(a) => capture_cmds::flows(a, out, w),
         Command::Diff(a) => capture_cmds::diff(a, out, w),
+        Command::Synth(a) => {
+            let report = crate::synth::run(&a)?;
+            if !out.quiet {
+                eprintln!("bcwire: wrote {}", a.out.display());
+            }
+            writeln!(w, "{}", serde_json::to_string_pretty(&report)?)?;
+            Ok(0)
+        }
+        Command::Report(a) => report_cmd::report(a, out, w),
         Command::Sm(a) => {
             let mut err = io::stderr();
             crate::sm::run(&a, w, &mut err)

@@ -25,6 +25,10 @@ pub const DEFAULT_CLIENT_TIMEOUT_NS: i64 = 45_000_000_000;
 /// Live (not retired) sessions at once; retired sessions do not count.
 pub const DEFAULT_MAX_SESSIONS: usize = 65_536;
 pub const DEFAULT_MAX_CLIENTS_PER_SESSION: usize = 4_096;
+/// Clients over all live sessions (a retired session's clients no longer count). Every client costs per-stream state further down the
+/// pipeline (reliability window, reassembly, facts), so this bounds memory however many
+/// source addresses a capture invents.
+pub const DEFAULT_MAX_CLIENTS_TOTAL: usize = 65_536;
 /// Byte 0 of every packet the host sends.
 pub const PEER_ID_HOST: u8 = 0x01;
 /// Byte 0 of a client's packets before the host assigned it an id.
@@ -36,6 +40,7 @@ pub struct FlowConfig {
     pub client_timeout_ns: i64,
     pub max_sessions: usize,
     pub max_clients_per_session: usize,
+    pub max_clients_total: usize,
 }
 
 impl Default for FlowConfig {
@@ -45,6 +50,7 @@ impl Default for FlowConfig {
             client_timeout_ns: DEFAULT_CLIENT_TIMEOUT_NS,
             max_sessions: DEFAULT_MAX_SESSIONS,
             max_clients_per_session: DEFAULT_MAX_CLIENTS_PER_SESSION,
+            max_clients_total: DEFAULT_MAX_CLIENTS_TOTAL,
         }
     }
 }
@@ -251,6 +257,9 @@ pub struct SessionTable {
     current: HashMap<SocketAddr, usize>,
     unrelated: u64,
     table_full: u64,
+    /// Clients of live sessions (for [`FlowConfig::max_clients_total`]); a retired
+    /// session's clients no longer count.
+    clients_total: usize,
 }
 
 impl SessionTable {
@@ -270,6 +279,7 @@ impl SessionTable {
             current: HashMap::default(),
             unrelated: 0,
             table_full: 0,
+            clients_total: 0,
         }
     }
 
@@ -377,6 +387,7 @@ impl SessionTable {
                     .and_then(|p| self.sessions.get(&p))
                     .and_then(|p| p.previous);
                 if let Some(old) = unreachable.and_then(|u| self.sessions.remove_entry(&u)) {
+                    self.clients_total = self.clients_total.saturating_sub(old.1.clients.len());
                     self.retired.insert(old.0, old.1);
                 }
                 let index = self.next_index;
@@ -398,6 +409,7 @@ impl SessionTable {
         };
 
         let max_clients = self.config.max_clients_per_session;
+        let max_total = self.config.max_clients_total;
         let Some(s) = self.sessions.get_mut(&session) else {
             // Unreachable: the target is the current session or the one before it.
             self.table_full += 1;
@@ -413,10 +425,11 @@ impl SessionTable {
         let (client, new_client) = match existing {
             Some(i) if !reconnect => (i, false),
             _ => {
-                if s.clients.len() >= max_clients {
+                if s.clients.len() >= max_clients || self.clients_total >= max_total {
                     self.table_full += 1;
                     return Err(Unrelated::TableFull);
                 }
+                self.clients_total += 1;
                 s.clients.push(Client {
                     addr: client_addr,
                     activity: Activity::start(d),

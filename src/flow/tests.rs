@@ -245,3 +245,41 @@ fn sessions_out_of_reach_are_retired() {
     let late = f.send(500, "10.0.0.2:2", SRV, &[0x02, 1]).unwrap();
     assert_eq!(late.session, 4);
 }
+
+#[test]
+fn clients_over_all_sessions_are_bounded() {
+    let mut f = Feed::new();
+    f.table = SessionTable::with_config(FlowConfig {
+        max_clients_total: 3,
+        ..FlowConfig::default()
+    });
+    f.send(0, "10.0.0.2:1", SRV, &[0xFF, 1]).unwrap();
+    f.send(0, "10.0.0.2:2", SRV, &[0xFF, 1]).unwrap();
+    f.send(0, "10.0.0.2:1", "10.0.0.8:22101", &[0xFF, 1])
+        .unwrap();
+    assert_eq!(
+        f.send(0, "10.0.0.2:2", "10.0.0.8:22101", &[0xFF, 1]),
+        Err(Unrelated::TableFull)
+    );
+    // Known clients go on.
+    f.send(0, "10.0.0.2:1", SRV, &[0x02, 1]).unwrap();
+    assert_eq!(f.table.dropped_count(), 1);
+}
+
+#[test]
+fn retired_sessions_release_their_clients_from_the_total() {
+    let mut f = Feed::new();
+    f.table = SessionTable::with_config(FlowConfig {
+        max_clients_total: 2,
+        ..FlowConfig::default()
+    });
+    // One client per session, each leaving: session k retires when k + 2 begins, so
+    // at most two sessions' clients are live and a hundred sessions fit a total of 2.
+    for k in 0..100u16 {
+        let cl = format!("10.0.0.2:{}", 1000 + k);
+        let c = f.send(k as i64 * 100, &cl, SRV, &[0xFF, 1]).unwrap();
+        f.table.client_left(c.session, c.client, 1);
+        f.table.take_retired();
+    }
+    assert_eq!(f.table.dropped_count(), 0);
+}

@@ -62,6 +62,16 @@ impl Field {
     }
 }
 
+/// `0x` hex padded to the value's natural width: 2, 4, 8 or 16 digits.
+pub fn hex_padded(v: u64) -> String {
+    match v {
+        0..=0xFF => format!("0x{v:02X}"),
+        0x100..=0xFFFF => format!("0x{v:04X}"),
+        0x1_0000..=0xFFFF_FFFF => format!("0x{v:08X}"),
+        _ => format!("0x{v:016X}"),
+    }
+}
+
 /// Lowercase hex of a byte slice, no separators.
 pub fn hex_string(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -100,7 +110,7 @@ impl Value {
     pub fn hex_twin(&self) -> Option<String> {
         match self {
             Value::ObjectId(v) => Some(format!("0x{v:08X}")),
-            Value::Hex(v) => Some(format!("0x{v:02X}")),
+            Value::Hex(v) => Some(hex_padded(*v)),
             _ => None,
         }
     }

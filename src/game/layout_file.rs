@@ -46,7 +46,8 @@ impl fmt::Display for LayoutError {
             write!(f, ":{}:{}", self.line, self.column)?;
         }
         if !self.field.is_empty() {
-            write!(f, ": {}", self.field)?;
+            // Escaped: the field may quote file text (a broken key) with line breaks.
+            write!(f, ": {}", self.field.escape_debug())?;
         }
         write!(f, ": {}", self.message)
     }

@@ -119,6 +119,8 @@ impl<'a> Reader<'a> {
 
     /// Everything up to the end of the message.
     pub fn rest(&mut self) -> &'a [u8] {
+        // In bounds: `pos` only advances through `bytes` (which checks `remaining()`)
+        // and otherwise moves back to an earlier position.
         let s = &self.buf[self.pos..];
         self.pos = self.buf.len();
         s

@@ -39,12 +39,14 @@ struct Original<C> {
 #[derive(Debug, Clone)]
 pub struct RelayLinker<C> {
     pending: VecDeque<Original<C>>,
+    evicted: u64,
 }
 
 impl<C> Default for RelayLinker<C> {
     fn default() -> Self {
         RelayLinker {
             pending: VecDeque::new(),
+            evicted: 0,
         }
     }
 }
@@ -70,6 +72,12 @@ impl<C: Copy + PartialEq> RelayLinker<C> {
         self.pending.len()
     }
 
+    /// Originals forgotten inside the window because [`MAX_PENDING`] was reached (their
+    /// relayed copies, if any, go unlinked).
+    pub fn evicted(&self) -> u64 {
+        self.evicted
+    }
+
     /// Feed one complete game message of `client`'s flow. Client → host messages are
     /// remembered; a host → client message identical to a remembered one from another
     /// client within the window is returned as a copy of it.
@@ -91,8 +99,9 @@ impl<C: Copy + PartialEq> RelayLinker<C> {
         let hash = fnv1a(payload);
         match dir {
             Direction::C2S => {
-                if self.pending.len() == MAX_PENDING {
+                if self.pending.len() >= MAX_PENDING {
                     self.pending.pop_front();
+                    self.evicted += 1;
                 }
                 self.pending.push_back(Original {
                     hash,
@@ -161,5 +170,6 @@ mod tests {
             l.observe(C2S, 1, &i.to_le_bytes(), i, 1.0);
         }
         assert_eq!(l.pending(), MAX_PENDING);
+        assert_eq!(l.evicted(), 52);
     }
 }

@@ -41,6 +41,7 @@ pub(crate) fn ip_packet(link: u32, data: &[u8]) -> Result<&[u8], SkipReason> {
                 tags += 1;
             }
             ip_ether_type(ether_type)?;
+            // In bounds: the ether type at `at - 2..at` was just read with `be16`.
             Ok(&data[at..])
         }
         link_type::LINUX_SLL => {

@@ -11,18 +11,23 @@ use crate::capture::{link_type, CaptureFormat, CaptureReader, Frame};
 use crate::diag::{Direction, Warning};
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
-use crate::game::objects::ObjectRegistry;
+use crate::game::objects::{ObjectRegistry, MAX_OBJECTS};
 use crate::game::opcodes::{self, DecodeContext};
 use crate::game::phases::{PhaseTracker, TransportEvent};
-use crate::game::relay::RelayLinker;
+use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WINDOW_SECS};
 use crate::game::ships::ShipCatalog;
 use crate::game::GameMessage;
 use crate::net::{NetDecoder, NetOutcome};
 use crate::report::names::Names;
+use crate::transport::facts::MAX_EVENTS_PER_CLIENT;
 use crate::transport::low::{utf16le_to_string, LowBody, LowKind};
 use crate::transport::packet::{self, Message, MessageBody, Packet};
-use crate::transport::reassembly::{Fragment, PushOutcome, Reassembler};
-use crate::transport::reliability::{AckOutcome, Delivery, SeqKey, Tracker};
+use crate::transport::reassembly::{
+    Fragment, Incomplete, IncompleteReason, PushOutcome, Reassembler,
+};
+use crate::transport::reliability::{
+    AckOutcome, Delivery, SeqKey, Tracker, MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED,
+};
 use crate::transport::{cipher, SessionFacts};
 use anyhow::Result;
 use record::{
@@ -36,8 +41,6 @@ use summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
 /// [`CaptureSummary::session_count`] and the totals), so that a capture of any length is
 /// summarised in bounded memory.
 pub const MAX_SESSIONS_LISTED: usize = 1024;
-/// Capture-level problem lines kept in the summary; later ones are only counted.
-pub const MAX_PROBLEMS_LISTED: usize = 256;
 
 /// A client of a session: (session index, client index).
 pub type ClientKey = (usize, usize);
@@ -134,16 +137,12 @@ pub struct Pipeline {
     phases: HashMap<ClientKey, PhaseTracker>,
     counts: HashMap<StreamKey, StreamCounts>,
     summary: CaptureSummary,
-    /// Warnings raised by the reassembler when it gives sets up (limits), for the summary.
-    reassembly_dropped: u64,
     /// The sink asked for [`Detail::Lean`] records.
     lean: bool,
     /// The message list of the previous record, kept for its capacity.
     spare_messages: Vec<MessageRecord>,
     /// The transport walk of the previous datagram, kept for its capacity.
     spare_packet: Packet,
-    /// Problem lines not kept beyond [`MAX_PROBLEMS_LISTED`].
-    problems_not_listed: u64,
 }
 
 /// Names as known right now, for reports.
@@ -198,11 +197,9 @@ impl Pipeline {
             phases: HashMap::default(),
             counts: HashMap::default(),
             summary: CaptureSummary::default(),
-            reassembly_dropped: 0,
             lean: false,
             spare_messages: Vec::new(),
             spare_packet: Packet::default(),
-            problems_not_listed: 0,
         }
     }
 
@@ -216,11 +213,11 @@ impl Pipeline {
                 Ok(true) => {}
                 Ok(false) => break,
                 Err(e) if e.is_fatal() => {
-                    self.problem(e.to_string());
+                    self.summary.add_problem(e.to_string());
                     break;
                 }
                 Err(e) => {
-                    self.problem(e.to_string());
+                    self.summary.add_problem(e.to_string());
                     continue;
                 }
             }
@@ -229,8 +226,7 @@ impl Pipeline {
             }
         }
         if let Some(t) = reader.truncation() {
-            let line = t.to_warning().to_string();
-            self.problem(line);
+            self.summary.add_problem(t.to_warning().to_string());
         }
         Ok(self.finish())
     }
@@ -401,9 +397,10 @@ impl Pipeline {
             {
                 rec.original_frame = Some(first.frame);
                 deliver = false;
-                // Keepalives (type 0x00 peer info) repeat the same bytes under the same
-                // seq about once a second; the sender logs them as new sends.
-                if is_peer_info(&m.body) {
+                // The host's keepalive echoes the client's peer info (type 0x00) with the
+                // same bytes under the same seq about once a second (variants.md); the
+                // host logs these as new sends. From a client, a repeat is a resend.
+                if dir == Direction::S2C && is_peer_info(&m.body) {
                     rec.keepalive = true;
                 } else {
                     counts.retransmissions += 1;
@@ -526,6 +523,7 @@ impl Pipeline {
                     // The flow layer cannot see disconnects (they are encrypted).
                     self.flows.client_left(session, client, frame);
                 }
+                rec.payload_offset = Some(low.payload.start);
                 rec.transport = TransportInfo::Low {
                     name: low.kind.name(),
                     reliable: low.reliable,
@@ -584,15 +582,6 @@ impl Pipeline {
         game
     }
 
-    /// A capture-level problem line, kept up to [`MAX_PROBLEMS_LISTED`].
-    fn problem(&mut self, line: String) {
-        if self.summary.problems.len() < MAX_PROBLEMS_LISTED {
-            self.summary.problems.push(line);
-        } else {
-            self.problems_not_listed += 1;
-        }
-    }
-
     /// A session no datagram can reach any more: compact it into its summary and
     /// release its state, as the end of the capture would (at `now_ns`).
     fn retire(&mut self, index: usize, session: &Session, now_ns: i64) {
@@ -613,9 +602,26 @@ impl Pipeline {
         }
     }
 
-    /// The summary of session `si`; takes and releases every piece of its state.
+    /// The summary of session `si`; takes and releases every piece of its state, and
+    /// reports the limits its tables hit.
     fn session_summary(&mut self, si: usize, s: &Session, end_ns: i64) -> SessionSummary {
         let st = self.sessions.remove(&si);
+        if let Some(st) = &st {
+            if st.registry.evicted() > 0 {
+                self.summary.add_problem(format!(
+                    "session {si}: object registry full ({MAX_OBJECTS} objects): {} object(s) \
+                     not registered; later messages about them lack ship layouts and names",
+                    st.registry.evicted()
+                ));
+            }
+            if st.relay.evicted() > 0 {
+                self.summary.add_problem(format!(
+                    "session {si}: relay linker full ({RELAY_MAX_PENDING} messages in {RELAY_WINDOW_SECS} s): \
+                     {} client message(s) forgotten before their relayed copies could be linked",
+                    st.relay.evicted()
+                ));
+            }
+        }
         let mut ss = SessionSummary {
             index: si,
             server: Some(s.server),
@@ -627,17 +633,32 @@ impl Pipeline {
         };
         for (ci, c) in s.clients.iter().enumerate() {
             let f = self.facts.finish_client(&(si, ci), end_ns);
+            if let Some(f) = &f {
+                if f.events_not_listed > 0 {
+                    self.summary.add_problem(format!(
+                        "session {si} client {ci}: {} boot/silence event(s) beyond \
+                         {MAX_EVENTS_PER_CLIENT} not listed",
+                        f.events_not_listed
+                    ));
+                }
+            }
             let slot = st.as_ref().and_then(|st| st.slots.get(&ci).copied());
             let ships = match (&st, slot) {
-                (Some(st), Some(slot)) => st
-                    .registry
-                    .iter()
-                    .filter(|o| o.owner_slot == slot && o.species.is_some())
-                    .map(|o| {
-                        let team = o.team.map(|t| format!(", team {t}")).unwrap_or_default();
-                        format!("{} 0x{:08X}{team}", o.class_name, o.object_id)
-                    })
-                    .collect(),
+                (Some(st), Some(slot)) => {
+                    let mut own: Vec<_> = st
+                        .registry
+                        .iter()
+                        .filter(|o| o.owner_slot == slot && o.species.is_some())
+                        .collect();
+                    // In order of creation, not of the registry's table.
+                    own.sort_by_key(|o| (o.created_frame, o.object_id));
+                    own.into_iter()
+                        .map(|o| {
+                            let team = o.team.map(|t| format!(", team {t}")).unwrap_or_default();
+                            format!("{} 0x{:08X}{team}", o.class_name, o.object_id)
+                        })
+                        .collect()
+                }
                 _ => Vec::new(),
             };
             let left = f.as_ref().and_then(|f| {
@@ -673,17 +694,7 @@ impl Pipeline {
                 let unacked = self.tracker.finish_stream(&k).len() as u64;
                 let incomplete = self.reassembler.finish_stream(&k);
                 for inc in &incomplete {
-                    self.problem(format!(
-                        "fragment set seq {} of session {} client {} {} never completed ({} of {} fragments, frames {}–{})",
-                        inc.seq,
-                        inc.stream.0,
-                        inc.stream.1,
-                        inc.stream.2,
-                        inc.have.len(),
-                        inc.total.map(|t| t.to_string()).unwrap_or_else(|| "?".into()),
-                        inc.first.frame,
-                        inc.last.frame
-                    ));
+                    self.fragment_set_problem(inc);
                 }
                 cs.dirs[i] = DirSummary {
                     packets: c.counters.packets[i],
@@ -705,18 +716,49 @@ impl Pipeline {
         ss
     }
 
+    fn fragment_set_problem(&mut self, i: &Incomplete<StreamKey>) {
+        let why = match i.reason {
+            IncompleteReason::EndOfCapture => "never completed",
+            IncompleteReason::Expired => "expired (no fragment for 60 s)",
+            IncompleteReason::TooManySets => "dropped: too many open fragment sets",
+            IncompleteReason::TotalBytes => "dropped: reassembly byte limit reached",
+            IncompleteReason::SetTooLarge => "dropped: set larger than the per-set limit",
+        };
+        self.summary.add_problem(format!(
+            "fragment set seq {} of session {} client {} {} {why} ({} of {} fragments, {} bytes, frames {}–{})",
+            i.seq,
+            i.stream.0,
+            i.stream.1,
+            i.stream.2,
+            i.have.len(),
+            i.total.map(|t| t.to_string()).unwrap_or_else(|| "?".into()),
+            i.bytes,
+            i.first.frame,
+            i.last.frame
+        ));
+    }
+
     fn finish(mut self) -> CaptureSummary {
         let frag = self.net.finish();
         for l in &frag.leftovers {
-            self.problem(format!("IP fragments never completed: {l}"));
+            self.summary
+                .add_problem(format!("IP fragments never completed: {l}"));
         }
         if frag.not_listed > 0 {
-            self.problem(format!(
+            self.summary.add_limit_problem(format!(
                 "{} more incomplete IP fragment sets not listed",
                 frag.not_listed
             ));
         }
-        let _ = self.reassembly_dropped;
+        let table_full = self.flows.dropped_count();
+        if table_full > 0 {
+            let c = self.flows.config();
+            self.summary.add_limit_problem(format!(
+                "session table full: {table_full} datagram(s) not decoded (limits: {} sessions, \
+                 {} clients per session, {} clients in all)",
+                c.max_sessions, c.max_clients_per_session, c.max_clients_total
+            ));
+        }
         let end = self.summary.last_ts_ns.unwrap_or(0);
         for (index, session) in self.flows.take_retired() {
             self.retire(index, &session, end);
@@ -731,16 +773,37 @@ impl Pipeline {
             self.add_session_summary(ss);
         }
         self.summary.sessions.sort_by_key(|s| s.index);
+        // Every stream was ended with its session; what is left are the counts only
+        // the whole run knows.
+        let reliability = std::mem::take(&mut self.tracker).finish();
+        if reliability.unacked_not_listed > 0 {
+            self.summary.add_limit_problem(format!(
+                "reliability tracker: {} unacknowledged reliable message(s) pushed out of \
+                 the {MAX_ENTRIES_PER_STREAM}-message window beyond the {MAX_REPORTED_UNACKED} \
+                 remembered; the per-client unacked counts miss them",
+                reliability.unacked_not_listed
+            ));
+        }
+        let (leftover, not_listed) = std::mem::take(&mut self.reassembler).finish();
+        for i in &leftover {
+            self.fragment_set_problem(i);
+        }
+        if not_listed > 0 {
+            self.summary.add_limit_problem(format!(
+                "{not_listed} more incomplete fragment sets dropped and not listed"
+            ));
+        }
         let listed = self.summary.sessions.len() as u64;
         if self.summary.session_count > listed {
             let more = self.summary.session_count - listed;
-            self.problem(format!(
+            self.summary.add_limit_problem(format!(
                 "{more} more sessions not listed (limit {MAX_SESSIONS_LISTED})"
             ));
         }
-        if self.problems_not_listed > 0 {
-            let line = format!("{} more problems not listed", self.problems_not_listed);
-            self.summary.problems.push(line);
+        if self.summary.problems_not_listed > 0 {
+            let n = self.summary.problems_not_listed;
+            self.summary
+                .add_limit_problem(format!("{n} more problems not listed"));
         }
         self.summary
     }

@@ -53,14 +53,15 @@ pub struct MessageRecord {
     pub length: usize,
     pub transport_type: u8,
     pub transport: TransportInfo,
-    /// Offset of the game payload (opcode byte) in the decrypted datagram, for 0x32.
+    /// Offset of the payload in the decrypted datagram: the game message's opcode byte
+    /// for 0x32, the body for connection management. Field spans are relative to it.
     pub payload_offset: Option<usize>,
     /// A copy of a reliable message already seen (not delivered again).
     pub retransmission: bool,
     /// Frame of the first copy, for retransmissions and keepalive repeats.
     pub original_frame: Option<u64>,
-    /// A repeated peer-info (type 0x00) message: a keepalive, which repeats its content
-    /// by design and is neither a retransmission nor a new delivery.
+    /// A repeated host→client peer-info (type 0x00) message: a keepalive echo, which
+    /// repeats its content by design and is neither a retransmission nor a new delivery.
     pub keepalive: bool,
     /// The decoded game message of a complete (unfragmented) 0x32 message that was
     /// delivered (retransmitted copies are decoded too, but flagged).

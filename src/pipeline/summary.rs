@@ -19,13 +19,38 @@ pub struct CaptureSummary {
     /// Frames that are not Bridge Commander traffic, by reason.
     pub not_bc: BTreeMap<String, u64>,
     /// Capture-level problems: truncation, IP fragments never completed, limits hit.
+    /// At most [`MAX_PROBLEMS_LISTED`]; a last line counts the rest.
     pub problems: Vec<String>,
+    /// Problems beyond [`MAX_PROBLEMS_LISTED`], counted only.
+    pub problems_not_listed: u64,
     /// The first sessions, by index (at most `pipeline::MAX_SESSIONS_LISTED`).
     pub sessions: Vec<SessionSummary>,
     /// Sessions in the capture, listed or not.
     pub session_count: u64,
     /// Per-direction figures summed over every client of every session, listed or not.
     pub totals: [DirSummary; 2],
+}
+
+/// Problems a summary lists one by one; a hostile capture could otherwise make millions
+/// (one per malformed pcapng block). Capture-wide limit notices and a closing count
+/// come on top of these.
+pub const MAX_PROBLEMS_LISTED: usize = 1000;
+
+impl CaptureSummary {
+    /// Add a problem, or count it once the list is full.
+    pub fn add_problem(&mut self, p: impl Into<String>) {
+        if self.problems.len() < MAX_PROBLEMS_LISTED {
+            self.problems.push(p.into());
+        } else {
+            self.problems_not_listed += 1;
+        }
+    }
+
+    /// Add a capture-wide limit notice: always listed (there are a handful at most),
+    /// so a full list never hides that a limit was hit.
+    pub fn add_limit_problem(&mut self, p: impl Into<String>) {
+        self.problems.push(p.into());
+    }
 }
 
 #[derive(Debug, Clone, Default)]

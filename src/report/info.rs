@@ -1,7 +1,7 @@
 //! `bcwire info` and `bcwire flows`: capture and session summaries.
 
 use super::json::time_seconds;
-use super::stats::{right, table};
+use super::stats::{kv_table, right, table};
 use super::term::Palette;
 use crate::diag::Direction;
 use crate::pipeline::summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
@@ -86,7 +86,7 @@ fn client_label(c: &ClientSummary) -> String {
 
 pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
     let mut out = String::new();
-    let mut t = table(&["", ""]);
+    let mut t = kv_table();
     t.add_row(vec![Cell::new("file"), Cell::new(path)]);
     t.add_row(vec![Cell::new("format"), Cell::new(&c.format)]);
     let links: Vec<String> = c

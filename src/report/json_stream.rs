@@ -283,6 +283,16 @@ impl Key<'_> {
     }
 }
 
+/// Digits of `field::hex_padded`: the value's natural width, 2, 4, 8 or 16.
+fn natural_width(v: u64) -> usize {
+    match v {
+        0..=0xFF => 2,
+        0x100..=0xFFFF => 4,
+        0x1_0000..=0xFFFF_FFFF => 8,
+        _ => 16,
+    }
+}
+
 /// `"0x` + upper-case hex, at least `width` digits + `"`, as `format!("0x{v:0width$X}")`.
 fn hex_twin_json(out: &mut Vec<u8>, v: u64, width: usize) {
     const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
@@ -347,7 +357,7 @@ fn fields_json(out: &mut Vec<u8>, fields: &[Field]) {
         match e {
             FieldEntry::Value(v) => field_value_json(out, v),
             FieldEntry::HexTwin(Value::ObjectId(v)) => hex_twin_json(out, *v as u64, 8),
-            FieldEntry::HexTwin(Value::Hex(v)) => hex_twin_json(out, *v, 2),
+            FieldEntry::HexTwin(Value::Hex(v)) => hex_twin_json(out, *v, natural_width(*v)),
             FieldEntry::HexTwin(_) => out.extend_from_slice(b"null"),
         }
     }
@@ -607,6 +617,10 @@ mod tests {
                 let expected = format!("\"0x{v:0width$X}\"");
                 assert_eq!(String::from_utf8(out).unwrap(), expected);
             }
+            let mut out = Vec::new();
+            hex_twin_json(&mut out, v, natural_width(v));
+            let expected = format!("\"{}\"", crate::game::field::hex_padded(v));
+            assert_eq!(String::from_utf8(out).unwrap(), expected);
         }
     }
 

@@ -108,7 +108,8 @@ pub fn render_packet(
                 );
             }
             TransportInfo::Low { fields, .. } => {
-                tree(&mut out, fields, &format!("{indent}   "), pal, None);
+                let base = m.payload_offset.unwrap_or(m.offset);
+                tree(&mut out, fields, &format!("{indent}   "), pal, None, base);
             }
             _ => {}
         }
@@ -122,6 +123,7 @@ pub fn render_packet(
                 &format!("{indent}   "),
                 pal,
                 Some(first_colour),
+                base,
             );
         }
         if let Some(a) = &m.assembled {
@@ -137,6 +139,7 @@ pub fn render_packet(
                 &format!("{indent}   "),
                 pal,
                 Some(0),
+                0,
             );
             let mut am = Vec::new();
             let mut al = Vec::new();
@@ -194,24 +197,30 @@ fn collect_marks(fields: &[Field], base: usize, marks: &mut Vec<Mark>, legend: &
 }
 
 /// The field tree: `[start..end] name = value`, groups indented below their parent.
-/// `first_colour` is the hex-view colour index of the first field (None: no swatches).
+/// `first_colour` is the hex-view colour index of the first field (None: no swatches);
+/// `base` turns message-relative spans into offsets of the dump shown below the tree.
 fn tree(
     out: &mut String,
     fields: &[Field],
     indent: &str,
     pal: Palette,
     first_colour: Option<usize>,
+    base: usize,
 ) {
     for (i, f) in fields.iter().enumerate() {
         let swatch = match first_colour {
             Some(c) => pal.field_bg(c + i, "  "),
             None => "  ".into(),
         };
-        let range = format!("[{}..{}]", f.span.start, f.span.end());
+        let range = format!(
+            "[{}..{}]",
+            base + f.span.start as usize,
+            base + f.span.end() as usize
+        );
         match &f.value {
             Value::Group(children) => {
                 let _ = writeln!(out, "{indent}{swatch} {} {}", pal.dim(&range), f.name);
-                tree(out, children, &format!("{indent}    "), pal, None);
+                tree(out, children, &format!("{indent}    "), pal, None, base);
             }
             v => {
                 let _ = writeln!(

@@ -417,6 +417,13 @@ pub fn table(header: &[&str]) -> Table {
     t
 }
 
+/// A two-column table without a header, for `key  value` summaries.
+pub fn kv_table() -> Table {
+    let mut t = Table::new();
+    t.load_preset(comfy_table::presets::NOTHING);
+    t
+}
+
 pub fn right(s: String) -> Cell {
     Cell::new(s).set_alignment(CellAlignment::Right)
 }

@@ -11,7 +11,7 @@ pub fn value_text(v: &Value) -> String {
         Value::Int(n) => n.to_string(),
         Value::Float(f) => float_text(*f),
         Value::ObjectId(id) => format!("0x{id:08X}"),
-        Value::Hex(h) => format!("0x{h:02X}"),
+        Value::Hex(h) => crate::game::field::hex_padded(*h),
         Value::Text(s) => format!("{s:?}"),
         Value::Vec3(v) => format!(
             "({}, {}, {})",

@@ -157,7 +157,7 @@ pub fn decode(msg: &[u8], ctx: &DecodeContext) -> GameMessage {
         FieldReader::after_opcode_lean(msg)
     };
     let mut warnings = Vec::new();
-    let result = parse_body(op, &mut f, &mut warnings);
+    let result = parse_body(op, &mut f, &mut warnings, ctx.catalog);
     finish(op, msg, f, warnings, result)
 }
 
@@ -167,11 +167,16 @@ fn object_id_at(msg: &[u8], at: usize) -> Option<u32> {
 }
 
 /// Dispatch to the family decoders; each reads the body with the shared reader.
-fn parse_body(op: u8, f: &mut FieldReader, w: &mut Vec<Warning>) -> DecodeResult<()> {
+fn parse_body(
+    op: u8,
+    f: &mut FieldReader,
+    w: &mut Vec<Warning>,
+    catalog: &ShipCatalog,
+) -> DecodeResult<()> {
     match op {
         0x00 => lobby::Settings::parse(f, w).map(drop),
         0x01 | 0x13 | 0x27 | 0x28 | 0x39 => Ok(()),
-        0x02 | 0x03 => objects::ObjCreate::parse(op, f, w).map(drop),
+        0x02 | 0x03 => objects::ObjCreate::parse(op, f, w, catalog).map(drop),
         0x04 => lobby::BootPlayer::parse(f).map(drop),
         0x06..=0x12 | 0x15 | 0x17 | 0x1B => events::EventMessage::parse(op, f, w).map(drop),
         0x14 | 0x1D | 0x1E => lobby::ObjectMessage::parse(op, f).map(drop),

@@ -10,6 +10,7 @@ use super::non_stock;
 use super::ship_layouts::{creation_layout, species_name, EntryFormat, SPECIES_NAMES};
 use crate::diag::Warning;
 use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::ships::ShipCatalog;
 use crate::game::writer::Writer;
 
 pub const CLASS_SHIP: u32 = 0x0000_8008;
@@ -129,12 +130,17 @@ impl ObjCreate {
         }
     }
 
-    pub fn parse(opcode: u8, f: &mut FieldReader, w: &mut Vec<Warning>) -> DecodeResult<Self> {
+    pub fn parse(
+        opcode: u8,
+        f: &mut FieldReader,
+        w: &mut Vec<Warning>,
+        catalog: &ShipCatalog,
+    ) -> DecodeResult<Self> {
         let head = CreationHead::parse(opcode, f, w)?;
         let body = match head.class {
             CLASS_SHIP => {
                 let (fixed, species) = ShipFixed::parse(f)?;
-                ObjectBody::Ship(fixed.with_blob(species, parse_blob(species, f, w)?))
+                ObjectBody::Ship(fixed.with_blob(species, parse_blob(species, catalog, f, w)?))
             }
             CLASS_TORPEDO => {
                 let torpedo_type = f.u8("torpedo_type")?;
@@ -358,18 +364,19 @@ fn ship_body_fits(buf: &[u8], at: usize) -> bool {
 /// The subsystem blob of a ship of `species`, split with its layout when one is known.
 fn parse_blob(
     species: u8,
+    catalog: &ShipCatalog,
     f: &mut FieldReader,
     w: &mut Vec<Warning>,
 ) -> DecodeResult<SubsystemBlob> {
     let at = f.r.pos();
-    match creation_layout(species) {
+    match catalog.class(species as u16).map(creation_layout) {
         Some(layout) => {
             let (first, start) = (f.fields.len(), f.r.pos());
             let mut records = Vec::with_capacity(layout.len());
             for entry in layout {
                 let (ef, es) = (f.fields.len(), f.r.pos());
                 records.push(parse_record(f, entry.format, entry.children, entry.weapon)?);
-                f.group_from(entry.kind, ef, es);
+                f.group_from(entry.kind.to_string(), ef, es);
             }
             f.group_from("subsystems", first, start);
             Ok(SubsystemBlob::Decoded(records))
@@ -534,7 +541,7 @@ mod tests {
     fn parse(bytes: &[u8]) -> (ObjCreate, Vec<Warning>) {
         let mut f = FieldReader::after_opcode(bytes);
         let mut w = Vec::new();
-        let c = ObjCreate::parse(bytes[0], &mut f, &mut w).expect("parse");
+        let c = ObjCreate::parse(bytes[0], &mut f, &mut w, &ShipCatalog::stock()).expect("parse");
         assert!(f.r.is_empty(), "left: {}", f.r.remaining());
         (c, w)
     }
@@ -661,7 +668,44 @@ mod tests {
 
     #[test]
     fn constructed_galaxy_round_trip_keeps_bit_placement() {
-        let layout = creation_layout(3).unwrap();
+        let catalog = ShipCatalog::stock();
+        let c = constructed_ship(3, &creation_layout(catalog.class(3).unwrap()));
+        let bytes = c.emit();
+        // 3 envelope + 8 prefix/id + 36 fixed + 5 + 7 strings + 54 blob bytes.
+        assert_eq!(bytes.len(), 3 + 8 + 36 + 5 + 7 + 54);
+        assert_eq!(parse(&bytes).0, c);
+        assert_clean(&decode_plain(&bytes));
+    }
+
+    // Constructed: a modded class from a layout file lays out its creation blob too.
+    #[test]
+    fn layout_file_lays_out_a_modded_creation_blob() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/example-ships.json");
+        let modded = ShipCatalog::load_file(path).unwrap();
+        let c = constructed_ship(41, &creation_layout(modded.class(41).unwrap()));
+        let bytes = c.emit();
+        let registry = crate::game::objects::ObjectRegistry::new();
+        let stock = super::super::decode(
+            &bytes,
+            &super::super::DecodeContext::new(&registry, &ShipCatalog::stock()),
+        );
+        assert!(
+            has_warning(&stock, "no_layout"),
+            "stock cannot split it: {stock:?}"
+        );
+        let m = super::super::decode(
+            &bytes,
+            &super::super::DecodeContext::new(&registry, &modded),
+        );
+        assert_clean(&m);
+        assert!(m.fields.iter().any(|f| f.name == "subsystems"));
+    }
+
+    /// A ship creation with fresh subsystem states for `layout`.
+    fn constructed_ship(
+        species: u8,
+        layout: &[super::super::ship_layouts::Entry<'_>],
+    ) -> ObjCreate {
         let records: Vec<SubsystemState> = layout
             .iter()
             .map(|e| match e.format {
@@ -688,14 +732,14 @@ mod tests {
                 },
             })
             .collect();
-        let c = ObjCreate {
+        ObjCreate {
             opcode: 0x03,
             owner_slot: 1,
             team: Some(2),
             prefix: ObjectPrefix::ClassId(CLASS_SHIP),
             object_id: 0x4003_FFFF,
             body: ObjectBody::Ship(ShipBody {
-                species: 3,
+                species,
                 position: [0.0; 3],
                 orientation: [1.0, 0.0, 0.0, 0.0],
                 velocity: ([0, 0x7F, 0], 5.5),
@@ -703,11 +747,6 @@ mod tests {
                 set_name: "Multi1".into(),
                 subsystems: SubsystemBlob::Decoded(records),
             }),
-        };
-        let bytes = c.emit();
-        // 3 envelope + 8 prefix/id + 36 fixed + 5 + 7 strings + 54 blob bytes.
-        assert_eq!(bytes.len(), 3 + 8 + 36 + 5 + 7 + 54);
-        assert_eq!(parse(&bytes).0, c);
-        assert_clean(&decode_plain(&bytes));
+        }
     }
 }

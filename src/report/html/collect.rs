@@ -1,0 +1,939 @@
+//! Reduces a capture's records to what the HTML report shows.
+//!
+//! Fed one [`PacketRecord`] at a time (like every other report), it keeps exact counters
+//! (the [`Stats`] of `bcwire stats`, per-second message counts, transport figures) and
+//! bounded detail for drawing: position tracks ([`Tracks`]), subsystem condition
+//! changes, and game events. Every table the page shows comes from the exact counters;
+//! only the drawn series are limited (and the page says when they are).
+
+use super::series::thin_steps;
+use crate::diag::Direction;
+use crate::game::field::{Field, Value};
+use crate::game::objects::slot_of;
+use crate::game::ships::ShipCatalog;
+use crate::game::stateupdate::{StateUpdate, SubsystemData};
+use crate::game::subsys::byte_pct;
+use crate::game::track::Tracks;
+use crate::game::GameMessage;
+use crate::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
+use crate::pipeline::summary::CaptureSummary;
+use crate::report::diff::{Comparison, Digest};
+use crate::report::names::Names;
+use crate::report::stats::Stats;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// Sessions with their own position tracks; later sessions are counted, not tracked.
+pub const MAX_TRACKED_SESSIONS: usize = 64;
+/// Objects whose StateUpdates are counted (ids come from the input).
+pub const MAX_OBJECTS: usize = 16_384;
+/// Game events (fire, damage, explosions) kept for drawing.
+pub const MAX_EVENTS: usize = 200_000;
+/// Chat lines kept.
+pub const MAX_CHAT: usize = 1000;
+/// Subsystem condition series (session, object, list index) kept.
+pub const MAX_HEALTH_SERIES: usize = 4096;
+/// Condition changes kept per series before it is thinned (dips are kept).
+pub const MAX_HEALTH_POINTS: usize = 8192;
+/// Distinct seconds with per-second counters (about 55 hours); later ones go to the last.
+pub const MAX_SECONDS: i64 = 200_000;
+/// Silence in one direction of one client's flow that counts as a gap (seconds).
+pub const GAP_SECONDS: f64 = 1.0;
+/// Longest gaps listed.
+pub const MAX_GAPS: usize = 50;
+/// Streams (session, client, direction) watched for gaps.
+pub const MAX_STREAMS: usize = 4096;
+/// Host messages sent to every client are counted once: copies of the same message to
+/// another client within this many seconds are the same event.
+const FANOUT_WINDOW: f64 = 0.5;
+const FANOUT_MEMORY: usize = 4096;
+
+/// What happened, for the map and the per-ship time lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventKind {
+    /// 0x29: damage at a position (`value` = damage).
+    Explosion,
+    /// 0x14 DestroyObject.
+    Destroyed,
+    /// 0x06 object-exploding event (the ship blows up).
+    ShipExploding,
+    /// 0x19 (`target` = target).
+    TorpedoFire,
+    /// 0x1A.
+    BeamFire,
+    /// 0x07.
+    StartFiring,
+    /// 0x08.
+    StopFiring,
+    /// 0x15 (`value` = force).
+    Collision,
+}
+
+impl EventKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::Explosion => "explosion",
+            EventKind::Destroyed => "destroyed",
+            EventKind::ShipExploding => "ship exploding",
+            EventKind::TorpedoFire => "torpedo fire",
+            EventKind::BeamFire => "beam fire",
+            EventKind::StartFiring => "start firing",
+            EventKind::StopFiring => "stop firing",
+            EventKind::Collision => "collision",
+        }
+    }
+    /// Weapon fire, as opposed to damage or destruction.
+    pub fn is_fire(self) -> bool {
+        matches!(
+            self,
+            EventKind::TorpedoFire
+                | EventKind::BeamFire
+                | EventKind::StartFiring
+                | EventKind::StopFiring
+        )
+    }
+    /// Kills and explosions, marked on the map.
+    pub fn on_map(self) -> bool {
+        matches!(
+            self,
+            EventKind::Explosion | EventKind::Destroyed | EventKind::ShipExploding
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// Seconds from the first datagram.
+    pub t: f64,
+    pub frame: u64,
+    pub session: usize,
+    pub kind: EventKind,
+    /// The ship (or subsystem) concerned: shooter, damaged or destroyed object.
+    pub object: Option<u32>,
+    pub target: Option<u32>,
+    /// Where, when the message says (explosions) or the track knows (destruction).
+    pub position: Option<[f32; 3]>,
+    /// Damage (explosions) or force (collisions).
+    pub value: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatLine {
+    pub t: f64,
+    pub session: usize,
+    /// Client name if known, else the sender's peer id.
+    pub sender: String,
+    pub team: bool,
+    pub text: String,
+}
+
+/// One position of a drawn ship, times relative to the first datagram.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShipPoint {
+    pub t: f64,
+    pub pos: [f32; 3],
+    pub speed: Option<f32>,
+}
+
+/// Condition of one top-level subsystem over time (percent; a point per change).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HealthSeries {
+    pub index: u8,
+    pub name: String,
+    pub points: Vec<(f64, f32)>,
+    /// Condition values seen (every update, not only the changes).
+    pub updates: u64,
+}
+
+/// A ship (or any object with StateUpdates).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ship {
+    pub session: usize,
+    pub object_id: u32,
+    /// "Galaxy (Kirk, slot 2)" when the creation was seen, else the id.
+    pub label: String,
+    /// Player slot from the id range (colours follow it).
+    pub slot: Option<u8>,
+    /// The direction whose updates drew the track (the one with more points).
+    pub track_direction: Option<Direction>,
+    pub track: Vec<ShipPoint>,
+    /// StateUpdates for this object (both directions).
+    pub updates: u64,
+    pub health: Vec<HealthSeries>,
+}
+
+/// Per-second ACK delay figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct AckSecond {
+    pub count: u64,
+    pub sum_ns: i128,
+    pub max_ns: i64,
+}
+
+/// A silence in one direction of a client's flow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gap {
+    pub session: usize,
+    pub client: usize,
+    pub direction: Direction,
+    /// Start of the silence (seconds from the first datagram) and its length.
+    pub start: f64,
+    pub length: f64,
+}
+
+/// Retransmissions, ACK delays and gaps.
+#[derive(Debug, Clone, Default)]
+pub struct TransportHealth {
+    pub retransmissions: [BTreeMap<i64, u64>; 2],
+    pub acks: [BTreeMap<i64, AckSecond>; 2],
+    /// ACK delays by power-of-two microseconds: bucket k holds delays in [2^(k-1), 2^k) µs.
+    pub ack_delay_log2_us: [[u64; 32]; 2],
+    pub ack_delay_max_ns: [i64; 2],
+    pub ack_delay_sum_ns: [i128; 2],
+    pub ack_delays: [u64; 2],
+    /// Longest gaps, longest first; `gap_count` counts all of them.
+    pub gaps: Vec<Gap>,
+    pub gap_count: u64,
+}
+
+impl TransportHealth {
+    /// Delay below which `q` (0..1) of the ACKs fall, as the upper edge of its bucket.
+    pub fn ack_delay_quantile_ns(&self, dir: Direction, q: f64) -> Option<i64> {
+        let h = &self.ack_delay_log2_us[dir.index()];
+        let total: u64 = h.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let want = ((total as f64 * q).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (k, n) in h.iter().enumerate() {
+            seen += n;
+            if seen >= want {
+                let upper_us = if k == 0 { 1 } else { 1i64 << k };
+                return Some((upper_us * 1000).min(self.ack_delay_max_ns[dir.index()]));
+            }
+        }
+        Some(self.ack_delay_max_ns[dir.index()])
+    }
+}
+
+/// Everything one capture contributes to the page.
+#[derive(Debug, Default)]
+pub struct CaptureReport {
+    /// The file name as given.
+    pub name: String,
+    pub summary: CaptureSummary,
+    /// Exact counters (the numbers of `bcwire stats`); also the diff digest.
+    pub digest: Digest,
+    pub t0_ns: i64,
+    /// Seconds from the first to the last datagram.
+    pub duration: f64,
+    /// Delivered game messages per direction, opcode and second.
+    pub rates: [BTreeMap<u8, BTreeMap<i64, u64>>; 2],
+    pub ships: Vec<Ship>,
+    pub events: Vec<Event>,
+    pub events_dropped: u64,
+    pub chat: Vec<ChatLine>,
+    pub chat_dropped: u64,
+    pub transport: TransportHealth,
+    /// StateUpdates whose session or object had no track left.
+    pub untracked_updates: u64,
+    pub health_dropped: u64,
+}
+
+impl CaptureReport {
+    pub fn stats(&self) -> &Stats {
+        &self.digest.stats
+    }
+}
+
+#[derive(Debug)]
+struct HealthAcc {
+    name: String,
+    points: Vec<(f64, f32)>,
+    last: Option<f32>,
+    updates: u64,
+}
+
+/// Accumulates a [`CaptureReport`] from records.
+pub struct Collector {
+    report: CaptureReport,
+    catalog: ShipCatalog,
+    /// Fingerprint every message for a later comparison (two-capture reports).
+    fingerprints: bool,
+    cmp: Comparison,
+    t0: Option<i64>,
+    last_ts: i64,
+    tracks: Vec<Tracks>,
+    labels: HashMap<(usize, u32), String>,
+    updates: HashMap<(usize, u32), u64>,
+    health: BTreeMap<(usize, u32, u8), HealthAcc>,
+    last_seen: HashMap<(usize, usize, Direction), f64>,
+    recent: VecDeque<(f64, usize, usize, u64)>,
+}
+
+impl Collector {
+    pub fn new(name: &str, catalog: ShipCatalog, fingerprints: bool) -> Collector {
+        Collector {
+            report: CaptureReport {
+                name: name.to_string(),
+                ..CaptureReport::default()
+            },
+            catalog,
+            fingerprints,
+            cmp: Comparison::new(false, &[]),
+            t0: None,
+            last_ts: 0,
+            tracks: Vec::new(),
+            labels: HashMap::new(),
+            updates: HashMap::new(),
+            health: BTreeMap::new(),
+            last_seen: HashMap::new(),
+            recent: VecDeque::new(),
+        }
+    }
+
+    pub fn add(&mut self, p: &PacketRecord, names: &dyn Names) {
+        if self.fingerprints {
+            self.report.digest.add(p, names, &self.cmp);
+        } else {
+            self.report.digest.stats.add(p, names);
+        }
+        let t0 = *self.t0.get_or_insert(p.ts_ns);
+        self.last_ts = self.last_ts.max(p.ts_ns);
+        let t = p.ts_ns.saturating_sub(t0) as f64 / 1e9;
+        let sec = second(t);
+        let di = p.direction.index();
+        self.note_gap(p, t);
+        let PacketBody::Game(g) = &p.body else {
+            return;
+        };
+        for m in &g.messages {
+            let tr = &mut self.report.transport;
+            if m.retransmission {
+                *tr.retransmissions[di].entry(sec).or_default() += 1;
+            }
+            if let TransportInfo::Ack {
+                delay_ns: Some(d), ..
+            } = m.transport
+            {
+                let d = d.max(0);
+                let a = tr.acks[di].entry(sec).or_default();
+                a.count += 1;
+                a.sum_ns += d as i128;
+                a.max_ns = a.max_ns.max(d);
+                tr.ack_delays[di] += 1;
+                tr.ack_delay_sum_ns[di] += d as i128;
+                tr.ack_delay_max_ns[di] = tr.ack_delay_max_ns[di].max(d);
+                let us = (d / 1000) as u64;
+                let k = (64 - us.leading_zeros() as usize).min(31);
+                tr.ack_delay_log2_us[di][k] += 1;
+            }
+            let Some(game) = m.delivered_game() else {
+                continue;
+            };
+            *self.report.rates[di]
+                .entry(game.opcode)
+                .or_default()
+                .entry(sec)
+                .or_default() += 1;
+            if let Some(su) = &game.state_update {
+                self.state_update(p, t, su, names);
+            }
+            // A host copy of a client's message is the same event: count the original.
+            if m.relay_of.is_none() && !self.fanout_copy(p, t, game) {
+                self.event(p, t, game, names);
+            }
+        }
+    }
+
+    fn note_gap(&mut self, p: &PacketRecord, t: f64) {
+        let key = (p.session, p.client, p.direction);
+        if !self.last_seen.contains_key(&key) {
+            if self.last_seen.len() < MAX_STREAMS {
+                self.last_seen.insert(key, t);
+            }
+            return;
+        }
+        let Some(last) = self.last_seen.get_mut(&key) else {
+            return;
+        };
+        let length = t - *last;
+        let start = *last;
+        *last = last.max(t);
+        if length > GAP_SECONDS {
+            let tr = &mut self.report.transport;
+            tr.gap_count += 1;
+            tr.gaps.push(Gap {
+                session: p.session,
+                client: p.client,
+                direction: p.direction,
+                start,
+                length,
+            });
+            if tr.gaps.len() > 2 * MAX_GAPS {
+                sort_gaps(&mut tr.gaps);
+            }
+        }
+    }
+
+    /// The host sends one message to every client: is this a copy seen on another client?
+    fn fanout_copy(&mut self, p: &PacketRecord, t: f64, game: &GameMessage) -> bool {
+        if p.direction != Direction::S2C || !interesting(game.opcode) {
+            return false;
+        }
+        while self.recent.front().is_some_and(|r| t - r.0 > FANOUT_WINDOW) {
+            self.recent.pop_front();
+        }
+        let fp = self.cmp.fingerprint(game);
+        if self
+            .recent
+            .iter()
+            .any(|r| r.1 == p.session && r.2 != p.client && r.3 == fp)
+        {
+            return true;
+        }
+        if self.recent.len() >= FANOUT_MEMORY {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((t, p.session, p.client, fp));
+        false
+    }
+
+    fn state_update(&mut self, p: &PacketRecord, t: f64, su: &StateUpdate, names: &dyn Names) {
+        let key = (p.session, su.object_id);
+        if let Some(n) = self.updates.get_mut(&key) {
+            *n += 1;
+        } else if self.updates.len() < MAX_OBJECTS {
+            self.updates.insert(key, 1);
+        }
+        let room = self.labels.len() < MAX_OBJECTS;
+        if let (Entry::Vacant(v), true) = (self.labels.entry(key), room) {
+            if let Some(l) = names.describe_object(p.session, su.object_id) {
+                v.insert(l);
+            }
+        }
+        if p.session < MAX_TRACKED_SESSIONS {
+            while self.tracks.len() <= p.session {
+                self.tracks.push(Tracks::new());
+            }
+            // The host keeps one delta baseline per receiving peer: the client is the stream.
+            self.tracks[p.session].observe(p.direction, p.client as u32, t, su);
+        } else {
+            self.report.untracked_updates += 1;
+        }
+        let Some(SubsystemData::Decoded(block)) = &su.subsystems else {
+            return;
+        };
+        for rec in &block.records {
+            let hkey = (p.session, su.object_id, rec.index);
+            if !self.health.contains_key(&hkey) {
+                if self.health.len() >= MAX_HEALTH_SERIES {
+                    self.report.health_dropped += 1;
+                    continue;
+                }
+                let name = names
+                    .object_class(p.session, su.object_id)
+                    .and_then(|c| subsystem_name(&self.catalog, &c, rec.index))
+                    .unwrap_or_else(|| format!("subsystem {}", rec.index));
+                self.health.insert(
+                    hkey,
+                    HealthAcc {
+                        name,
+                        points: Vec::new(),
+                        last: None,
+                        updates: 0,
+                    },
+                );
+            }
+            let Some(h) = self.health.get_mut(&hkey) else {
+                continue;
+            };
+            let pct = byte_pct(rec.condition) as f32;
+            h.updates += 1;
+            if h.last != Some(pct) {
+                h.last = Some(pct);
+                if h.points.len() >= MAX_HEALTH_POINTS {
+                    h.points = thin_steps(&h.points, MAX_HEALTH_POINTS / 2);
+                }
+                h.points.push((t, pct));
+            }
+        }
+    }
+
+    fn event(&mut self, p: &PacketRecord, t: f64, game: &GameMessage, names: &dyn Names) {
+        let f = &game.fields;
+        let kind = match game.opcode {
+            0x29 => EventKind::Explosion,
+            0x14 => EventKind::Destroyed,
+            0x19 => EventKind::TorpedoFire,
+            0x1A => EventKind::BeamFire,
+            0x07 => EventKind::StartFiring,
+            0x08 => EventKind::StopFiring,
+            0x15 => EventKind::Collision,
+            0x06 if field(f, "class_id") == Some(&Value::Hex(0x8129)) => EventKind::ShipExploding,
+            0x2C | 0x2D => {
+                self.chat(p, t, game, names);
+                return;
+            }
+            _ => return,
+        };
+        let object = match kind {
+            EventKind::TorpedoFire => object_field(f, "launcher"),
+            EventKind::BeamFire => object_field(f, "emitter"),
+            EventKind::Collision => object_field(f, "reporting_ship"),
+            EventKind::StartFiring | EventKind::StopFiring | EventKind::ShipExploding => {
+                object_field(f, "destination").or_else(|| object_field(f, "source"))
+            }
+            _ => object_field(f, "object_id"),
+        };
+        let value = match kind {
+            EventKind::Explosion => float_field(f, "damage"),
+            EventKind::Collision => float_field(f, "force"),
+            _ => None,
+        };
+        let position = match field(f, "position") {
+            Some(Value::Vec3(v)) if kind == EventKind::Explosion => Some(*v),
+            _ => None,
+        };
+        if self.report.events.len() >= MAX_EVENTS {
+            self.report.events_dropped += 1;
+            return;
+        }
+        self.report.events.push(Event {
+            t,
+            frame: p.frame,
+            session: p.session,
+            kind,
+            object,
+            target: object_field(f, "target"),
+            position,
+            value,
+        });
+    }
+
+    fn chat(&mut self, p: &PacketRecord, t: f64, game: &GameMessage, names: &dyn Names) {
+        if self.report.chat.len() >= MAX_CHAT {
+            self.report.chat_dropped += 1;
+            return;
+        }
+        let text = match field(&game.fields, "text") {
+            Some(Value::Text(s)) => s.clone(),
+            _ => return,
+        };
+        let sender = match (p.direction, field(&game.fields, "sender_peer_id")) {
+            (Direction::C2S, _) => names
+                .client_name(p.session, p.client)
+                .unwrap_or_else(|| format!("client {}", p.client)),
+            (_, Some(Value::Int(id))) => format!("peer {id}"),
+            (_, Some(Value::Uint(id))) => format!("peer {id}"),
+            _ => "host".to_string(),
+        };
+        self.report.chat.push(ChatLine {
+            t,
+            session: p.session,
+            sender,
+            team: game.opcode == 0x2D,
+            text,
+        });
+    }
+
+    /// Close the capture: attach the summary and build the ships.
+    pub fn finish(mut self, summary: CaptureSummary) -> CaptureReport {
+        let mut r = self.report;
+        for sess in &summary.sessions {
+            for c in &sess.clients {
+                for dir in [Direction::C2S, Direction::S2C] {
+                    r.digest.stats.add_unacked(dir, c.dir(dir).unacked);
+                }
+            }
+        }
+        r.summary = summary;
+        r.t0_ns = self.t0.unwrap_or(0);
+        r.duration = self.last_ts.saturating_sub(r.t0_ns) as f64 / 1e9;
+        sort_gaps(&mut r.transport.gaps);
+        let mut ships: BTreeMap<(usize, u32), Ship> = BTreeMap::new();
+        let ship = |session: usize, id: u32| -> Ship {
+            Ship {
+                session,
+                object_id: id,
+                label: self
+                    .labels
+                    .get(&(session, id))
+                    .cloned()
+                    .unwrap_or_else(|| format!("0x{id:08X}")),
+                slot: slot_of(id),
+                track_direction: None,
+                track: Vec::new(),
+                updates: self.updates.get(&(session, id)).copied().unwrap_or(0),
+                health: Vec::new(),
+            }
+        };
+        for (session, tracks) in self.tracks.iter().enumerate() {
+            r.untracked_updates += tracks.untracked_updates;
+            for (dir, track) in tracks.iter() {
+                let s = ships
+                    .entry((session, track.object_id))
+                    .or_insert_with(|| ship(session, track.object_id));
+                if track.points().len() > s.track.len() {
+                    s.track_direction = Some(dir);
+                    s.track = track
+                        .points()
+                        .iter()
+                        .map(|p| ShipPoint {
+                            t: p.capture_time,
+                            pos: p.position,
+                            speed: p.speed,
+                        })
+                        .collect();
+                }
+            }
+        }
+        for ((session, id, index), h) in std::mem::take(&mut self.health) {
+            let s = ships
+                .entry((session, id))
+                .or_insert_with(|| ship(session, id));
+            s.health.push(HealthSeries {
+                index,
+                name: h.name,
+                points: h.points,
+                updates: h.updates,
+            });
+        }
+        r.ships = ships.into_values().collect();
+        // Destruction has no position on the wire: take the ship's last known one.
+        for e in &mut r.events {
+            if e.position.is_none() && e.kind.on_map() {
+                e.position = e.object.and_then(|id| {
+                    r.ships
+                        .iter()
+                        .find(|s| s.session == e.session && s.object_id == id)
+                        .and_then(|s| position_at(&s.track, e.t))
+                });
+            }
+        }
+        r
+    }
+}
+
+/// Last known position at or before `t` (the first one if `t` is earlier).
+pub fn position_at(track: &[ShipPoint], t: f64) -> Option<[f32; 3]> {
+    let i = track.partition_point(|p| p.t <= t);
+    track.get(i.saturating_sub(1)).map(|p| p.pos)
+}
+
+fn second(t: f64) -> i64 {
+    (t.floor() as i64).clamp(0, MAX_SECONDS)
+}
+
+fn sort_gaps(g: &mut Vec<Gap>) {
+    g.sort_by(|a, b| b.length.total_cmp(&a.length));
+    g.truncate(MAX_GAPS);
+}
+
+fn interesting(op: u8) -> bool {
+    matches!(
+        op,
+        0x06 | 0x07 | 0x08 | 0x14 | 0x15 | 0x19 | 0x1A | 0x29 | 0x2C | 0x2D
+    )
+}
+
+fn field<'a>(fields: &'a [Field], name: &str) -> Option<&'a Value> {
+    fields.iter().find(|f| f.name == name).map(|f| &f.value)
+}
+
+fn object_field(fields: &[Field], name: &str) -> Option<u32> {
+    match field(fields, name)? {
+        Value::ObjectId(id) => Some(*id),
+        _ => None,
+    }
+}
+
+fn float_field(fields: &[Field], name: &str) -> Option<f64> {
+    match field(fields, name)? {
+        Value::Float(v) if v.is_finite() => Some(*v),
+        _ => None,
+    }
+}
+
+/// Name of a top-level subsystem of a class given by its readable or script name.
+fn subsystem_name(catalog: &ShipCatalog, class: &str, index: u8) -> Option<String> {
+    catalog
+        .classes()
+        .iter()
+        .find(|c| c.display_name == class || c.name == class)
+        .and_then(|c| c.entry(index as usize))
+        .map(|e| e.name.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::field::Span;
+    use crate::pipeline::record::{GamePacket, MessageRecord};
+    use crate::report::names::NoNames;
+
+    fn message(game: GameMessage, relay_of: Option<u64>) -> MessageRecord {
+        MessageRecord {
+            offset: 1,
+            length: game.length + 3,
+            transport_type: 0x32,
+            transport: TransportInfo::Unknown,
+            payload_offset: Some(4),
+            retransmission: false,
+            original_frame: None,
+            keepalive: false,
+            game: Some(game),
+            assembled: None,
+            relay_of,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn game(opcode: u8, fields: Vec<Field>) -> GameMessage {
+        GameMessage {
+            opcode,
+            name: crate::game::opcodes::opcode_name(opcode),
+            length: 10,
+            fields,
+            warnings: Vec::new(),
+            state_update: None,
+        }
+    }
+
+    fn packet(
+        ts_ns: i64,
+        dir: Direction,
+        client: usize,
+        messages: Vec<MessageRecord>,
+    ) -> PacketRecord {
+        PacketRecord {
+            frame: 1,
+            ts_ns,
+            src: "127.0.0.1:1".parse().unwrap(),
+            dst: "127.0.0.1:2".parse().unwrap(),
+            direction: dir,
+            session: 0,
+            client,
+            udp_len: 20,
+            body: PacketBody::Game(GamePacket {
+                peer_id: 2,
+                msg_count: messages.len() as u8,
+                plain: Vec::new(),
+                messages,
+                warnings: Vec::new(),
+            }),
+        }
+    }
+
+    fn explosion(id: u32) -> GameMessage {
+        game(
+            0x29,
+            vec![
+                Field::new("object_id", Value::ObjectId(id), Span::default()),
+                Field::new("position", Value::Vec3([1.0, 2.0, 3.0]), Span::default()),
+                Field::new("damage", Value::Float(25.0), Span::default()),
+            ],
+        )
+    }
+
+    fn su(id: u32, pos: Option<[f32; 3]>) -> GameMessage {
+        let mut g = game(0x1C, Vec::new());
+        g.state_update = Some(Box::new(StateUpdate {
+            object_id: id,
+            flags: 0x01,
+            position: pos,
+            ..StateUpdate::default()
+        }));
+        g
+    }
+
+    #[test]
+    fn counts_rates_per_second_and_direction() {
+        let mut c = Collector::new("x", ShipCatalog::stock(), false);
+        let s = 1_000_000_000;
+        for (ts, dir) in [
+            (0, Direction::C2S),
+            (s / 2, Direction::C2S),
+            (3 * s, Direction::S2C),
+        ] {
+            let p = packet(ts, dir, 0, vec![message(su(7, Some([0.0; 3])), None)]);
+            c.add(&p, &NoNames);
+        }
+        let r = c.finish(CaptureSummary::default());
+        assert_eq!(r.rates[0][&0x1C], BTreeMap::from([(0, 2)]));
+        assert_eq!(r.rates[1][&0x1C], BTreeMap::from([(3, 1)]));
+        assert_eq!(r.duration, 3.0);
+        assert_eq!(r.stats().dirs[0].opcodes[&0x1C], 2);
+        assert_eq!(r.ships.len(), 1);
+        assert_eq!(r.ships[0].updates, 3);
+        // Both directions tracked the object; the one with more points is drawn.
+        assert_eq!(r.ships[0].track_direction, Some(Direction::C2S));
+        assert_eq!(r.ships[0].track.len(), 2);
+        // A gap of 2.5 s between the two C2S datagrams is not a gap (different streams).
+        assert_eq!(r.transport.gap_count, 0);
+    }
+
+    #[test]
+    fn host_copies_and_relays_count_once() {
+        let mut c = Collector::new("x", ShipCatalog::stock(), false);
+        // The host sends the same explosion to two clients, and relays a client's.
+        c.add(
+            &packet(0, Direction::S2C, 1, vec![message(explosion(5), None)]),
+            &NoNames,
+        );
+        c.add(
+            &packet(1000, Direction::S2C, 2, vec![message(explosion(5), None)]),
+            &NoNames,
+        );
+        c.add(
+            &packet(2000, Direction::C2S, 1, vec![message(explosion(6), None)]),
+            &NoNames,
+        );
+        c.add(
+            &packet(
+                3000,
+                Direction::S2C,
+                2,
+                vec![message(explosion(6), Some(3))],
+            ),
+            &NoNames,
+        );
+        // Same message to the same client again much later: a new event.
+        c.add(
+            &packet(
+                2_000_000_000,
+                Direction::S2C,
+                2,
+                vec![message(explosion(5), None)],
+            ),
+            &NoNames,
+        );
+        let r = c.finish(CaptureSummary::default());
+        let ids: Vec<_> = r.events.iter().map(|e| e.object).collect();
+        assert_eq!(ids, [Some(5), Some(6), Some(5)]);
+        assert_eq!(r.events[0].value, Some(25.0));
+        assert_eq!(r.events[0].position, Some([1.0, 2.0, 3.0]));
+        // Rates count every delivered message (the wire), events count the happenings.
+        assert_eq!(r.rates[1][&0x29].values().sum::<u64>(), 4);
+    }
+
+    #[test]
+    fn destruction_takes_the_last_known_position() {
+        let mut c = Collector::new("x", ShipCatalog::stock(), false);
+        let destroy = game(
+            0x14,
+            vec![Field::new("object_id", Value::ObjectId(9), Span::default())],
+        );
+        c.add(
+            &packet(
+                0,
+                Direction::C2S,
+                1,
+                vec![message(su(9, Some([5.0, 6.0, 7.0])), None)],
+            ),
+            &NoNames,
+        );
+        c.add(
+            &packet(
+                10,
+                Direction::C2S,
+                1,
+                vec![message(su(9, Some([8.0, 6.0, 7.0])), None)],
+            ),
+            &NoNames,
+        );
+        c.add(
+            &packet(20, Direction::S2C, 1, vec![message(destroy, None)]),
+            &NoNames,
+        );
+        let r = c.finish(CaptureSummary::default());
+        assert_eq!(r.events[0].kind, EventKind::Destroyed);
+        assert_eq!(r.events[0].position, Some([8.0, 6.0, 7.0]));
+    }
+
+    #[test]
+    fn gaps_are_silences_within_one_stream() {
+        let mut c = Collector::new("x", ShipCatalog::stock(), false);
+        let s = 1_000_000_000i64;
+        for ts in [0, s / 10, 3 * s, 3 * s + 1, 10 * s] {
+            c.add(&packet(ts, Direction::C2S, 1, Vec::new()), &NoNames);
+        }
+        let r = c.finish(CaptureSummary::default());
+        assert_eq!(r.transport.gap_count, 2);
+        let g = &r.transport.gaps;
+        assert!((g[0].length - 7.0).abs() < 1e-6 && (g[0].start - 3.0).abs() < 1e-6);
+        assert!((g[1].length - 2.9).abs() < 1e-6);
+    }
+
+    #[test]
+    fn ack_delay_quantiles_come_from_the_log_histogram() {
+        let mut c = Collector::new("x", ShipCatalog::stock(), false);
+        for d in [1_000_000i64, 2_000_000, 3_000_000, 100_000_000] {
+            let mut m = message(game(0, Vec::new()), None);
+            m.game = None;
+            m.transport = TransportInfo::Ack {
+                seq: 1,
+                flags: 0,
+                fragment_index: None,
+                acked_frame: Some(1),
+                delay_ns: Some(d),
+                duplicate: false,
+            };
+            c.add(&packet(0, Direction::S2C, 1, vec![m]), &NoNames);
+        }
+        let r = c.finish(CaptureSummary::default());
+        let t = &r.transport;
+        assert_eq!(t.ack_delays[1], 4);
+        assert_eq!(t.ack_delay_max_ns[1], 100_000_000);
+        let p50 = t.ack_delay_quantile_ns(Direction::S2C, 0.5).unwrap();
+        assert!((1_000_000..=2_100_000).contains(&p50), "{p50}");
+        assert_eq!(
+            t.ack_delay_quantile_ns(Direction::S2C, 1.0),
+            Some(100_000_000)
+        );
+        assert_eq!(t.ack_delay_quantile_ns(Direction::C2S, 0.5), None);
+        assert_eq!(t.acks[1][&0].count, 4);
+    }
+
+    #[test]
+    fn subsystem_conditions_keep_changes_only() {
+        use crate::game::ships::RecordFormat;
+        use crate::game::subsys::{SubsystemBlock, SubsystemRecord};
+        let mut c = Collector::new("x", ShipCatalog::stock(), false);
+        for (i, cond) in [255u8, 255, 128, 128, 0].into_iter().enumerate() {
+            let mut g = su(3, None);
+            if let Some(s) = g.state_update.as_mut() {
+                s.subsystems = Some(SubsystemData::Decoded(SubsystemBlock {
+                    start: 2,
+                    records: vec![SubsystemRecord {
+                        index: 2,
+                        format: RecordFormat::Base,
+                        condition: cond,
+                        children: Vec::new(),
+                        power_pct: None,
+                        batteries: [0; 2],
+                        facings: [0; 6],
+                    }],
+                }));
+            }
+            c.add(
+                &packet(
+                    i as i64 * 1_000_000_000,
+                    Direction::S2C,
+                    1,
+                    vec![message(g, None)],
+                ),
+                &NoNames,
+            );
+        }
+        let r = c.finish(CaptureSummary::default());
+        let h = &r.ships[0].health[0];
+        assert_eq!(h.name, "subsystem 2"); // class unknown to NoNames
+        assert_eq!(h.updates, 5);
+        let v: Vec<f32> = h.points.iter().map(|p| p.1).collect();
+        assert_eq!(v.len(), 3);
+        assert_eq!(v[0], 100.0);
+        assert_eq!(v[2], 0.0);
+    }
+}

@@ -1,0 +1,90 @@
+//! `bcwire report`: one self-contained HTML page for a capture, or two side by side.
+//!
+//! [`Collector`] reduces the records of a run (exact counters plus bounded detail);
+//! [`render`] writes the page: inline CSS, inline SVG charts drawn here, one small inline
+//! script for hover read-outs and map zoom, and the data it reads as an inline JSON
+//! block. Nothing is fetched when the page is opened.
+//!
+//! Drawing is bounded so that the page of a million-packet capture opens quickly: one
+//! SVG element per series (polylines and paths, not one element per point), time series
+//! in at most a few hundred columns, tracks and condition series thinned to a shared
+//! point budget ([`Budget`]). The page says when it thinned anything; tables always
+//! show exact numbers.
+
+pub mod collect;
+pub mod page;
+pub mod series;
+pub mod svg;
+
+pub use collect::{CaptureReport, Collector};
+pub use page::{render, Budget};
+
+use crate::pipeline::record::PacketRecord;
+use crate::pipeline::{self, Config, Control, Pipeline, Sink};
+use crate::report::diff::{self, Comparison, DiffResult, Fetcher};
+use crate::report::names::Names;
+use anyhow::{Context, Result};
+use std::collections::BTreeSet;
+
+/// Field differences named in a two-capture page, at most.
+pub const MAX_DIFFERENCES: usize = 20;
+
+struct CollectSink<'a>(&'a mut Collector);
+
+impl Sink for CollectSink<'_> {
+    fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
+        self.0.add(p, names);
+        Ok(Control::Continue)
+    }
+}
+
+/// Run one capture through the pipeline into a [`CaptureReport`]. `fingerprints` keeps
+/// the per-message digest needed to compare it with another capture.
+pub fn collect_file(path: &str, config: &Config, fingerprints: bool) -> Result<CaptureReport> {
+    let reader = pipeline::open(path)?;
+    let mut c = Collector::new(path, config.ships.clone(), fingerprints);
+    let summary = Pipeline::new(config.clone())
+        .run(reader, &mut CollectSink(&mut c))
+        .with_context(|| format!("reading {path}"))?;
+    Ok(c.finish(summary))
+}
+
+struct FetchSink<'a> {
+    fetcher: &'a mut Fetcher,
+    wanted: &'a BTreeSet<(diff::FlowKey, usize)>,
+}
+
+impl Sink for FetchSink<'_> {
+    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> Result<Control> {
+        self.fetcher.add(p, self.wanted);
+        Ok(if self.fetcher.complete(self.wanted) {
+            Control::Stop
+        } else {
+            Control::Continue
+        })
+    }
+}
+
+/// Compare two collected captures the way `bcwire diff` does (a second look at both
+/// files names the differing fields of the first mismatches).
+pub fn compare_files(a: &CaptureReport, b: &CaptureReport, config: &Config) -> Result<DiffResult> {
+    let cmp = Comparison::new(false, &[]);
+    let mut result = diff::compare(&a.digest, &b.digest, MAX_DIFFERENCES);
+    if !result.wanted.is_empty() {
+        let fetch = |path: &str| -> Result<Fetcher> {
+            let mut f = Fetcher::default();
+            let reader = pipeline::open(path)?;
+            Pipeline::new(config.clone()).run(
+                reader,
+                &mut FetchSink {
+                    fetcher: &mut f,
+                    wanted: &result.wanted,
+                },
+            )?;
+            Ok(f)
+        };
+        let (fa, fb) = (fetch(&a.name)?, fetch(&b.name)?);
+        diff::explain(&mut result, &fa, &fb, &cmp);
+    }
+    Ok(result)
+}

@@ -1,0 +1,1520 @@
+//! The page: sections, charts and tables for one or two captures.
+//!
+//! Charts are SVG written here; the inline script only adds hover read-outs and map
+//! zoom, reading a JSON data block. Element counts are bounded by [`Budget`]: one
+//! polyline or path per series (never one element per point), bucketed time series,
+//! decimated tracks and thinned condition series.
+
+use super::collect::{CaptureReport, Event, EventKind, Ship};
+use super::series::{column_layout, decimate_indices, rebucket, split_budget, thin_steps};
+use super::svg::{colour, esc, json_for_script, num, points_attr, round, Plot};
+use crate::diag::Direction;
+use crate::game::dirty::flag_names;
+use crate::game::opcodes::opcode_name;
+use crate::pipeline::summary::ClientSummary;
+use crate::report::diff::DiffResult;
+use serde_json::{json, Map, Value as Json};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+const CSS: &str = include_str!("page.css");
+const JS: &str = include_str!("page.js");
+
+/// Drawing limits for one capture (halved for side-by-side pages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Track points on the map.
+    pub map_points: usize,
+    /// Condition points over all per-ship charts.
+    pub health_points: usize,
+    /// Time columns of bucketed series.
+    pub columns: usize,
+    /// Per-ship charts.
+    pub ship_charts: usize,
+    /// Event marks on the map and the ship time lines.
+    pub marks: usize,
+    /// Opcodes drawn separately in the rate charts (the rest are "other").
+    pub opcodes: usize,
+}
+
+impl Budget {
+    pub fn for_captures(n: usize) -> Budget {
+        let n = n.max(1);
+        Budget {
+            map_points: 12_000 / n,
+            health_points: 6_000 / n,
+            columns: 240 / n,
+            ship_charts: 16,
+            marks: 1_500 / n,
+            opcodes: 10,
+        }
+    }
+}
+
+/// Collects the hover data of every chart and whether anything was thinned.
+struct Page {
+    data: Map<String, Json>,
+    thinned: Vec<String>,
+    budget: Budget,
+    width: f64,
+}
+
+/// Render the whole page for one capture, or two side by side with their comparison.
+pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
+    let budget = Budget::for_captures(captures.len());
+    let mut pg = Page {
+        data: Map::new(),
+        thinned: Vec::new(),
+        budget,
+        width: if captures.len() > 1 { 640.0 } else { 1000.0 },
+    };
+    let ids: Vec<&str> = ["a", "b"].into_iter().take(captures.len()).collect();
+    let mut body = String::new();
+    let sections: [(&str, &str); 7] = [
+        ("overview", "Session overview"),
+        ("rates", "Game messages per second by opcode"),
+        ("dirty", "StateUpdate dirty flags"),
+        ("map", "Map (top-down x/y)"),
+        ("ships", "Ships: subsystem condition, weapon fire, damage"),
+        ("transport", "Transport health"),
+        ("chat", "Chat"),
+    ];
+    for (id, title) in sections {
+        let _ = write!(body, "<section id=\"{id}\"><h2>{}</h2>", esc(title));
+        let _ = write!(body, "<div class=\"cols n{}\">", captures.len().max(1));
+        for (c, cid) in captures.iter().zip(&ids) {
+            let _ = write!(body, "<div class=\"col\" data-capture=\"{cid}\">");
+            if captures.len() > 1 {
+                let _ = write!(body, "<h3>{}: {}</h3>", cid.to_uppercase(), esc(&c.name));
+            }
+            let html = match id {
+                "overview" => overview(c),
+                "rates" => rates(&mut pg, c, cid),
+                "dirty" => dirty(c),
+                "map" => map(&mut pg, c, cid),
+                "ships" => ships(&mut pg, c, cid),
+                "transport" => transport(&mut pg, c, cid),
+                _ => chat(c),
+            };
+            body.push_str(&html);
+            body.push_str("</div>");
+        }
+        body.push_str("</div></section>");
+    }
+    if let (Some(d), [a, b]) = (diff, captures) {
+        body.push_str(&diff_section(d, &a.name, &b.name));
+    }
+
+    let title = captures
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect::<Vec<_>>()
+        .join(" vs ");
+    let mut out = String::with_capacity(body.len() + 64 * 1024);
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    let _ = write!(out, "<title>bcwire report: {}</title>", esc(&title));
+    // First: error capture, so failures of the main script are recorded too.
+    out.push_str("<script>window.__errors=[];window.addEventListener(\"error\",function(e){window.__errors.push(String(e.message||e));});</script>");
+    let _ = write!(out, "<style>{CSS}</style></head><body><header>");
+    let _ = write!(out, "<h1>bcwire report: {}</h1>", esc(&title));
+    for c in captures {
+        let _ = write!(
+            out,
+            "<p>{}: {} frames, {} Bridge Commander datagrams, {:.1} s</p>",
+            esc(&c.name),
+            c.summary.frames,
+            c.summary.game_frames,
+            c.duration
+        );
+    }
+    out.push_str("<nav>");
+    for (id, title) in sections {
+        let _ = write!(
+            out,
+            "<a href=\"#{id}\">{}</a>",
+            esc(title.split(':').next().unwrap_or(title))
+        );
+    }
+    if diff.is_some() {
+        out.push_str("<a href=\"#diff\">Comparison</a>");
+    }
+    out.push_str("</nav></header><main>");
+    if !pg.thinned.is_empty() {
+        let _ = write!(
+            out,
+            "<div class=\"banner\" id=\"downsampled\"><b>Large capture:</b> charts are \
+             down-sampled for drawing ({}); every number in the tables is exact.</div>",
+            esc(&pg.thinned.join("; "))
+        );
+    }
+    out.push_str(&body);
+    out.push_str(
+        "<p class=\"note\">Hover a chart for values; on the map, scroll to zoom, drag to pan, \
+         double-click to reset.</p></main><div id=\"tip\" class=\"tip\" hidden></div>",
+    );
+    let _ = write!(
+        out,
+        "<script type=\"application/json\" id=\"bcw-data\">{}</script>",
+        json_for_script(&Json::Object(pg.data))
+    );
+    let _ = write!(out, "<script>{JS}</script>");
+    // Last: report readiness and errors where a headless browser's DOM dump shows them.
+    out.push_str("<pre id=\"bcw-errors\" hidden></pre><script>(function(){var e=window.__errors||[];document.getElementById(\"bcw-errors\").textContent=e.join(\"\\n\");document.body.dataset.errors=String(e.length);document.body.dataset.ready=\"1\";})();</script>");
+    out.push_str("</body></html>\n");
+    out
+}
+
+fn secs_since(c: &CaptureReport, ts_ns: i64) -> f64 {
+    ts_ns.saturating_sub(c.t0_ns) as f64 / 1e9
+}
+
+fn row(cells: &[String]) -> String {
+    let mut s = String::from("<tr>");
+    for c in cells {
+        s.push_str(c);
+    }
+    s.push_str("</tr>");
+    s
+}
+fn td(s: &str) -> String {
+    format!("<td>{}</td>", esc(s))
+}
+fn tn(v: impl std::fmt::Display) -> String {
+    format!("<td class=\"n\">{v}</td>")
+}
+fn thead(cols: &[&str]) -> String {
+    let mut s = String::from("<tr>");
+    for c in cols {
+        let _ = write!(s, "<th>{}</th>", esc(c));
+    }
+    s.push_str("</tr>");
+    s
+}
+
+fn client_label(c: &ClientSummary) -> String {
+    match (&c.name, c.addr) {
+        (Some(n), _) => n.clone(),
+        (None, Some(a)) => a.to_string(),
+        _ => format!("client {}", c.index),
+    }
+}
+
+fn overview(c: &CaptureReport) -> String {
+    let s = &c.summary;
+    let st = c.stats();
+    let mut h = String::from("<table class=\"facts\">");
+    let facts: [(&str, String); 7] = [
+        ("file", c.name.clone()),
+        ("format", s.format.clone()),
+        ("frames", format!("{} ({} bytes)", s.frames, s.bytes)),
+        ("duration", format!("{:.3} s", c.duration)),
+        (
+            "datagrams",
+            format!("{} game, {} GameSpy", s.game_frames, s.gamespy_frames),
+        ),
+        ("sessions", s.sessions.len().to_string()),
+        ("problems", s.problems.len().to_string()),
+    ];
+    for (k, v) in facts {
+        h.push_str(&row(&[format!("<th>{}</th>", esc(k)), td(&v)]));
+    }
+    h.push_str("</table>");
+    for p in s.problems.iter().take(20) {
+        let _ = write!(h, "<p class=\"note warn\">{}</p>", esc(p));
+    }
+    h.push_str("<h4>Traffic per direction</h4><table class=\"traffic\">");
+    h.push_str(&thead(&["", "client → host", "host → client"]));
+    let [a, b] = &st.dirs;
+    let rows: [(&str, u64, u64); 8] = [
+        ("datagrams", a.datagrams, b.datagrams),
+        ("UDP payload bytes", a.bytes, b.bytes),
+        ("transport messages", a.messages, b.messages),
+        (
+            "game messages delivered",
+            a.opcodes.values().sum(),
+            b.opcodes.values().sum(),
+        ),
+        (
+            "StateUpdates",
+            a.dirty_flags.iter().sum(),
+            b.dirty_flags.iter().sum(),
+        ),
+        ("retransmissions", a.retransmissions, b.retransmissions),
+        ("unacknowledged at end", a.unacked, b.unacked),
+        ("warnings", a.warnings, b.warnings),
+    ];
+    for (k, x, y) in rows {
+        h.push_str(&row(&[td(k), tn(x), tn(y)]));
+    }
+    h.push_str("</table>");
+    for sess in &s.sessions {
+        let server = sess.server.map(|a| a.to_string()).unwrap_or_default();
+        let _ = write!(
+            h,
+            "<h4>Session {} — server {}, {:.1}–{:.1} s</h4>",
+            sess.index,
+            esc(&server),
+            secs_since(c, sess.first_ts_ns),
+            secs_since(c, sess.last_ts_ns)
+        );
+        h.push_str("<table class=\"clients\">");
+        h.push_str(&thead(&[
+            "player",
+            "peer",
+            "slot",
+            "ships (team)",
+            "joined s",
+            "left",
+            "c2s pkts",
+            "c2s bytes",
+            "s2c pkts",
+            "s2c bytes",
+        ]));
+        for cl in &sess.clients {
+            let left = match &cl.left {
+                Some(how) => format!("{:.1} s ({how})", secs_since(c, cl.last_ts_ns)),
+                None => "still there".into(),
+            };
+            let (up, down) = (cl.dir(Direction::C2S), cl.dir(Direction::S2C));
+            h.push_str(&row(&[
+                td(&client_label(cl)),
+                td(&cl.peer_id.map(|p| format!("0x{p:02X}")).unwrap_or_default()),
+                td(&cl.slot.map(|p| p.to_string()).unwrap_or_default()),
+                td(&cl.ships.join("; ")),
+                tn(format!("{:.1}", secs_since(c, cl.first_ts_ns))),
+                td(&left),
+                tn(up.packets),
+                tn(up.bytes),
+                tn(down.packets),
+                tn(down.bytes),
+            ]));
+        }
+        h.push_str("</table>");
+    }
+    h
+}
+
+fn dir_title(d: Direction) -> &'static str {
+    match d {
+        Direction::C2S => "client → host",
+        Direction::S2C => "host → client",
+    }
+}
+
+fn rates(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
+    let mut h = String::new();
+    for dir in [Direction::C2S, Direction::S2C] {
+        let per_op = &c.rates[dir.index()];
+        let _ = write!(h, "<h4>{}</h4>", dir_title(dir));
+        if per_op.is_empty() {
+            h.push_str("<p class=\"note\">No game messages.</p>");
+            continue;
+        }
+        let mut totals: Vec<(u8, u64)> = per_op
+            .iter()
+            .map(|(op, m)| (*op, m.values().sum()))
+            .collect();
+        totals.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let top: Vec<u8> = totals.iter().take(pg.budget.opcodes).map(|t| t.0).collect();
+        let mut series: Vec<(String, BTreeMap<i64, u64>)> = top
+            .iter()
+            .map(|op| {
+                (
+                    format!("0x{op:02X} {}", opcode_name(*op)),
+                    per_op[op].clone(),
+                )
+            })
+            .collect();
+        if totals.len() > top.len() {
+            let mut other: BTreeMap<i64, u64> = BTreeMap::new();
+            for (op, m) in per_op {
+                if !top.contains(op) {
+                    for (s, n) in m {
+                        *other.entry(*s).or_default() += n;
+                    }
+                }
+            }
+            series.push((
+                format!("other ({} opcodes)", totals.len() - top.len()),
+                other,
+            ));
+        }
+        let (width, n) = column_layout(c.duration, pg.budget.columns);
+        if (c.duration / width).ceil() as usize > n || width > 1.0 {
+            note_thinned(pg, format!("message rates in {width:.0}-second columns"));
+        }
+        let cols: Vec<Vec<u64>> = series
+            .iter()
+            .map(|(_, m)| rebucket(m, c.duration, pg.budget.columns).1)
+            .collect();
+        let id = format!("{cid}-rates-{}", dir.as_str());
+        h.push_str(&stacked_chart(pg, &id, &series, &cols, width, n));
+    }
+    h
+}
+
+fn note_thinned(pg: &mut Page, what: String) {
+    if !pg.thinned.contains(&what) {
+        pg.thinned.push(what);
+    }
+}
+
+/// Stacked step areas, one path per series, over time columns.
+fn stacked_chart(
+    pg: &mut Page,
+    id: &str,
+    series: &[(String, BTreeMap<i64, u64>)],
+    cols: &[Vec<u64>],
+    width: f64,
+    n: usize,
+) -> String {
+    let mut stack = vec![0u64; n];
+    for s in cols {
+        for (i, v) in s.iter().enumerate() {
+            stack[i] += v;
+        }
+    }
+    let ymax = stack.iter().copied().max().unwrap_or(0) as f64 / width;
+    let plot = Plot::new(
+        pg.width,
+        220.0,
+        (0.0, width * n as f64),
+        (0.0, ymax.max(1.0) * 1.05),
+    );
+    let mut svg = format!(
+        "<svg class=\"chart\" data-chart=\"{id}\" data-series-count=\"{}\" viewBox=\"0 0 {} {}\">",
+        series.len(),
+        num(plot.width),
+        num(plot.height)
+    );
+    svg.push_str(&plot.axes("seconds", "messages/s"));
+    let mut base = vec![0u64; n];
+    let mut legend = String::from("<div class=\"legend\">");
+    let mut hover = Vec::new();
+    for (k, ((name, _), vals)) in series.iter().zip(cols).enumerate() {
+        let top: Vec<u64> = base.iter().zip(vals).map(|(b, v)| b + v).collect();
+        let mut d = String::new();
+        for (i, v) in top.iter().enumerate() {
+            let (x0, x1) = (plot.px(i as f64 * width), plot.px((i + 1) as f64 * width));
+            let y = plot.py(*v as f64 / width);
+            let _ = write!(
+                d,
+                "{}{},{}H{}",
+                if i == 0 { "M" } else { "L" },
+                num(x0),
+                num(y),
+                num(x1)
+            );
+        }
+        for i in (0..n).rev() {
+            let (x0, x1) = (plot.px(i as f64 * width), plot.px((i + 1) as f64 * width));
+            let y = plot.py(base[i] as f64 / width);
+            let _ = write!(d, "L{},{}H{}", num(x1), num(y), num(x0));
+        }
+        d.push('Z');
+        let _ = write!(
+            svg,
+            "<path data-series=\"{}\" d=\"{d}\" fill=\"{}\" fill-opacity=\"0.85\"/>",
+            esc(name),
+            colour(k)
+        );
+        let total: u64 = vals.iter().sum();
+        let _ = write!(
+            legend,
+            "<span><span class=\"sw\" style=\"background:{}\"></span>{} ({total})</span>",
+            colour(k),
+            esc(name)
+        );
+        hover.push(json!({"n": name, "v": vals}));
+        base = top;
+    }
+    svg.push_str("</svg>");
+    legend.push_str("</div>");
+    pg.data.insert(
+        id.to_string(),
+        json!({"k": "cols", "x0": round(plot.px(0.0), 1), "x1": round(plot.px(width * n as f64), 1),
+               "w": width, "n": n, "unit": "msg/s", "s": hover}),
+    );
+    svg + &legend
+}
+
+fn dirty(c: &CaptureReport) -> String {
+    let mut h = String::new();
+    for dir in [Direction::C2S, Direction::S2C] {
+        let d = &c.stats().dirs[dir.index()];
+        let total: u64 = d.dirty_flags.iter().sum();
+        let _ = write!(h, "<h4>{} — {total} StateUpdates</h4>", dir_title(dir));
+        if total == 0 {
+            h.push_str("<p class=\"note\">No StateUpdates.</p>");
+            continue;
+        }
+        let mut combos: Vec<(u8, u64)> = (0..=255u8)
+            .map(|f| (f, d.dirty_flags[f as usize]))
+            .filter(|x| x.1 > 0)
+            .collect();
+        combos.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        const SHOWN: usize = 16;
+        let rest: u64 = combos.iter().skip(SHOWN).map(|x| x.1).sum();
+        let mut bars: Vec<(String, u64)> = combos
+            .iter()
+            .take(SHOWN)
+            .map(|(f, n)| (format!("0x{f:02X} {}", flag_names(*f)), *n))
+            .collect();
+        if rest > 0 {
+            bars.push((format!("{} other combinations", combos.len() - SHOWN), rest));
+        }
+        h.push_str("<div class=\"pairs\"><div>");
+        h.push_str(&bar_chart(
+            &format!("combinations-{}", dir.as_str()),
+            &bars,
+            total,
+        ));
+        h.push_str("</div><div>");
+        let bits: Vec<(String, u64)> = (0..8)
+            .map(|b| {
+                (
+                    format!("0x{:02X} {}", 1u8 << b, flag_names(1 << b)),
+                    d.dirty_bits[b],
+                )
+            })
+            .collect();
+        h.push_str(&bar_chart(&format!("bits-{}", dir.as_str()), &bits, total));
+        h.push_str("</div></div>");
+    }
+    h
+}
+
+/// Horizontal bars with names, counts and shares of `total`.
+fn bar_chart(kind: &str, bars: &[(String, u64)], total: u64) -> String {
+    let row_h = 18.0;
+    let (w, label_w, value_w) = (640.0, 250.0, 110.0);
+    let height = row_h * bars.len() as f64 + 4.0;
+    let max = bars.iter().map(|b| b.1).max().unwrap_or(1).max(1) as f64;
+    let mut s = format!(
+        "<svg class=\"chart bars\" data-bars=\"{kind}\" data-series-count=\"{}\" viewBox=\"0 0 {w} {}\">",
+        bars.len(),
+        num(height)
+    );
+    for (i, (name, n)) in bars.iter().enumerate() {
+        let y = 2.0 + i as f64 * row_h;
+        let bw = (*n as f64 / max * (w - label_w - value_w)).max(if *n > 0 { 1.0 } else { 0.0 });
+        let pct = if total > 0 {
+            *n as f64 * 100.0 / total as f64
+        } else {
+            0.0
+        };
+        let _ = write!(
+            s,
+            "<text class=\"lbl\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\
+             <rect data-series=\"{}\" data-tip=\"{}\" x=\"{label_w}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\
+             <text class=\"lbl\" x=\"{}\" y=\"{}\">{n} ({pct:.1}%)</text>",
+            num(label_w - 6.0),
+            num(y + 12.0),
+            esc(name),
+            esc(name),
+            esc(&format!("{name}\n{n} updates, {pct:.1}%")),
+            num(y + 2.0),
+            num(bw),
+            num(row_h - 4.0),
+            colour(0),
+            num(label_w + bw + 6.0),
+            num(y + 12.0)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// Colour of a ship: by player slot when the id is in a player range.
+fn ship_colour(s: &Ship, i: usize) -> &'static str {
+    colour(s.slot.map(|x| x as usize).unwrap_or(i + 16))
+}
+
+/// World coordinates we draw: finite and inside the game's plausible space.
+fn drawable(p: [f32; 3]) -> bool {
+    p.iter().all(|v| v.is_finite() && v.abs() < 1e7)
+}
+
+fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
+    let ships: Vec<&Ship> = c.ships.iter().filter(|s| !s.track.is_empty()).collect();
+    let marks: Vec<&Event> = c
+        .events
+        .iter()
+        .filter(|e| e.kind.on_map() && e.position.is_some_and(drawable))
+        .collect();
+    let id = format!("{cid}-map");
+    if ships.is_empty() && marks.is_empty() {
+        return format!(
+            "<svg class=\"chart map\" data-chart=\"{id}\" data-series-count=\"0\" viewBox=\"0 0 10 1\"></svg>\
+             <p class=\"note\">No positions in this capture (no StateUpdate with a position or a \
+             delta after one, no explosion).</p>"
+        );
+    }
+    let mut bounds = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
+    let mut grow = |p: [f32; 3]| {
+        if drawable(p) {
+            bounds[0] = bounds[0].min(p[0] as f64);
+            bounds[1] = bounds[1].min(p[1] as f64);
+            bounds[2] = bounds[2].max(p[0] as f64);
+            bounds[3] = bounds[3].max(p[1] as f64);
+        }
+    };
+    ships
+        .iter()
+        .flat_map(|s| &s.track)
+        .for_each(|p| grow(p.pos));
+    marks.iter().filter_map(|e| e.position).for_each(&mut grow);
+    let pad = ((bounds[2] - bounds[0]).max(bounds[3] - bounds[1]) * 0.05).max(10.0);
+    let (w, hgt) = (pg.width, pg.width * 0.62);
+    let mut plot = Plot::new(
+        w,
+        hgt,
+        (bounds[0] - pad, bounds[2] + pad),
+        (bounds[1] - pad, bounds[3] + pad),
+    );
+    // Same scale on both axes: widen the shorter range.
+    let (pw, ph) = (w - plot.left - plot.right, plot.plot_height());
+    let k = (pw / (plot.x1 - plot.x0)).min(ph / (plot.y1 - plot.y0));
+    let (cx, cy) = ((plot.x0 + plot.x1) / 2.0, (plot.y0 + plot.y1) / 2.0);
+    plot.x0 = cx - pw / k / 2.0;
+    plot.x1 = cx + pw / k / 2.0;
+    plot.y0 = cy - ph / k / 2.0;
+    plot.y1 = cy + ph / k / 2.0;
+
+    let lengths: Vec<usize> = ships.iter().map(|s| s.track.len()).collect();
+    let total_points: usize = lengths.iter().sum();
+    let shares = split_budget(&lengths, pg.budget.map_points, 50);
+    if shares.iter().sum::<usize>() < total_points {
+        note_thinned(
+            pg,
+            format!(
+                "map: {} of {} track points",
+                shares.iter().sum::<usize>(),
+                total_points
+            ),
+        );
+    }
+    let mut svg = format!(
+        "<svg class=\"chart map\" data-chart=\"{id}\" data-zoom=\"1\" data-series-count=\"{}\" viewBox=\"0 0 {} {}\">",
+        ships.len(),
+        num(w),
+        num(hgt)
+    );
+    svg.push_str(&plot.axes("x", "y"));
+    let mut legend = String::from("<div class=\"legend\">");
+    let mut hover = Vec::new();
+    for (i, (s, keep)) in ships.iter().zip(&shares).enumerate() {
+        let col = ship_colour(s, i);
+        let idx = decimate_indices(s.track.len(), *keep);
+        let pts: Vec<_> = idx
+            .iter()
+            .filter_map(|&j| s.track.get(j))
+            .filter(|p| drawable(p.pos))
+            .collect();
+        let name = ship_name(s);
+        let _ = write!(
+            svg,
+            "<polyline data-series=\"{}\" stroke=\"{col}\" points=\"{}\"/>",
+            esc(&name),
+            points_attr(
+                pts.iter()
+                    .map(|p| (plot.px(p.pos[0] as f64), plot.py(p.pos[1] as f64)))
+            )
+        );
+        if let Some(last) = pts.last() {
+            let _ = write!(
+                svg,
+                "<circle class=\"mark\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{col}\"/>",
+                num(plot.px(last.pos[0] as f64)),
+                num(plot.py(last.pos[1] as f64))
+            );
+        }
+        let _ = write!(
+            legend,
+            "<span><span class=\"sw\" style=\"background:{col}\"></span>{} ({} points)</span>",
+            esc(&name),
+            s.track.len()
+        );
+        let p: Vec<Json> = pts
+            .iter()
+            .map(|p| {
+                json!([
+                    round(plot.px(p.pos[0] as f64), 1),
+                    round(plot.py(p.pos[1] as f64), 1),
+                    round(p.t, 2),
+                    round(p.pos[0] as f64, 1),
+                    round(p.pos[1] as f64, 1),
+                    round(p.pos[2] as f64, 1),
+                    p.speed.map(|v| round(v as f64, 2))
+                ])
+            })
+            .collect();
+        hover.push(json!({"n": name, "p": p}));
+    }
+    // Kills and explosions: one path per kind, decimated to the mark budget.
+    let kept = decimate_indices(marks.len(), pg.budget.marks);
+    if kept.len() < marks.len() {
+        note_thinned(
+            pg,
+            format!("map: {} of {} explosion marks", kept.len(), marks.len()),
+        );
+    }
+    let mut explosions = String::new();
+    let mut kills = String::new();
+    let mut mark_pts = Vec::new();
+    for &j in &kept {
+        let Some(e) = marks.get(j) else { continue };
+        let Some(p) = e.position else { continue };
+        let (x, y) = (plot.px(p[0] as f64), plot.py(p[1] as f64));
+        if e.kind == EventKind::Explosion {
+            let _ = write!(
+                explosions,
+                "M{},{}m-5,0a5,5 0 1,0 10,0a5,5 0 1,0 -10,0",
+                num(x),
+                num(y)
+            );
+        } else {
+            let _ = write!(
+                kills,
+                "M{},{}l-6,-6m0,12l12,-12m0,12l-12,-12",
+                num(x - 0.0),
+                num(y)
+            );
+        }
+        mark_pts.push(json!([
+            round(x, 1),
+            round(y, 1),
+            round(e.t, 2),
+            e.kind.name(),
+            e.object.map(|o| format!("0x{o:08X}")),
+            e.value.map(|v| round(v, 1))
+        ]));
+    }
+    if !explosions.is_empty() {
+        let _ = write!(svg, "<path class=\"mark\" data-marks=\"explosion\" d=\"{explosions}\" fill=\"none\" stroke=\"#ffb703\" stroke-width=\"2\"/>");
+        legend.push_str(
+            "<span><span class=\"sw\" style=\"background:#ffb703\"></span>explosion (0x29)</span>",
+        );
+    }
+    if !kills.is_empty() {
+        let _ = write!(svg, "<path class=\"mark\" data-marks=\"kill\" d=\"{kills}\" fill=\"none\" stroke=\"#ff3b30\" stroke-width=\"3\"/>");
+        legend.push_str("<span><span class=\"sw\" style=\"background:#ff3b30\"></span>ship destroyed / exploding</span>");
+    }
+    if !mark_pts.is_empty() {
+        hover.push(json!({"n": "event", "p": mark_pts, "f": ["kind", "object", "damage"]}));
+    }
+    svg.push_str("</svg>");
+    legend.push_str("</div>");
+    pg.data.insert(
+        id,
+        json!({"k": "pts", "f": ["x", "y", "z", "speed"], "s": hover}),
+    );
+    let absent = c.ships.iter().filter(|s| s.track.is_empty()).count();
+    let mut note = String::new();
+    if absent > 0 {
+        let _ = write!(
+            note,
+            "<p class=\"note\">{absent} object(s) with StateUpdates but no position (no absolute \
+             position before their deltas) are not drawn.</p>"
+        );
+    }
+    svg + &legend + &note
+}
+
+fn ship_name(s: &Ship) -> String {
+    if s.label.starts_with("0x") {
+        s.label.clone()
+    } else {
+        format!("{} 0x{:08X}", s.label, s.object_id)
+    }
+}
+
+/// Events that concern a ship: its own id, or an id of its player's range that is no
+/// ship of its own (subsystems, torpedoes).
+fn ship_events<'a>(c: &'a CaptureReport, s: &Ship) -> Vec<&'a Event> {
+    let is_ship = |id: u32, session: usize| {
+        c.ships
+            .iter()
+            .any(|o| o.session == session && o.object_id == id)
+    };
+    c.events
+        .iter()
+        .filter(|e| e.session == s.session)
+        .filter(|e| match e.object {
+            Some(id) if id == s.object_id => true,
+            Some(id) => {
+                s.slot.is_some()
+                    && crate::game::objects::slot_of(id) == s.slot
+                    && !is_ship(id, e.session)
+            }
+            None => false,
+        })
+        .collect()
+}
+
+fn ships(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
+    let mut list: Vec<(&Ship, Vec<&Event>)> = c
+        .ships
+        .iter()
+        .map(|s| (s, ship_events(c, s)))
+        .filter(|(s, ev)| !s.health.is_empty() || !ev.is_empty())
+        .collect();
+    let mut h = String::new();
+    if list.is_empty() {
+        return "<p class=\"note\">No subsystem blocks (0x20) and no weapon or damage events.</p>"
+            .into();
+    }
+    list.sort_by(|a, b| {
+        b.0.updates
+            .cmp(&a.0.updates)
+            .then(a.0.object_id.cmp(&b.0.object_id))
+    });
+    if list.len() > pg.budget.ship_charts {
+        let _ = write!(
+            h,
+            "<p class=\"note\">Showing the {} ships with the most StateUpdates of {}.</p>",
+            pg.budget.ship_charts,
+            list.len()
+        );
+        note_thinned(
+            pg,
+            format!("{} of {} ship charts", pg.budget.ship_charts, list.len()),
+        );
+        list.truncate(pg.budget.ship_charts);
+    }
+    let lengths: Vec<usize> = list
+        .iter()
+        .flat_map(|(s, _)| s.health.iter().map(|x| x.points.len()))
+        .collect();
+    let total: usize = lengths.iter().sum();
+    let shares = split_budget(&lengths, pg.budget.health_points, 8);
+    if shares.iter().sum::<usize>() < total {
+        note_thinned(
+            pg,
+            format!(
+                "subsystem condition: {} of {} change points",
+                shares.iter().sum::<usize>(),
+                total
+            ),
+        );
+    }
+    let mut share = shares.into_iter();
+    for (n, (s, events)) in list.iter().enumerate() {
+        let id = format!("{cid}-ship-{n}");
+        let keep: Vec<usize> = s.health.iter().map(|_| share.next().unwrap_or(0)).collect();
+        h.push_str(&ship_chart(pg, c, s, events, &keep, &id, n));
+    }
+    h
+}
+
+fn ship_chart(
+    pg: &mut Page,
+    c: &CaptureReport,
+    s: &Ship,
+    events: &[&Event],
+    keep: &[usize],
+    id: &str,
+    n: usize,
+) -> String {
+    let mut plot = Plot::new(pg.width, 230.0, (0.0, c.duration.max(1.0)), (0.0, 100.0));
+    plot.top = 50.0;
+    let fire_y = 16.0;
+    let damage_y = 34.0;
+    let mut h = format!(
+        "<h4><span class=\"sw\" style=\"background:{}\"></span> {} — {} StateUpdates, {} events</h4>",
+        ship_colour(s, n),
+        esc(&ship_name(s)),
+        s.updates,
+        events.len()
+    );
+    let mut svg = format!(
+        "<svg class=\"chart ship\" data-chart=\"{id}\" data-series-count=\"{}\" viewBox=\"0 0 {} {}\">",
+        s.health.len(),
+        num(plot.width),
+        num(plot.height)
+    );
+    svg.push_str(&plot.axes("seconds", "condition %"));
+    let _ = write!(
+        svg,
+        "<text class=\"lbl\" x=\"{}\" y=\"{}\" text-anchor=\"end\">fire</text><text class=\"lbl\" x=\"{}\" y=\"{}\" text-anchor=\"end\">damage</text>",
+        num(plot.left - 4.0),
+        num(fire_y + 4.0),
+        num(plot.left - 4.0),
+        num(damage_y + 4.0)
+    );
+    let mut legend = String::from("<div class=\"legend\">");
+    let mut hover = Vec::new();
+    for (k, (series, keep)) in s.health.iter().zip(keep).enumerate() {
+        let pts = thin_steps(&series.points, *keep);
+        let mut xy: Vec<(f64, f64)> = Vec::with_capacity(pts.len() * 2 + 1);
+        for (i, p) in pts.iter().enumerate() {
+            let y = plot.py(p.1 as f64);
+            if i > 0 {
+                xy.push((plot.px(p.0), xy.last().map(|l| l.1).unwrap_or(y)));
+            }
+            xy.push((plot.px(p.0), y));
+        }
+        if let Some(last) = xy.last().copied() {
+            xy.push((plot.px(c.duration), last.1));
+        }
+        let col = colour(k);
+        let _ = write!(
+            svg,
+            "<polyline data-series=\"{}\" stroke=\"{col}\" points=\"{}\"/>",
+            esc(&series.name),
+            points_attr(xy.into_iter())
+        );
+        let min = series.points.iter().map(|p| p.1).fold(f32::MAX, f32::min);
+        let _ = write!(
+            legend,
+            "<span><span class=\"sw\" style=\"background:{col}\"></span>{} (min {:.0}%)</span>",
+            esc(&series.name),
+            if min == f32::MAX { 100.0 } else { min }
+        );
+        let p: Vec<Json> = pts
+            .iter()
+            .map(|p| {
+                json!([
+                    round(plot.px(p.0), 1),
+                    round(plot.py(p.1 as f64), 1),
+                    round(p.0, 2),
+                    p.1
+                ])
+            })
+            .collect();
+        hover.push(json!({"n": series.name, "p": p, "f": ["condition %"]}));
+    }
+    // Event lanes: one path per lane, decimated to the mark budget.
+    let kept = decimate_indices(events.len(), pg.budget.marks);
+    let (mut fire, mut damage, mut kill) = (String::new(), String::new(), String::new());
+    let mut ev_pts = Vec::new();
+    for &j in &kept {
+        let Some(e) = events.get(j) else { continue };
+        let x = plot.px(e.t);
+        let y = if e.kind.is_fire() { fire_y } else { damage_y };
+        match e.kind {
+            k if k.is_fire() => {
+                let _ = write!(fire, "M{},{}v12", num(x), num(fire_y - 6.0));
+            }
+            EventKind::Destroyed | EventKind::ShipExploding => {
+                let _ = write!(
+                    kill,
+                    "M{},{}v{}",
+                    num(x),
+                    num(damage_y - 6.0),
+                    num(plot.height - plot.bottom - damage_y + 6.0)
+                );
+            }
+            _ => {
+                let _ = write!(damage, "M{},{}v12", num(x), num(damage_y - 6.0));
+            }
+        }
+        ev_pts.push(json!([
+            round(x, 1),
+            y,
+            round(e.t, 2),
+            e.kind.name(),
+            e.target.map(|o| format!("0x{o:08X}")),
+            e.value.map(|v| round(v, 1))
+        ]));
+    }
+    for (d, col, what) in [
+        (fire, "#0072b2", "fire"),
+        (damage, "#d55e00", "damage"),
+        (kill, "#ff3b30", "kill"),
+    ] {
+        if !d.is_empty() {
+            let _ = write!(svg, "<path class=\"line\" data-marks=\"{what}\" d=\"{d}\" stroke=\"{col}\" stroke-width=\"2\"/>");
+        }
+    }
+    if !ev_pts.is_empty() {
+        hover.push(json!({"n": "event", "p": ev_pts, "f": ["kind", "target", "damage/force"]}));
+    }
+    svg.push_str("</svg>");
+    legend.push_str("</div>");
+    pg.data
+        .insert(id.to_string(), json!({"k": "pts", "s": hover}));
+    // Event counts by kind (exact).
+    let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+    for e in events {
+        *counts.entry(e.kind.name()).or_default() += 1;
+    }
+    let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    if s.health.is_empty() {
+        h.push_str("<p class=\"note\">No decoded subsystem block for this ship (class unknown or host did not send 0x20).</p>");
+    }
+    h + &svg + &legend + &format!("<p class=\"note\">{}</p>", esc(&summary.join(", ")))
+}
+
+/// Line chart over time columns: one polyline per series.
+fn line_chart(
+    pg: &mut Page,
+    id: &str,
+    series: &[(String, Vec<f64>)],
+    width: f64,
+    y_title: &str,
+    unit: &str,
+    rate: bool,
+) -> String {
+    let n = series.first().map(|s| s.1.len()).unwrap_or(0).max(1);
+    let ymax = series
+        .iter()
+        .flat_map(|s| s.1.iter().copied())
+        .fold(0.0f64, f64::max);
+    let plot = Plot::new(
+        pg.width,
+        180.0,
+        (0.0, width * n as f64),
+        (0.0, ymax.max(1.0) * 1.1),
+    );
+    let mut svg = format!(
+        "<svg class=\"chart\" data-chart=\"{id}\" data-series-count=\"{}\" viewBox=\"0 0 {} {}\">",
+        series.len(),
+        num(plot.width),
+        num(plot.height)
+    );
+    svg.push_str(&plot.axes("seconds", y_title));
+    let mut legend = String::from("<div class=\"legend\">");
+    let mut hover = Vec::new();
+    for (k, (name, vals)) in series.iter().enumerate() {
+        let col = colour(k);
+        let pts = vals
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (plot.px((i as f64 + 0.5) * width), plot.py(*v)));
+        let _ = write!(
+            svg,
+            "<polyline data-series=\"{}\" stroke=\"{col}\" points=\"{}\"/>",
+            esc(name),
+            points_attr(pts)
+        );
+        let _ = write!(
+            legend,
+            "<span><span class=\"sw\" style=\"background:{col}\"></span>{}</span>",
+            esc(name)
+        );
+        // Rates are read out per column as counts (the script divides by the width).
+        let k = if rate { width } else { 1.0 };
+        let v: Vec<f64> = vals.iter().map(|v| round(*v * k, 3)).collect();
+        hover.push(json!({"n": name, "v": v}));
+    }
+    svg.push_str("</svg>");
+    legend.push_str("</div>");
+    pg.data.insert(
+        id.to_string(),
+        json!({"k": "cols", "x0": round(plot.px(0.0), 1), "x1": round(plot.px(width * n as f64), 1),
+               "w": width, "n": n, "unit": unit, "rate": rate, "s": hover}),
+    );
+    svg + &legend
+}
+
+fn ms(ns: i64) -> String {
+    format!("{:.1}", ns as f64 / 1e6)
+}
+
+fn transport(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
+    let t = &c.transport;
+    let st = c.stats();
+    let (width, n) = column_layout(c.duration, pg.budget.columns);
+    let mut h = String::from("<table class=\"transport\">");
+    h.push_str(&thead(&["", "client → host", "host → client"]));
+    let both =
+        |f: &dyn Fn(Direction) -> String| -> [String; 2] { [f(Direction::C2S), f(Direction::S2C)] };
+    let incomplete = |d: Direction| -> u64 {
+        c.summary
+            .sessions
+            .iter()
+            .flat_map(|s| &s.clients)
+            .map(|cl| cl.dir(d).fragment_sets_incomplete)
+            .sum()
+    };
+    let rows: Vec<(&str, [String; 2])> = vec![
+        (
+            "reliable retransmissions",
+            both(&|d| st.dirs[d.index()].retransmissions.to_string()),
+        ),
+        (
+            "ACKs (duplicate)",
+            both(&|d| {
+                format!(
+                    "{} ({})",
+                    st.dirs[d.index()].acks,
+                    st.dirs[d.index()].duplicate_acks
+                )
+            }),
+        ),
+        (
+            "ACKs matched to a message",
+            both(&|d| t.ack_delays[d.index()].to_string()),
+        ),
+        (
+            "ACK delay mean ms",
+            both(&|d| {
+                let i = d.index();
+                if t.ack_delays[i] == 0 {
+                    "-".into()
+                } else {
+                    ms((t.ack_delay_sum_ns[i] / t.ack_delays[i] as i128) as i64)
+                }
+            }),
+        ),
+        (
+            "ACK delay p50 / p95 ms (≤)",
+            both(&|d| match (
+                t.ack_delay_quantile_ns(d, 0.5),
+                t.ack_delay_quantile_ns(d, 0.95),
+            ) {
+                (Some(a), Some(b)) => format!("{} / {}", ms(a), ms(b)),
+                _ => "-".into(),
+            }),
+        ),
+        (
+            "ACK delay max ms",
+            both(&|d| {
+                if t.ack_delays[d.index()] == 0 {
+                    "-".into()
+                } else {
+                    ms(t.ack_delay_max_ns[d.index()])
+                }
+            }),
+        ),
+        (
+            "unacknowledged at end",
+            both(&|d| st.dirs[d.index()].unacked.to_string()),
+        ),
+        (
+            "fragment sets never completed",
+            both(&|d| incomplete(d).to_string()),
+        ),
+        (
+            "gaps > 1 s",
+            both(&|d| {
+                t.gaps
+                    .iter()
+                    .filter(|g| g.direction == d)
+                    .count()
+                    .to_string()
+            }),
+        ),
+    ];
+    for (k, [a, b]) in rows {
+        h.push_str(&row(&[
+            td(k),
+            format!("<td class=\"n\">{}</td>", esc(&a)),
+            format!("<td class=\"n\">{}</td>", esc(&b)),
+        ]));
+    }
+    h.push_str("</table>");
+    // Direction of an ACK is the direction it travels; its delay belongs to the other
+    // direction's messages. Labels say which.
+    let retx: Vec<(String, Vec<f64>)> = [Direction::C2S, Direction::S2C]
+        .into_iter()
+        .map(|d| {
+            let cols = rebucket(&t.retransmissions[d.index()], c.duration, pg.budget.columns).1;
+            (
+                format!("retransmissions {}", dir_title(d)),
+                cols.iter().map(|v| *v as f64 / width).collect(),
+            )
+        })
+        .collect();
+    h.push_str("<h4>Retransmissions per second</h4>");
+    h.push_str(&line_chart(
+        pg,
+        &format!("{cid}-retx"),
+        &retx,
+        width,
+        "retransmissions/s",
+        "/s",
+        true,
+    ));
+    let mut delay: Vec<(String, Vec<f64>)> = Vec::new();
+    for d in [Direction::C2S, Direction::S2C] {
+        let mut mean = vec![0.0; n];
+        let mut max = vec![0.0; n];
+        let mut cnt = vec![0u64; n];
+        let mut sum = vec![0i128; n];
+        for (sec, a) in &t.acks[d.index()] {
+            let i = super::series::column_of(*sec as f64, width, n);
+            cnt[i] += a.count;
+            sum[i] += a.sum_ns;
+            max[i] = f64::max(max[i], a.max_ns as f64 / 1e6);
+        }
+        for i in 0..n {
+            if cnt[i] > 0 {
+                mean[i] = (sum[i] / cnt[i] as i128) as f64 / 1e6;
+            }
+        }
+        delay.push((format!("mean ACK delay, ACKs {}", dir_title(d)), mean));
+        delay.push((format!("max ACK delay, ACKs {}", dir_title(d)), max));
+    }
+    if t.ack_delays.iter().sum::<u64>() > 0 {
+        h.push_str("<h4>ACK delay (ms)</h4>");
+        h.push_str(&line_chart(
+            pg,
+            &format!("{cid}-ackdelay"),
+            &delay,
+            width,
+            "ms",
+            "ms",
+            false,
+        ));
+    }
+    if !t.gaps.is_empty() {
+        let _ = write!(
+            h,
+            "<h4>Longest silences ({} gaps over 1 s in all)</h4>",
+            t.gap_count
+        );
+        h.push_str("<table class=\"gaps\">");
+        h.push_str(&thead(&[
+            "session",
+            "client",
+            "direction",
+            "from s",
+            "length s",
+        ]));
+        for g in t.gaps.iter().take(10) {
+            let name = c
+                .summary
+                .sessions
+                .get(g.session)
+                .and_then(|s| s.clients.get(g.client))
+                .map(client_label)
+                .unwrap_or_else(|| format!("client {}", g.client));
+            h.push_str(&row(&[
+                tn(g.session),
+                td(&name),
+                td(dir_title(g.direction)),
+                tn(format!("{:.2}", g.start)),
+                tn(format!("{:.2}", g.length)),
+            ]));
+        }
+        h.push_str("</table>");
+    }
+    h
+}
+
+fn chat(c: &CaptureReport) -> String {
+    if c.chat.is_empty() {
+        return "<p class=\"note\">No chat messages.</p>".into();
+    }
+    let mut h = String::from("<div class=\"scroll\"><table class=\"chat\">");
+    h.push_str(&thead(&["s", "session", "from", "", "text"]));
+    for l in &c.chat {
+        h.push_str(&row(&[
+            tn(format!("{:.1}", l.t)),
+            tn(l.session),
+            td(&l.sender),
+            td(if l.team { "team" } else { "" }),
+            td(&l.text),
+        ]));
+    }
+    h.push_str("</table></div>");
+    if c.chat_dropped > 0 {
+        let _ = write!(
+            h,
+            "<p class=\"note\">{} more chat lines not listed.</p>",
+            c.chat_dropped
+        );
+    }
+    h
+}
+
+fn diff_section(r: &DiffResult, a: &str, b: &str) -> String {
+    let mut h = String::from("<section id=\"diff\"><h2>Comparison (A → B)</h2><div class=\"col\">");
+    let _ = write!(
+        h,
+        "<p>A = {}<br>B = {}</p><p class=\"{}\">{}</p>",
+        esc(a),
+        esc(b),
+        if r.is_same() { "same" } else { "differ" },
+        if r.is_same() {
+            "The captures are equivalent."
+        } else {
+            "The captures differ."
+        }
+    );
+    let delta = |x: u64, y: u64| {
+        let d = y as i64 - x as i64;
+        if d == 0 {
+            "=".to_string()
+        } else {
+            format!("{d:+}")
+        }
+    };
+    h.push_str("<h4>Game messages by opcode</h4><table class=\"diff-opcodes\">");
+    h.push_str(&thead(&["direction", "opcode", "name", "A", "B", "Δ"]));
+    for (d, op, x, y) in &r.opcode_rows {
+        h.push_str(&row(&[
+            td(d.as_str()),
+            td(&format!("0x{op:02X}")),
+            td(opcode_name(*op)),
+            tn(x),
+            tn(y),
+            tn(delta(*x, *y)),
+        ]));
+    }
+    h.push_str("</table>");
+    if !r.flag_rows.is_empty() {
+        h.push_str("<h4>StateUpdate dirty flags</h4><table class=\"diff-flags\">");
+        h.push_str(&thead(&["direction", "flags", "fields", "A", "B", "Δ"]));
+        for (d, f, x, y) in &r.flag_rows {
+            h.push_str(&row(&[
+                td(d.as_str()),
+                td(&format!("0x{f:02X}")),
+                td(&flag_names(*f)),
+                tn(x),
+                tn(y),
+                tn(delta(*x, *y)),
+            ]));
+        }
+        h.push_str("</table>");
+    }
+    for k in &r.only_in_a {
+        let _ = write!(
+            h,
+            "<p class=\"warn\">flow only in A: {}</p>",
+            esc(&k.to_string())
+        );
+    }
+    for k in &r.only_in_b {
+        let _ = write!(
+            h,
+            "<p class=\"warn\">flow only in B: {}</p>",
+            esc(&k.to_string())
+        );
+    }
+    if !r.unmatched.is_empty() {
+        h.push_str("<h4>Messages without an equal twin in the other capture</h4><table>");
+        h.push_str(&thead(&[
+            "direction",
+            "opcode",
+            "name",
+            "only in A",
+            "only in B",
+        ]));
+        for (d, op, x, y) in &r.unmatched {
+            h.push_str(&row(&[
+                td(d.as_str()),
+                td(&format!("0x{op:02X}")),
+                td(opcode_name(*op)),
+                tn(x),
+                tn(y),
+            ]));
+        }
+        h.push_str("</table>");
+    }
+    if !r.divergences.is_empty() {
+        h.push_str("<h4>First divergence per flow</h4><table>");
+        h.push_str(&thead(&["flow", "message #", "A", "B"]));
+        let name = |o: Option<u8>| {
+            o.map(|o| format!("0x{o:02X} {}", opcode_name(o)))
+                .unwrap_or_else(|| "(end)".into())
+        };
+        for d in &r.divergences {
+            h.push_str(&row(&[
+                td(&d.flow.to_string()),
+                tn(d.index),
+                td(&name(d.a_opcode)),
+                td(&name(d.b_opcode)),
+            ]));
+        }
+        h.push_str("</table>");
+    }
+    for m in &r.mismatches {
+        let _ = write!(
+            h,
+            "<h4>{} message #{} 0x{:02X} {} (A frame {}, B frame {})</h4><table>",
+            esc(&m.flow.to_string()),
+            m.index,
+            m.opcode,
+            opcode_name(m.opcode),
+            m.a_frame,
+            m.b_frame
+        );
+        h.push_str(&thead(&["field", "A", "B"]));
+        for (p, x, y) in &m.differences {
+            h.push_str(&row(&[td(p), td(x), td(y)]));
+        }
+        h.push_str("</table>");
+    }
+    h.push_str("<p class=\"note\">Volatile fields (game time, timestamps) are ignored, as in <code>bcwire diff</code>.</p></div></section>");
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::collect::{ChatLine, HealthSeries, ShipPoint};
+    use super::*;
+    use crate::pipeline::summary::{ClientSummary, SessionSummary};
+
+    const HOSTILE: &str = "<img src=x onerror=\"document.body.dataset.pwned=1\">'</script>";
+
+    /// A long battle: 20 ships × 10,000 positions, 10 subsystems each, 50,000 events.
+    fn big_report() -> CaptureReport {
+        let mut r = CaptureReport {
+            name: format!("battle {HOSTILE}.pcap"),
+            duration: 2040.0,
+            ..CaptureReport::default()
+        };
+        for s in 0..20u32 {
+            let track = (0..10_000)
+                .map(|i| {
+                    let a = i as f32 / 500.0 + s as f32;
+                    ShipPoint {
+                        t: i as f64 * 0.204,
+                        pos: [a.cos() * 1000.0, a.sin() * 800.0, s as f32],
+                        speed: Some(5.0),
+                    }
+                })
+                .collect();
+            let health = (0..10u8)
+                .map(|k| HealthSeries {
+                    index: k,
+                    name: format!("{HOSTILE} {k}"),
+                    points: (0..2000)
+                        .map(|i| (i as f64, ((i * 7 + k as usize) % 101) as f32))
+                        .collect(),
+                    updates: 10_000,
+                })
+                .collect();
+            r.ships.push(Ship {
+                session: 0,
+                object_id: 0x3FFF_FFFF + s * 0x40000,
+                label: format!("Galaxy ({HOSTILE}, slot {s})"),
+                slot: Some(s as u8),
+                track_direction: Some(Direction::C2S),
+                track,
+                updates: 10_000,
+                health,
+            });
+        }
+        for i in 0..50_000u32 {
+            r.events.push(Event {
+                t: i as f64 * 0.04,
+                frame: i as u64,
+                session: 0,
+                kind: if i % 2 == 0 {
+                    EventKind::BeamFire
+                } else {
+                    EventKind::Explosion
+                },
+                object: Some(0x3FFF_FFFF + (i % 20) * 0x40000),
+                target: None,
+                position: Some([i as f32 % 900.0, 0.0, 0.0]),
+                value: Some(10.0),
+            });
+        }
+        r.chat.push(ChatLine {
+            t: 1.0,
+            session: 0,
+            sender: HOSTILE.into(),
+            team: false,
+            text: format!("gg {HOSTILE}"),
+        });
+        r.summary.sessions.push(SessionSummary {
+            clients: vec![ClientSummary {
+                name: Some(HOSTILE.into()),
+                ships: vec![format!("Galaxy {HOSTILE}")],
+                ..ClientSummary::default()
+            }],
+            ..SessionSummary::default()
+        });
+        for sec in 0..2040 {
+            r.rates[0].entry(0x1C).or_default().insert(sec, 100);
+            r.rates[1]
+                .entry((sec % 30) as u8)
+                .or_default()
+                .insert(sec, 3);
+        }
+        r
+    }
+
+    /// Coordinate pairs in every `points="…"` attribute.
+    fn drawn_points(page: &str) -> usize {
+        page.split(" points=\"")
+            .skip(1)
+            .map(|s| s.split('"').next().unwrap_or("").split(' ').count())
+            .sum()
+    }
+
+    #[test]
+    fn capture_text_is_escaped_everywhere() {
+        let page = render(&[big_report()], None);
+        assert!(!page.contains("<img"), "raw markup from the capture");
+        assert!(!page.contains("onerror=\""));
+        // The only closing script tags are the page's own (error hook, data, main, ready).
+        assert_eq!(page.matches("</script>").count(), 4);
+        assert!(page.contains(
+            "&lt;img src=x onerror=&quot;document.body.dataset.pwned=1&quot;&gt;&#39;&lt;/script&gt;"
+        ));
+        assert!(page.contains("\\u003cimg"), "JSON data escapes <");
+    }
+
+    #[test]
+    fn big_captures_are_drawn_within_the_budget() {
+        let page = render(&[big_report()], None);
+        let b = Budget::for_captures(1);
+        let points = drawn_points(&page);
+        // Condition steps double the points (plus an end point per series).
+        assert!(
+            points <= b.map_points + 2 * b.health_points + 400 + 6 * b.columns,
+            "{points} points drawn"
+        );
+        let elements = page.matches('<').count();
+        assert!(elements < 20_000, "{elements} elements");
+        assert!(page.len() < 4 << 20, "{} bytes", page.len());
+        assert!(page.contains("id=\"downsampled\""));
+        // One series per ship on the map, one per subsystem on each ship chart.
+        assert!(page.contains("data-chart=\"a-map\" data-zoom=\"1\" data-series-count=\"20\""));
+        assert_eq!(page.matches("class=\"chart ship\"").count(), b.ship_charts);
+        assert!(page.contains("data-chart=\"a-ship-0\" data-series-count=\"10\""));
+        // Rates: one opcode one way, the top 10 plus "other" the other way.
+        assert!(page.contains("data-chart=\"a-rates-c2s\" data-series-count=\"1\""));
+        assert!(page.contains("data-chart=\"a-rates-s2c\" data-series-count=\"11\""));
+        // Legends and tables keep exact numbers.
+        assert!(page.contains("0x1C StateUpdate (204000)"));
+        assert!(page.contains("(10000 points)"));
+    }
+
+    #[test]
+    fn small_captures_are_not_thinned() {
+        let mut r = big_report();
+        r.ships.truncate(2);
+        for s in &mut r.ships {
+            s.track.truncate(100);
+            s.health.truncate(2);
+            for h in &mut s.health {
+                h.points.truncate(50);
+            }
+        }
+        r.events.truncate(10);
+        r.duration = 100.0;
+        r.rates = Default::default();
+        let page = render(&[r], None);
+        assert!(
+            !page.contains("id=\"downsampled\""),
+            "nothing needed thinning"
+        );
+        assert!(page.contains("(100 points)"));
+        // Tracks, condition steps (two points per change, one end point), and the two
+        // retransmission lines in one-second columns.
+        assert_eq!(drawn_points(&page), 2 * 100 + 2 * 2 * (2 * 50) + 2 * 100);
+    }
+
+    #[test]
+    fn two_captures_side_by_side_with_a_comparison() {
+        let a = big_report();
+        let mut b = big_report();
+        b.name = "other.pcap".into();
+        let page = render(&[a, b], Some(&DiffResult::default()));
+        assert!(page.contains("class=\"cols n2\""));
+        assert!(page.contains("data-chart=\"a-map\"") && page.contains("data-chart=\"b-map\""));
+        assert!(page.contains("<section id=\"diff\">"));
+        assert!(page.contains("The captures are equivalent."));
+        let b2 = Budget::for_captures(2);
+        let limit = 2 * (b2.map_points + 2 * b2.health_points + 400 + 6 * b2.columns);
+        assert!(drawn_points(&page) <= limit);
+    }
+}

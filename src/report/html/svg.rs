@@ -1,0 +1,272 @@
+//! Small SVG and HTML helpers: escaping, numbers, scales, axes, colours.
+//!
+//! Everything from a capture (player names, chat, class names) is attacker-controlled:
+//! it reaches the page only through [`esc`] (HTML text and attribute values) or
+//! [`json_for_script`] (data blocks read by the page's script, which writes text with
+//! `textContent`, never as markup).
+
+use serde_json::Value as Json;
+use std::fmt::Write as _;
+
+/// Escape text for HTML element content and quoted attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            // Control characters have no business in a page (and NUL breaks parsers).
+            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JSON that is safe inside `<script type="application/json">`: no `<`, `>` or `&`
+/// (so no `</script>` or `<!--`), and no U+2028/2029 line separators.
+pub fn json_for_script(v: &Json) -> String {
+    let s = v.to_string();
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A coordinate with one decimal, `-0` and non-finite values as `0`.
+pub fn num(v: f64) -> String {
+    if !v.is_finite() {
+        return "0".into();
+    }
+    let r = (v * 10.0).round() / 10.0;
+    if r == 0.0 {
+        return "0".into();
+    }
+    if r.fract() == 0.0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.1}")
+    }
+}
+
+/// Round for JSON data (keeps the page small): `digits` decimals.
+pub fn round(v: f64, digits: i32) -> f64 {
+    if !v.is_finite() {
+        return 0.0;
+    }
+    let k = 10f64.powi(digits);
+    (v * k).round() / k
+}
+
+/// A 1-2-5 step giving at most `max_ticks` ticks over `range`.
+pub fn nice_step(range: f64, max_ticks: usize) -> f64 {
+    if !(range.is_finite() && range > 0.0) {
+        return 1.0;
+    }
+    let raw = range / max_ticks.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    for m in [1.0, 2.0, 5.0, 10.0] {
+        if m * mag >= raw {
+            return m * mag;
+        }
+    }
+    10.0 * mag
+}
+
+/// Tick values covering `[lo, hi]` at a nice step.
+pub fn ticks(lo: f64, hi: f64, max_ticks: usize) -> Vec<f64> {
+    let step = nice_step(hi - lo, max_ticks);
+    let first = (lo / step).ceil() * step;
+    let mut v = Vec::new();
+    let mut x = first;
+    while x <= hi + step * 1e-9 && v.len() <= max_ticks * 2 {
+        v.push(if x.abs() < step * 1e-9 { 0.0 } else { x });
+        x += step;
+    }
+    v
+}
+
+/// Tick label: no needless decimals.
+pub fn tick_label(v: f64) -> String {
+    if v.fract().abs() < 1e-9 {
+        format!("{v:.0}")
+    } else if (v * 10.0).fract().abs() < 1e-9 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Distinct colours (colour-blind friendly first).
+pub const PALETTE: [&str; 12] = [
+    "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#8c6d31", "#7f3c8d",
+    "#11a579", "#555555", "#e73f74", "#3969ac",
+];
+
+pub fn colour(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// A plot area inside an SVG, with linear scales.
+#[derive(Debug, Clone, Copy)]
+pub struct Plot {
+    pub width: f64,
+    pub height: f64,
+    pub left: f64,
+    pub right: f64,
+    pub top: f64,
+    pub bottom: f64,
+    pub x0: f64,
+    pub x1: f64,
+    pub y0: f64,
+    pub y1: f64,
+}
+
+impl Plot {
+    pub fn new(width: f64, height: f64, x: (f64, f64), y: (f64, f64)) -> Plot {
+        let fix = |(a, b): (f64, f64)| if b > a { (a, b) } else { (a, a + 1.0) };
+        let (x0, x1) = fix(x);
+        let (y0, y1) = fix(y);
+        Plot {
+            width,
+            height,
+            left: 56.0,
+            right: 12.0,
+            top: 10.0,
+            bottom: 30.0,
+            x0,
+            x1,
+            y0,
+            y1,
+        }
+    }
+    pub fn px(&self, x: f64) -> f64 {
+        self.left + (x - self.x0) / (self.x1 - self.x0) * (self.width - self.left - self.right)
+    }
+    pub fn py(&self, y: f64) -> f64 {
+        self.height - self.bottom - (y - self.y0) / (self.y1 - self.y0) * (self.plot_height())
+    }
+    pub fn plot_height(&self) -> f64 {
+        self.height - self.top - self.bottom
+    }
+    pub fn plot_right(&self) -> f64 {
+        self.width - self.right
+    }
+
+    /// Grid lines, tick labels and axis titles.
+    pub fn axes(&self, x_title: &str, y_title: &str) -> String {
+        let mut s = String::from("<g class=\"axes\">");
+        let (l, r) = (self.left, self.plot_right());
+        let (t, b) = (self.top, self.height - self.bottom);
+        for v in ticks(self.y0, self.y1, 5) {
+            let y = self.py(v);
+            let _ = write!(
+                s,
+                "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+                num(l), num(y), num(r), num(y), num(l - 4.0), num(y + 4.0), tick_label(v)
+            );
+        }
+        for v in ticks(self.x0, self.x1, 10) {
+            let x = self.px(v);
+            let _ = write!(
+                s,
+                "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                num(x), num(t), num(x), num(b), num(x), num(b + 14.0), tick_label(v)
+            );
+        }
+        let _ = write!(
+            s,
+            "<text class=\"title\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            num(r),
+            num(self.height - 2.0),
+            esc(x_title)
+        );
+        let _ = write!(
+            s,
+            "<text class=\"title\" x=\"4\" y=\"{}\" transform=\"rotate(-90 4 {})\" text-anchor=\"end\" dy=\"8\">{}</text></g>",
+            num(t),
+            num(t),
+            esc(y_title)
+        );
+        s
+    }
+}
+
+/// `x,y x,y …` for a polyline.
+pub fn points_attr(pts: impl Iterator<Item = (f64, f64)>) -> String {
+    let mut s = String::new();
+    for (x, y) in pts {
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        s.push_str(&num(x));
+        s.push(',');
+        s.push_str(&num(y));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn escaping_covers_markup_and_attributes() {
+        assert_eq!(
+            esc("<img src=x onerror=\"a('b')\">&"),
+            "&lt;img src=x onerror=&quot;a(&#39;b&#39;)&quot;&gt;&amp;"
+        );
+        assert_eq!(esc("a\u{0}b"), "a\u{FFFD}b");
+        assert_eq!(esc("Kirk ✓"), "Kirk ✓");
+    }
+
+    #[test]
+    fn script_json_cannot_close_the_script() {
+        let s = json_for_script(&json!({"name": "</script><script>alert(1)</script>\u{2028}&"}));
+        assert!(!s.contains('<') && !s.contains('>') && !s.contains('&'));
+        assert!(!s.contains('\u{2028}'));
+        let back: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(back["name"], "</script><script>alert(1)</script>\u{2028}&");
+    }
+
+    #[test]
+    fn numbers_and_ticks() {
+        assert_eq!(num(-0.04), "0");
+        assert_eq!(num(12.25), "12.3");
+        assert_eq!(num(3.0), "3");
+        assert_eq!(num(f64::NAN), "0");
+        assert_eq!(nice_step(2040.0, 10), 500.0);
+        assert_eq!(nice_step(5.4, 10), 1.0);
+        assert_eq!(ticks(0.0, 5.4, 10), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert_eq!(
+            ticks(-120.0, 130.0, 5),
+            vec![-100.0, -50.0, 0.0, 50.0, 100.0]
+        );
+        assert_eq!(tick_label(0.5), "0.5");
+        assert_eq!(tick_label(20.0), "20");
+    }
+
+    #[test]
+    fn plot_scales_map_ranges_to_the_area() {
+        let p = Plot::new(600.0, 200.0, (0.0, 10.0), (0.0, 100.0));
+        assert_eq!(p.px(0.0), p.left);
+        assert_eq!(p.px(10.0), 600.0 - p.right);
+        assert_eq!(p.py(0.0), 200.0 - p.bottom);
+        assert_eq!(p.py(100.0), p.top);
+        // Degenerate ranges do not divide by zero.
+        let q = Plot::new(600.0, 200.0, (5.0, 5.0), (0.0, 0.0));
+        assert!(q.px(5.0).is_finite() && q.py(0.0).is_finite());
+    }
+}

@@ -1,0 +1,91 @@
+//! Global CLI conventions: stdin input, colour rules, completions, broken pipes.
+
+mod common;
+
+use common::*;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn any_shared_capture() -> Option<std::path::PathBuf> {
+    let (name, folder) = shared_captures().into_iter().next()?;
+    Some(folder.join(format!("{name}.pcapng")))
+}
+
+#[test]
+fn dash_reads_standard_input() {
+    let Some(path) = any_shared_capture() else {
+        return;
+    };
+    let bytes = std::fs::read(&path).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bcwire"))
+        .args(["info", "--format", "json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let from_stdin: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let from_file = bcwire_json(&["info", "--format", "json", path.to_str().unwrap()]);
+    assert_eq!(from_stdin["frames"], from_file["frames"]);
+    assert_eq!(from_stdin["sessions"], from_file["sessions"]);
+}
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal() {
+    let Some(path) = any_shared_capture() else {
+        return;
+    };
+    let p = path.to_str().unwrap();
+    // Not a terminal: no escapes by default.
+    let plain = bcwire(&["stats", p]);
+    assert!(!plain.stdout.contains(&0x1b));
+    let forced = bcwire(&["--color", "always", "stats", p]);
+    assert!(forced.stdout.contains(&0x1b));
+    let never = bcwire(&["--color", "never", "decode", p]);
+    assert!(!never.stdout.contains(&0x1b));
+}
+
+#[test]
+fn completions_for_common_shells() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = bcwire(&["completions", shell]);
+        assert!(out.status.success(), "{shell}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.contains("bcwire") && text.contains("decode"),
+            "{shell}"
+        );
+    }
+}
+
+#[test]
+fn closed_pipe_exits_quietly() {
+    let Some(path) = any_shared_capture() else {
+        return;
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bcwire"))
+        .args(["decode", "--format", "jsonl", path.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line, then close our end, like `| head -1`.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    let _ = std::io::Read::read(&mut stdout, &mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked") && !err.contains("error"), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = bcwire(&["decode", "--format", "yaml", "x.pcap"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = bcwire(&["stats", "--interval", "soon", "/dev/null"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,196 @@
+//! `bcwire report` on the third-party captures (`shared/captures/openbc`): the page is
+//! self-contained and has the charts and series the capture calls for.
+//!
+//! The shared folder is found via `BCWIRE_SHARED`, `<crate>/../shared` or `/work/shared`;
+//! the tests skip with a note when it is absent.
+
+use bcwire::diag::Direction;
+use bcwire::pipeline::Config;
+use bcwire::report::html::{self, CaptureReport};
+use std::path::PathBuf;
+
+fn shared_dir() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("BCWIRE_SHARED").map(PathBuf::from),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
+        Some(PathBuf::from("/work/shared")),
+    ];
+    candidates.into_iter().flatten().find(|p| p.is_dir())
+}
+
+/// Every `openbc/*/*.pcapng`, sorted.
+fn captures() -> Vec<PathBuf> {
+    let Some(dir) = shared_dir().map(|d| d.join("captures/openbc")) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|e| std::fs::read_dir(e.path()).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pcapng"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The value of `data-series-count` on the element carrying `data-chart="id"`.
+fn series_count(page: &str, id: &str) -> Option<usize> {
+    let at = page.find(&format!("data-chart=\"{id}\""))?;
+    let tag_end = at + page[at..].find('>')?;
+    let tag = &page[at..tag_end];
+    let v = tag
+        .split("data-series-count=\"")
+        .nth(1)?
+        .split('"')
+        .next()?;
+    v.parse().ok()
+}
+
+/// No resource is loaded from anywhere: no external src/href, no script files, no
+/// style sheets, no CSS imports or URLs.
+fn assert_self_contained(page: &str) {
+    let lower = page.to_ascii_lowercase();
+    for bad in [
+        "src=\"http://",
+        "src=\"https://",
+        "href=\"http://",
+        "href=\"https://",
+        "src='http",
+        "href='http",
+        "<script src",
+        "<link",
+        "@import",
+        "url(",
+        "<iframe",
+    ] {
+        assert!(!lower.contains(bad), "page contains {bad}");
+    }
+    assert!(lower.starts_with("<!doctype html>"));
+}
+
+fn expected_rate_series(r: &CaptureReport, dir: Direction) -> usize {
+    let n = r.rates[dir.index()].len();
+    if n > 10 {
+        11
+    } else {
+        n
+    }
+}
+
+fn check_structure(r: &CaptureReport, page: &str, cid: &str) {
+    for dir in [Direction::C2S, Direction::S2C] {
+        let id = format!("{cid}-rates-{}", dir.as_str());
+        let want = expected_rate_series(r, dir);
+        if want == 0 {
+            assert_eq!(series_count(page, &id), None);
+        } else {
+            assert_eq!(series_count(page, &id), Some(want), "{id}");
+            // The same opcodes the exact counters list.
+            assert_eq!(
+                r.rates[dir.index()].len(),
+                r.stats().dirs[dir.index()].opcodes.len()
+            );
+        }
+    }
+    let tracked = r.ships.iter().filter(|s| !s.track.is_empty()).count();
+    assert_eq!(series_count(page, &format!("{cid}-map")), Some(tracked));
+    // Two transport charts at least: retransmissions in both directions.
+    assert_eq!(series_count(page, &format!("{cid}-retx")), Some(2));
+}
+
+#[test]
+fn pages_of_the_shared_captures_are_complete_and_self_contained() {
+    let files = captures();
+    if files.is_empty() {
+        eprintln!("note: shared captures not found (set BCWIRE_SHARED); test skipped");
+        return;
+    }
+    let cfg = Config::default();
+    for f in &files {
+        let path = f.to_string_lossy();
+        let r = html::collect_file(&path, &cfg, false).unwrap();
+        let page = html::render(std::slice::from_ref(&r), None);
+        assert_self_contained(&page);
+        check_structure(&r, &page, "a");
+        // Exact numbers from the counters appear in the overview.
+        let st = r.stats();
+        assert!(page.contains(&format!("<td class=\"n\">{}</td>", st.dirs[0].datagrams)));
+        for sess in &r.summary.sessions {
+            for c in &sess.clients {
+                if let Some(name) = &c.name {
+                    assert!(page.contains(&format!("<td>{name}</td>")), "{name}");
+                }
+            }
+        }
+        assert!(page.contains("data-bars=\"bits-s2c\""));
+        eprintln!("{path}: {} KiB", page.len() / 1024);
+    }
+}
+
+#[test]
+fn the_valentines_capture_shows_its_battle() {
+    let Some(f) = captures()
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("b2_valentines"))
+    else {
+        eprintln!("note: shared captures not found (set BCWIRE_SHARED); test skipped");
+        return;
+    };
+    let r = html::collect_file(&f.to_string_lossy(), &Config::default(), false).unwrap();
+    // Clients send every shot and explosion here; the host relays each to the other
+    // two clients. Events count the originals: the client → host messages.
+    use bcwire::report::html::collect::EventKind;
+    let n = |k: EventKind| r.events.iter().filter(|e| e.kind == k).count() as u64;
+    let sent = |op: u8| r.stats().dirs[0].opcodes.get(&op).copied().unwrap_or(0);
+    let relayed = |op: u8| r.stats().dirs[1].opcodes.get(&op).copied().unwrap_or(0);
+    assert_eq!(n(EventKind::Explosion), 3);
+    assert_eq!(n(EventKind::Explosion), sent(0x29));
+    assert_eq!(n(EventKind::TorpedoFire), sent(0x19));
+    assert_eq!(n(EventKind::BeamFire), sent(0x1A));
+    assert_eq!(relayed(0x19), 2 * sent(0x19));
+    assert!(r.chat.iter().any(|c| c.text == "gg"));
+    assert!(r.chat.iter().any(|c| c.text == "hello"));
+    // Subsystem conditions from the host's 0x20 blocks, named from the ship layouts.
+    let health: usize = r.ships.iter().map(|s| s.health.len()).sum();
+    assert!(health > 0);
+    assert!(r
+        .ships
+        .iter()
+        .flat_map(|s| &s.health)
+        .any(|h| !h.name.starts_with("subsystem ")));
+    let page = html::render(std::slice::from_ref(&r), None);
+    assert!(page.contains("data-marks=\"explosion\""));
+    let ship_charts = page.matches("class=\"chart ship\"").count();
+    assert!(ship_charts >= 3, "{ship_charts}");
+}
+
+#[test]
+fn the_command_writes_a_side_by_side_page_with_the_diff() {
+    let files = captures();
+    let [a, b, ..] = files.as_slice() else {
+        eprintln!("note: shared captures not found (set BCWIRE_SHARED); test skipped");
+        return;
+    };
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html_report_ab.html");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_bcwire"))
+        .arg("report")
+        .arg(a)
+        .arg(b)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert_self_contained(&page);
+    assert!(page.contains("class=\"cols n2\""));
+    assert!(page.contains("<section id=\"diff\">"));
+    assert!(page.contains("The captures differ."));
+    let cfg = Config::default();
+    for (p, cid) in [(a, "a"), (b, "b")] {
+        let r = html::collect_file(&p.to_string_lossy(), &cfg, false).unwrap();
+        check_structure(&r, &page, cid);
+    }
+}

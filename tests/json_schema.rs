@@ -1,0 +1,176 @@
+//! The JSON contract's required names and types (docs/json.md), checked on every record
+//! of captures that exercise fragments, retransmissions and GameSpy.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+const SAMPLES: &[&str] = &["sample.pcapng", "duel-sll2.pcap", "mtu400-null.pcapng"];
+
+fn sample(name: &str) -> String {
+    format!("{}/captures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn is_hex_key(k: &str) -> bool {
+    k.len() == 4
+        && k.starts_with("0x")
+        && k[2..]
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_lowercase())
+}
+
+fn check_endpoint(v: &Value) {
+    let s = v.as_str().expect("ip:port string");
+    assert!(s.parse::<std::net::SocketAddr>().is_ok(), "{s}");
+}
+
+fn check_game_part(m: &Value, ctx: &str) {
+    assert!(m["opcode"].as_u64().is_some_and(|o| o < 256), "{ctx}");
+    assert!(m["name"].is_string(), "{ctx}");
+    assert!(m["fields"].is_object(), "{ctx}");
+    assert!(m["warnings"].is_array(), "{ctx}");
+}
+
+fn check_message(m: &Value, ctx: &str) -> (bool, bool) {
+    assert!(m["transport_type"].is_u64(), "{ctx}");
+    assert!(m["reliable"].is_boolean(), "{ctx}");
+    assert!(m["seq"].is_u64() || m["seq"].is_null(), "{ctx}");
+    match &m["fragment"] {
+        Value::Null => {}
+        f => {
+            assert!(f["index"].is_u64(), "{ctx}");
+            assert!(f["total"].is_u64() || f["total"].is_null(), "{ctx}");
+        }
+    }
+    assert!(m["retransmission"].is_boolean(), "{ctx}");
+    assert!(m["warnings"].is_array(), "{ctx}");
+    let complete = m["transport_type"] == 0x32 && m["fragment"].is_null();
+    if complete {
+        check_game_part(m, ctx);
+    }
+    let assembled = !m["assembled"].is_null();
+    if assembled {
+        let a = &m["assembled"];
+        check_game_part(a, ctx);
+        assert!(a["length"].as_u64().is_some_and(|l| l >= 1), "{ctx}");
+        assert!(a["frames"].is_array(), "{ctx}");
+    }
+    (assembled, m["retransmission"] == true)
+}
+
+#[test]
+fn decode_jsonl_records_follow_the_contract() {
+    let (mut assembled, mut retransmitted, mut gamespy) = (0, 0, 0);
+    for name in SAMPLES {
+        let path = sample(name);
+        let out = bcwire(&["decode", "--format", "jsonl", "--hex", &path]);
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let (summary, packets) = lines.split_last().unwrap();
+        assert_eq!(summary["type"], "summary");
+        assert!(summary["frames"].is_u64() && summary["packets"].is_u64());
+        let mut last_frame = 0;
+        for p in packets {
+            let ctx = format!("{name} frame {}", p["frame"]);
+            assert_eq!(p["type"], "packet", "{ctx}");
+            let frame = p["frame"].as_u64().expect("frame");
+            assert!(frame > last_frame, "{ctx}: frames ascend");
+            last_frame = frame;
+            assert!(p["time"].is_f64(), "{ctx}");
+            check_endpoint(&p["src"]);
+            check_endpoint(&p["dst"]);
+            assert!(p["direction"] == "c2s" || p["direction"] == "s2c", "{ctx}");
+            match p["kind"].as_str() {
+                Some("gamespy") => {
+                    gamespy += 1;
+                    assert!(p["text"].is_string(), "{ctx}");
+                }
+                Some("game") => {
+                    assert!(p["peer_id"].as_u64().is_some_and(|v| v < 256), "{ctx}");
+                    let hex = p["plain_hex"].as_str().expect("plain_hex with --hex");
+                    assert!(
+                        hex.chars()
+                            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
+                        "{ctx}"
+                    );
+                    assert_eq!(hex.len() % 2, 0);
+                    for m in p["messages"].as_array().expect("messages") {
+                        let (a, r) = check_message(m, &ctx);
+                        assembled += a as u32;
+                        retransmitted += r as u32;
+                    }
+                }
+                other => panic!("{ctx}: kind {other:?}"),
+            }
+        }
+    }
+    assert!(
+        assembled > 0 && retransmitted > 0 && gamespy > 0,
+        "the samples exercise every part"
+    );
+}
+
+#[test]
+fn stats_json_follows_the_contract() {
+    for name in SAMPLES {
+        let j = bcwire_json(&["stats", "--format", "json", &sample(name)]);
+        for dir in ["c2s", "s2c"] {
+            let d = &j["directions"][dir];
+            for key in ["datagrams", "messages", "retransmissions"] {
+                assert!(d[key].is_u64(), "{name} {dir}.{key}");
+            }
+            for map in ["opcodes", "dirty_flags", "dirty_bits"] {
+                let m = d[map]
+                    .as_object()
+                    .unwrap_or_else(|| panic!("{name} {dir}.{map}"));
+                for (k, v) in m {
+                    assert!(is_hex_key(k), "{name} {dir}.{map} key {k}");
+                    assert!(v.as_u64().is_some_and(|n| n > 0), "{name} {dir}.{map}.{k}");
+                }
+            }
+            for k in d["dirty_bits"].as_object().unwrap().keys() {
+                let bit = u8::from_str_radix(&k[2..], 16).unwrap();
+                assert_eq!(bit.count_ones(), 1, "{k} is a single bit");
+            }
+        }
+    }
+}
+
+#[test]
+fn info_flows_and_diff_json_are_objects_with_a_schema_version() {
+    let s = sample("sample.pcapng");
+    for args in [
+        vec!["info", "--format", "json", s.as_str()],
+        vec!["flows", "--format", "json", s.as_str()],
+    ] {
+        let j = bcwire_json(&args);
+        assert_eq!(j["schema_version"], 1, "{args:?}");
+        assert!(j["sessions"].is_array(), "{args:?}");
+    }
+    let out = bcwire(&["diff", "--format", "json", &s, &s]);
+    assert_eq!(out.status.code(), Some(0), "a capture equals itself");
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["same"], true);
+    // Two different sessions: exit 1, with divergences and named field differences.
+    let other = sample("duel-sll2.pcap");
+    let out = bcwire(&["diff", "--format", "json", &s, &other]);
+    assert_eq!(out.status.code(), Some(1));
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["same"], false);
+    assert!(!j["divergences"].as_array().unwrap().is_empty());
+    let diffs = j["field_differences"].as_array().unwrap();
+    assert!(diffs
+        .iter()
+        .all(|d| d["differences"].is_array() && d["a_frame"].is_u64()));
+    // Trouble is 2, like diff(1).
+    assert_eq!(
+        bcwire(&["diff", &s, "/nonexistent.pcap"]).status.code(),
+        Some(2)
+    );
+}
