@@ -9,11 +9,11 @@ use crate::game::ships::ShipCatalog;
 use crate::pipeline::filter::{parse_duration_ns, Filter};
 use crate::pipeline::record::{PacketBody, PacketRecord};
 use crate::pipeline::summary::CaptureSummary;
-use crate::pipeline::{Config, Control, NullSink, Pipeline, Sink};
+use crate::pipeline::{Config, Control, Detail, NullSink, Pipeline, Sink};
 use crate::report::decode::{packet_csv, packet_lines, LineContext, CSV_HEADER};
 use crate::report::diff::{self, Comparison, Digest, Fetcher};
 use crate::report::info;
-use crate::report::json::packet_json;
+use crate::report::json_stream;
 use crate::report::names::Names;
 use crate::report::stats::Stats;
 use crate::report::term::Palette;
@@ -124,6 +124,8 @@ struct DecodeSink<'w> {
     gamespy_packets: u64,
     messages: u64,
     warnings: u64,
+    /// The record being written, reused.
+    line: Vec<u8>,
 }
 
 impl DecodeSink<'_> {
@@ -180,33 +182,26 @@ impl Sink for DecodeSink<'_> {
                 self.w.write_all(packet_csv(p, &keep).as_bytes())?;
             }
             DecodeFormat::Jsonl | DecodeFormat::Json => {
-                let mut j = packet_json(
+                // The same text as serde_json::to_writer(packet_json(..)), written
+                // without building a Value tree (json_stream; tested against it).
+                let line = &mut self.line;
+                line.clear();
+                if self.format == DecodeFormat::Json {
+                    line.extend_from_slice(if self.written == 0 { b"[\n" } else { b",\n" });
+                }
+                let all = filter.selects_all_messages();
+                json_stream::write_packet(
+                    line,
                     p,
                     self.hex,
                     names.client_name(p.session, p.client).as_deref(),
                     &describe,
+                    &|m| all || keep(m),
                 );
-                if !filter.selects_all_messages() {
-                    if let (Some(Json::Array(msgs)), PacketBody::Game(g)) =
-                        (j.get_mut("messages"), &p.body)
-                    {
-                        let kept: Vec<Json> = msgs
-                            .drain(..)
-                            .zip(&g.messages)
-                            .filter(|(_, m)| keep(m))
-                            .map(|(j, _)| j)
-                            .collect();
-                        *msgs = kept;
-                    }
-                }
-                if self.format == DecodeFormat::Json {
-                    self.w
-                        .write_all(if self.written == 0 { b"[\n" } else { b",\n" })?;
-                }
-                serde_json::to_writer(&mut *self.w, &j)?;
                 if self.format == DecodeFormat::Jsonl {
-                    self.w.write_all(b"\n")?;
+                    line.push(b'\n');
                 }
+                self.w.write_all(line)?;
             }
         }
         self.written += 1;
@@ -229,10 +224,15 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         gamespy_packets: 0,
         messages: 0,
         warnings: 0,
+        line: Vec::new(),
     };
-    let s = run_file(&a.file, &cfg, &mut sink, out)?;
+    let mut s = run_file(&a.file, &cfg, &mut sink, out)?;
     warn_problems(&a.file, &s, out);
     if matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) {
+        // The session list is written one session at a time, in place of an empty
+        // list: a tree of up to MAX_SESSIONS_LISTED sessions would be the largest
+        // thing decode ever holds in memory.
+        let sessions = std::mem::take(&mut s.sessions);
         let summary = json!({
             "type": "summary",
             "schema_version": crate::report::json::SCHEMA_VERSION,
@@ -247,14 +247,42 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         if a.format == DecodeFormat::Json {
             sink.w
                 .write_all(if sink.written == 0 { b"[\n" } else { b",\n" })?;
-            serde_json::to_writer(&mut *sink.w, &summary)?;
+        }
+        write_with_sessions(&mut *sink.w, &summary, &sessions)?;
+        if a.format == DecodeFormat::Json {
             sink.w.write_all(b"\n]\n")?;
         } else {
-            serde_json::to_writer(&mut *sink.w, &summary)?;
             sink.w.write_all(b"\n")?;
         }
     }
     Ok(0)
+}
+
+/// Write `record` (whose one `"sessions"` key holds an empty list) with `sessions` in
+/// that list, serializing one session's tree at a time.
+fn write_with_sessions(
+    w: &mut dyn Write,
+    record: &Json,
+    sessions: &[crate::pipeline::summary::SessionSummary],
+) -> Result<()> {
+    const EMPTY: &str = "\"sessions\":[]";
+    let text = serde_json::to_string(record)?;
+    // Quotes inside string values are escaped, so this can only be the key.
+    let Some(at) = text.find(EMPTY) else {
+        w.write_all(text.as_bytes())?;
+        return Ok(());
+    };
+    w.write_all(&text.as_bytes()[..at])?;
+    w.write_all(b"\"sessions\":[")?;
+    for (k, s) in sessions.iter().enumerate() {
+        if k > 0 {
+            w.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *w, &info::session_json(s))?;
+    }
+    w.write_all(b"]")?;
+    w.write_all(&text.as_bytes()[at + EMPTY.len()..])?;
+    Ok(())
 }
 
 struct ShowSink<'w> {
@@ -346,6 +374,12 @@ impl Sink for StatsSink<'_> {
         }
         Ok(Control::Continue)
     }
+
+    /// Statistics count messages and read StateUpdate summaries, never fields; the
+    /// filter here is packet-level only.
+    fn detail(&self) -> Detail {
+        Detail::Lean
+    }
 }
 
 pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
@@ -361,12 +395,8 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         };
         let s = run_file(path, &cfg, &mut sink, out)?;
         warn_problems(path, &s, out);
-        for sess in &s.sessions {
-            for c in &sess.clients {
-                for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
-                    stats.add_unacked(dir, c.dir(dir).unacked);
-                }
-            }
+        for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
+            stats.add_unacked(dir, s.totals[dir.index()].unacked);
         }
     }
     match a.format {

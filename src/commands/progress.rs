@@ -117,6 +117,11 @@ impl Sink for Observed<'_> {
         }
         self.inner.packet(p, names)
     }
+
+    /// The wrapped sink decides (warnings, all that is read here, are in lean records).
+    fn detail(&self) -> crate::pipeline::Detail {
+        self.inner.detail()
+    }
 }
 
 /// One stderr line per warning: frame, where, code, message.

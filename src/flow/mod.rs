@@ -13,16 +13,19 @@
 
 use crate::diag::Direction;
 use crate::net::Datagram;
-use std::collections::HashMap;
+// Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
 
 pub const DEFAULT_GAME_PORT: u16 = 22101;
 /// Stock peers drop a peer after 45 s of silence (`flows.md` §3.4).
 pub const DEFAULT_CLIENT_TIMEOUT_NS: i64 = 45_000_000_000;
+/// Live (not retired) sessions at once; retired sessions do not count.
 pub const DEFAULT_MAX_SESSIONS: usize = 65_536;
 pub const DEFAULT_MAX_CLIENTS_PER_SESSION: usize = 4_096;
-/// Clients over all sessions. Every client costs per-stream state further down the
+/// Clients over all live sessions (a retired session's clients no longer count). Every client costs per-stream state further down the
 /// pipeline (reliability window, reassembly, facts), so this bounds memory however many
 /// source addresses a capture invents.
 pub const DEFAULT_MAX_CLIENTS_TOTAL: usize = 65_536;
@@ -235,15 +238,27 @@ impl Session {
 }
 
 /// All sessions of a capture, in order of their first datagram.
+///
+/// A session can no longer receive datagrams once it is neither the current session of
+/// its server nor the one just before it: it is *retired* and moved out of the live
+/// table, to [`SessionTable::take_retired`]. A caller that takes retired sessions keeps
+/// the table small however long the capture; one that does not still sees every
+/// session in [`SessionTable::sessions`].
 #[derive(Debug, Clone)]
 pub struct SessionTable {
     config: FlowConfig,
-    sessions: Vec<Session>,
+    /// Live sessions by index.
+    sessions: BTreeMap<usize, Session>,
+    /// Retired sessions not taken yet, by index.
+    retired: BTreeMap<usize, Session>,
+    /// Index of the next new session.
+    next_index: usize,
     /// Current session of each server endpoint.
     current: HashMap<SocketAddr, usize>,
     unrelated: u64,
     table_full: u64,
-    /// Clients created over all sessions (for [`FlowConfig::max_clients_total`]).
+    /// Clients of live sessions (for [`FlowConfig::max_clients_total`]); a retired
+    /// session's clients no longer count.
     clients_total: usize,
 }
 
@@ -258,8 +273,10 @@ impl SessionTable {
     pub fn with_config(config: FlowConfig) -> SessionTable {
         SessionTable {
             config,
-            sessions: Vec::new(),
-            current: HashMap::new(),
+            sessions: BTreeMap::new(),
+            retired: BTreeMap::new(),
+            next_index: 0,
+            current: HashMap::default(),
             unrelated: 0,
             table_full: 0,
             clients_total: 0,
@@ -269,11 +286,31 @@ impl SessionTable {
     pub fn config(&self) -> &FlowConfig {
         &self.config
     }
-    pub fn sessions(&self) -> &[Session] {
-        &self.sessions
+    /// Live sessions and retired ones not taken yet, in index order (for a table whose
+    /// retired sessions are never taken: every session, position = index).
+    pub fn sessions(&self) -> Vec<&Session> {
+        let mut all: Vec<(usize, &Session)> = self
+            .sessions
+            .iter()
+            .chain(&self.retired)
+            .map(|(i, s)| (*i, s))
+            .collect();
+        all.sort_unstable_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, s)| s).collect()
+    }
+    /// Live sessions by index.
+    pub fn live_sessions(&self) -> impl Iterator<Item = (usize, &Session)> {
+        self.sessions.iter().map(|(i, s)| (*i, s))
     }
     pub fn session(&self, index: usize) -> Option<&Session> {
-        self.sessions.get(index)
+        self.sessions
+            .get(&index)
+            .or_else(|| self.retired.get(&index))
+    }
+    /// Sessions retired since the last call, by index: no datagram will be classified
+    /// into them any more.
+    pub fn take_retired(&mut self) -> Vec<(usize, Session)> {
+        std::mem::take(&mut self.retired).into_iter().collect()
     }
     /// Datagrams on no game port.
     pub fn unrelated_count(&self) -> u64 {
@@ -289,7 +326,7 @@ impl SessionTable {
     pub fn client_left(&mut self, session: usize, client: usize, frame: u64) {
         if let Some(c) = self
             .sessions
-            .get_mut(session)
+            .get_mut(&session)
             .and_then(|s| s.clients.get_mut(client))
         {
             c.left_frame.get_or_insert(frame);
@@ -317,9 +354,13 @@ impl SessionTable {
         // it knew), or a new one.
         let mut target = None;
         if let Some(&cur) = self.current.get(&server) {
-            let s = &self.sessions[cur];
+            let s = &self.sessions[&cur];
             let ended = s.ended(now, timeout);
-            let in_previous = |prev: usize| self.sessions[prev].by_addr.contains_key(&client_addr);
+            let in_previous = |prev: usize| {
+                self.sessions
+                    .get(&prev)
+                    .is_some_and(|p| p.by_addr.contains_key(&client_addr))
+            };
             if s.by_addr.contains_key(&client_addr) {
                 if !(ended && is_connect) {
                     target = Some(cur);
@@ -341,15 +382,27 @@ impl SessionTable {
                     return Err(Unrelated::TableFull);
                 }
                 let previous = self.current.get(&server).copied();
-                self.sessions.push(Session {
-                    server,
-                    activity: Activity::start(d),
-                    counters: Counters::default(),
-                    clients: Vec::new(),
-                    by_addr: HashMap::new(),
-                    previous,
-                });
-                let index = self.sessions.len() - 1;
+                // The session before the previous one is out of reach from now on.
+                let unreachable = previous
+                    .and_then(|p| self.sessions.get(&p))
+                    .and_then(|p| p.previous);
+                if let Some(old) = unreachable.and_then(|u| self.sessions.remove_entry(&u)) {
+                    self.clients_total = self.clients_total.saturating_sub(old.1.clients.len());
+                    self.retired.insert(old.0, old.1);
+                }
+                let index = self.next_index;
+                self.next_index += 1;
+                self.sessions.insert(
+                    index,
+                    Session {
+                        server,
+                        activity: Activity::start(d),
+                        counters: Counters::default(),
+                        clients: Vec::new(),
+                        by_addr: HashMap::default(),
+                        previous,
+                    },
+                );
                 self.current.insert(server, index);
                 index
             }
@@ -357,7 +410,11 @@ impl SessionTable {
 
         let max_clients = self.config.max_clients_per_session;
         let max_total = self.config.max_clients_total;
-        let s = &mut self.sessions[session];
+        let Some(s) = self.sessions.get_mut(&session) else {
+            // Unreachable: the target is the current session or the one before it.
+            self.table_full += 1;
+            return Err(Unrelated::TableFull);
+        };
         let existing = s.by_addr.get(&client_addr).copied();
         // A connect from an endpoint that already had an id (or left) is a new
         // connection: the client restarted on the same port.

@@ -217,6 +217,36 @@ fn tables_are_bounded() {
 }
 
 #[test]
+fn sessions_out_of_reach_are_retired() {
+    let mut f = Feed::new();
+    // Four sessions in turn on one server, each a client that connects and leaves.
+    for (k, cl) in ["10.0.0.2:1", "10.0.0.2:2", "10.0.0.2:3", "10.0.0.2:4"]
+        .iter()
+        .enumerate()
+    {
+        let c = f.send(k as i64 * 100, cl, SRV, &[0xFF, 1]).unwrap();
+        assert_eq!(c.session, k);
+        f.table.client_left(c.session, c.client, 1);
+        if k == 2 {
+            // Session 0 fell out of reach when session 2 began; nobody took it yet.
+            assert_eq!(f.table.sessions().len(), 3);
+            let retired = f.table.take_retired();
+            assert_eq!(retired.len(), 1);
+            assert_eq!(retired[0].0, 0);
+            assert_eq!(retired[0].1.clients[0].addr.to_string(), "10.0.0.2:1");
+        }
+    }
+    let retired: Vec<usize> = f.table.take_retired().into_iter().map(|r| r.0).collect();
+    assert_eq!(retired, [1]);
+    let live: Vec<usize> = f.table.live_sessions().map(|(i, _)| i).collect();
+    assert_eq!(live, [2, 3]);
+    assert!(f.table.session(0).is_none());
+    // A late datagram of session 1's client goes to a new session, not back to 1.
+    let late = f.send(500, "10.0.0.2:2", SRV, &[0x02, 1]).unwrap();
+    assert_eq!(late.session, 4);
+}
+
+#[test]
 fn clients_over_all_sessions_are_bounded() {
     let mut f = Feed::new();
     f.table = SessionTable::with_config(FlowConfig {
@@ -234,4 +264,22 @@ fn clients_over_all_sessions_are_bounded() {
     // Known clients go on.
     f.send(0, "10.0.0.2:1", SRV, &[0x02, 1]).unwrap();
     assert_eq!(f.table.dropped_count(), 1);
+}
+
+#[test]
+fn retired_sessions_release_their_clients_from_the_total() {
+    let mut f = Feed::new();
+    f.table = SessionTable::with_config(FlowConfig {
+        max_clients_total: 2,
+        ..FlowConfig::default()
+    });
+    // One client per session, each leaving: session k retires when k + 2 begins, so
+    // at most two sessions' clients are live and a hundred sessions fit a total of 2.
+    for k in 0..100u16 {
+        let cl = format!("10.0.0.2:{}", 1000 + k);
+        let c = f.send(k as i64 * 100, &cl, SRV, &[0xFF, 1]).unwrap();
+        f.table.client_left(c.session, c.client, 1);
+        f.table.take_retired();
+    }
+    assert_eq!(f.table.dropped_count(), 0);
 }

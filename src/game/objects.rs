@@ -11,7 +11,8 @@ use super::opcodes::events::{CLASS_OBJECT_EXPLODING, EVENT_OBJECT_EXPLODING};
 use super::opcodes::objects::{parse_creation, ObjectPrefix, CLASS_TORPEDO};
 use super::opcodes::ship_layouts::species_name;
 use super::ships::ShipCatalog;
-use std::collections::HashMap;
+// Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
+use rustc_hash::FxHashMap as HashMap;
 
 /// Most objects kept per session. A stock game has a few hundred at most (ships,
 /// respawns, world objects); beyond this the oldest — destroyed ones first — are dropped.

@@ -238,6 +238,9 @@ impl<'a> Reader<'a> {
 pub struct FieldReader<'a> {
     pub r: Reader<'a>,
     pub fields: Vec<Field>,
+    /// False for a lean decode: values are read (and checked) exactly the same, but no
+    /// field is recorded.
+    keep: bool,
 }
 
 impl<'a> FieldReader<'a> {
@@ -246,12 +249,37 @@ impl<'a> FieldReader<'a> {
         FieldReader {
             r: Reader::at(msg, 1),
             fields: Vec::new(),
+            keep: true,
         }
     }
 
+    /// Like [`FieldReader::after_opcode`], but records no fields: for callers that only
+    /// need the typed values and the warnings (statistics), and to skip the cost of
+    /// building field trees nobody reads.
+    pub fn after_opcode_lean(msg: &'a [u8]) -> FieldReader<'a> {
+        FieldReader {
+            keep: false,
+            ..FieldReader::after_opcode(msg)
+        }
+    }
+
+    /// Whether fields are recorded; decoders skip building derived fields when not.
+    pub fn keeps_fields(&self) -> bool {
+        self.keep
+    }
+
     pub fn push(&mut self, name: impl Into<Cow<'static, str>>, value: Value, start: usize) {
-        let span = Span::new(start, self.r.pos());
-        self.fields.push(Field::new(name, value, span));
+        if self.keep {
+            let span = Span::new(start, self.r.pos());
+            self.fields.push(Field::new(name, value, span));
+        }
+    }
+
+    /// Record an already built field (nothing in a lean read).
+    pub fn push_field(&mut self, field: Field) {
+        if self.keep {
+            self.fields.push(field);
+        }
     }
 
     pub fn u8(&mut self, name: &'static str) -> DecodeResult<u8> {
@@ -314,7 +342,7 @@ impl<'a> FieldReader<'a> {
         let v = self.r.bit(name)?;
         let at = self.r.last_bit_pos();
         let span = Span::new(at, at + 1);
-        self.fields.push(Field::new(name, Value::Bool(v), span));
+        self.push_field(Field::new(name, Value::Bool(v), span));
         Ok(v)
     }
     /// A whole byte used as a boolean (`WriteBool`).
@@ -359,25 +387,33 @@ impl<'a> FieldReader<'a> {
     pub fn str8(&mut self, name: &'static str) -> DecodeResult<String> {
         let at = self.r.pos();
         let v = self.r.str8(name)?;
-        self.push(name, Value::Text(v.clone()), at);
+        if self.keep {
+            self.push(name, Value::Text(v.clone()), at);
+        }
         Ok(v)
     }
     pub fn str16(&mut self, name: &'static str) -> DecodeResult<String> {
         let at = self.r.pos();
         let v = self.r.str16(name)?;
-        self.push(name, Value::Text(v.clone()), at);
+        if self.keep {
+            self.push(name, Value::Text(v.clone()), at);
+        }
         Ok(v)
     }
     pub fn str32z(&mut self, name: &'static str) -> DecodeResult<String> {
         let at = self.r.pos();
         let v = self.r.str32z(name)?;
-        self.push(name, Value::Text(v.clone()), at);
+        if self.keep {
+            self.push(name, Value::Text(v.clone()), at);
+        }
         Ok(v)
     }
     pub fn bytes(&mut self, name: &'static str, n: usize) -> DecodeResult<&'a [u8]> {
         let at = self.r.pos();
         let v = self.r.bytes(n, name)?;
-        self.push(name, Value::Bytes(v.to_vec()), at);
+        if self.keep {
+            self.push(name, Value::Bytes(v.to_vec()), at);
+        }
         Ok(v)
     }
     /// A `cv3` kept as its wire bytes (so it re-encodes exactly); the field shows the vector.
@@ -439,8 +475,10 @@ impl<'a> FieldReader<'a> {
     }
     /// A derived label for the bytes of an already-pushed field (e.g. the name of a code).
     pub fn label(&mut self, name: &'static str, text: &'static str, span: Span) {
-        self.fields
-            .push(Field::new(name, Value::Text(text.to_string()), span));
+        if self.keep {
+            self.fields
+                .push(Field::new(name, Value::Text(text.to_string()), span));
+        }
     }
     /// Span of the last pushed field (empty at the current position if there is none).
     pub fn last_span(&self) -> Span {
@@ -452,6 +490,9 @@ impl<'a> FieldReader<'a> {
     /// Fold the fields pushed since index `first` into one group field that starts at
     /// byte `start` (the fields keep their own spans).
     pub fn group_from(&mut self, name: impl Into<Cow<'static, str>>, first: usize, start: usize) {
+        if !self.keep {
+            return;
+        }
         let first = first.min(self.fields.len());
         let inner: Vec<Field> = self.fields.drain(first..).collect();
         let span = Span::new(start, self.r.pos());
@@ -463,7 +504,7 @@ impl<'a> FieldReader<'a> {
     pub fn rest(&mut self, name: &'static str) -> &'a [u8] {
         let at = self.r.pos();
         let v = self.r.rest();
-        if !v.is_empty() {
+        if !v.is_empty() && self.keep {
             self.push(name, Value::Bytes(v.to_vec()), at);
         }
         v

@@ -157,8 +157,23 @@ fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
 /// Decode a whole StateUpdate message (opcode byte first). `species` is the ship class of
 /// the object if the registry knows it.
 pub fn decode(msg: &[u8], species: Option<u16>, catalog: &ShipCatalog) -> GameMessage {
+    decode_with(msg, species, catalog, true)
+}
+
+/// [`decode`]; with `keep_fields` false the message has no fields (a lean decode: the
+/// typed [`StateUpdate`] and the warnings are the same).
+pub fn decode_with(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    keep_fields: bool,
+) -> GameMessage {
     let mut d = Decoder {
-        f: FieldReader::after_opcode(msg),
+        f: if keep_fields {
+            FieldReader::after_opcode(msg)
+        } else {
+            FieldReader::after_opcode_lean(msg)
+        },
         warnings: Vec::new(),
         su: StateUpdate::default(),
         species,
@@ -236,8 +251,10 @@ impl Decoder<'_, '_> {
         self.su.game_time = self.f.f32("game_time")?;
         let at = self.f.r.pos();
         self.su.flags = self.f.hex8("flags")?;
-        self.f
-            .push("flag_names", Value::Text(flag_names(self.su.flags)), at);
+        if self.f.keeps_fields() {
+            self.f
+                .push("flag_names", Value::Text(flag_names(self.su.flags)), at);
+        }
         Ok(())
     }
 
@@ -344,7 +361,9 @@ impl Decoder<'_, '_> {
                     }
                     self.f.r = probe;
                     self.su.subsystem_start = Some(read.block.start);
-                    self.f.fields.push(block_fields(&read, class, at));
+                    if self.f.keeps_fields() {
+                        self.f.fields.push(block_fields(&read, class, at));
+                    }
                     self.su.subsystems = Some(SubsystemData::Decoded(read.block));
                     return Ok(());
                 }
@@ -390,7 +409,12 @@ impl Decoder<'_, '_> {
 
     /// Keep the block raw and say which known layouts would read it exactly.
     fn raw_subsystem_block(&mut self, at: usize) {
-        let fits = fitting_classes(&self.f.r, self.catalog);
+        // Probing every class is costly: skip it when nobody will read the answer.
+        let fits = if self.class.is_none() || self.f.keeps_fields() {
+            fitting_classes(&self.f.r, self.catalog)
+        } else {
+            Vec::new()
+        };
         let names: Vec<String> = fits
             .iter()
             .map(|c| format!("{} ({})", c.display_name, c.species_id))
@@ -421,7 +445,7 @@ impl Decoder<'_, '_> {
             }
         }
         let bytes = self.f.rest("subsystem_block_raw").to_vec();
-        self.f.fields.push(Field::new(
+        self.f.push_field(Field::new(
             "fits_classes",
             Value::List(names.into_iter().map(Value::Text).collect()),
             Span::new(at, at),
@@ -443,7 +467,9 @@ impl Decoder<'_, '_> {
                 }
             }
         }
-        self.f.fields.push(power_fields(&pairs, self.class, at));
+        if self.f.keeps_fields() {
+            self.f.fields.push(power_fields(&pairs, self.class, at));
+        }
         self.su.power = Some(pairs);
         if let Some(e) = err {
             self.warn("decode_error", e.offset, e.to_string());

@@ -10,7 +10,6 @@ use super::field::{Field, Span, Value};
 use super::reader::{DecodeError, DecodeResult, Reader};
 use super::ships::{RecordFormat, ShipCatalog, ShipClass, SubsystemLayout};
 use super::writer::Writer;
-use std::fmt::Write as _;
 
 /// The host stops adding records once the block (index byte included) reaches this many
 /// bytes (§5.3).
@@ -270,11 +269,56 @@ pub fn fitting_classes<'c>(r: &Reader<'_>, catalog: &'c ShipCatalog) -> Vec<&'c 
     catalog
         .classes()
         .iter()
-        .filter(|c| {
-            let mut probe = r.clone();
-            read_block(&mut probe, c).is_ok_and(|b| b.fits())
-        })
+        .filter(|c| block_fits(r, c))
         .collect()
+}
+
+/// `read_block(r, class).is_ok_and(|b| b.fits())` without building the records: this
+/// runs once per catalog class for every block that is kept raw, so it must not
+/// allocate.
+pub fn block_fits(r: &Reader<'_>, class: &ShipClass) -> bool {
+    let mut r = r.clone();
+    let Ok(start) = r.u8("subsystem start index") else {
+        return false;
+    };
+    let n = class.len();
+    if start as usize >= n {
+        return false;
+    }
+    let mut i = start as usize;
+    while !r.is_empty() {
+        let Some(entry) = class.entry(i) else { break };
+        if skip_record(&mut r, entry).is_err() {
+            return false;
+        }
+        i = (i + 1) % n;
+        if i == start as usize && !r.is_empty() {
+            // Wrapped past a full cycle: never a fit.
+            return false;
+        }
+    }
+    r.open_bits() == 0
+}
+
+/// The reads of [`read_record`], values dropped.
+fn skip_record(r: &mut Reader<'_>, entry: &SubsystemLayout) -> DecodeResult<()> {
+    r.u8("condition")?;
+    r.bytes(entry.children.len(), "child conditions")?;
+    match entry.format {
+        RecordFormat::Base => {}
+        RecordFormat::Power => {
+            r.bytes(2, "batteries")?;
+        }
+        RecordFormat::Powered | RecordFormat::Shield => {
+            if r.bit("has-power-data bit")? {
+                r.u8("power percent")?;
+            }
+            if entry.format == RecordFormat::Shield {
+                r.bytes(6, "shield facings")?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Condition-style byte as a percentage (× 100 / 255), one decimal.
@@ -289,7 +333,28 @@ fn pct_text(b: u8) -> u32 {
 /// Readable one-line state of one record, e.g.
 /// `Phasers 100% (Ventral Phaser 3 98%, …), power 100%`.
 pub fn record_summary(rec: &SubsystemRecord, entry: &SubsystemLayout) -> String {
-    let mut s = format!("{} {}%", entry.name, pct_text(rec.condition));
+    let mut s = String::with_capacity(64);
+    push_record_summary(&mut s, rec, entry);
+    s
+}
+
+/// A percentage (0–100 and up) without going through `core::fmt`: one is written for
+/// every subsystem and child of every StateUpdate a full decode shows.
+fn push_pct(s: &mut String, v: u32) {
+    if v >= 100 {
+        s.push(char::from(b'0' + (v / 100 % 10) as u8));
+    }
+    if v >= 10 {
+        s.push(char::from(b'0' + (v / 10 % 10) as u8));
+    }
+    s.push(char::from(b'0' + (v % 10) as u8));
+}
+
+fn push_record_summary(s: &mut String, rec: &SubsystemRecord, entry: &SubsystemLayout) {
+    s.push_str(&entry.name);
+    s.push(' ');
+    push_pct(s, pct_text(rec.condition));
+    s.push('%');
     if !rec.children.is_empty() {
         s.push_str(" (");
         for (k, c) in rec.children.iter().enumerate() {
@@ -297,24 +362,28 @@ pub fn record_summary(rec: &SubsystemRecord, entry: &SubsystemLayout) -> String 
                 s.push_str(", ");
             }
             let name = entry.children.get(k).map_or("child", |c| c.name.as_str());
-            let _ = write!(s, "{name} {}%", pct_text(*c));
+            s.push_str(name);
+            s.push(' ');
+            push_pct(s, pct_text(*c));
+            s.push('%');
         }
         s.push(')');
     }
     match rec.format {
         RecordFormat::Base => {}
         RecordFormat::Power => {
-            let _ = write!(
-                s,
-                ", batteries {}% / {}%",
-                pct_text(rec.batteries[0]),
-                pct_text(rec.batteries[1])
-            );
+            s.push_str(", batteries ");
+            push_pct(s, pct_text(rec.batteries[0]));
+            s.push_str("% / ");
+            push_pct(s, pct_text(rec.batteries[1]));
+            s.push('%');
         }
         RecordFormat::Powered | RecordFormat::Shield => {
             match rec.power_pct {
                 Some(p) => {
-                    let _ = write!(s, ", power {p}%");
+                    s.push_str(", power ");
+                    push_pct(s, p as u32);
+                    s.push('%');
                 }
                 None => s.push_str(", no power data"),
             }
@@ -324,13 +393,12 @@ pub fn record_summary(rec: &SubsystemRecord, entry: &SubsystemLayout) -> String 
                     if k > 0 {
                         s.push('/');
                     }
-                    let _ = write!(s, "{}", pct_text(*f));
+                    push_pct(s, pct_text(*f));
                 }
                 s.push('%');
             }
         }
     }
-    s
 }
 
 /// Fields of a decoded block: start index, one group per record, and a summary.
@@ -358,7 +426,7 @@ pub fn block_fields(read: &BlockRead, class: &ShipClass, block_start: usize) -> 
         if !summary.is_empty() {
             summary.push_str("; ");
         }
-        summary.push_str(&record_summary(rec, entry));
+        push_record_summary(&mut summary, rec, entry);
     }
     let end = read.spans.last().map_or(block_start + 1, |s| s.end);
     fields.push(Field::new(
@@ -604,6 +672,77 @@ mod tests {
             s,
             "Tractors 100% (Forward Tractor 100%, Aft Tractor 100%), no power data"
         );
+    }
+
+    #[test]
+    fn percentages_are_written_as_format_writes_them() {
+        for v in 0..=999u32 {
+            let mut s = String::new();
+            push_pct(&mut s, v);
+            assert_eq!(s, v.to_string());
+        }
+    }
+
+    /// The allocation-free probe agrees with a full read on every stock class, for
+    /// blocks the host would send, with an open packed byte before them, and for
+    /// pseudo-random bytes of every length up to 24.
+    #[test]
+    fn block_fits_agrees_with_read_block() {
+        let catalog = ShipCatalog::stock();
+        let mut inputs: Vec<(Vec<u8>, u8)> = Vec::new();
+        for c in catalog.classes() {
+            for cursor in 0..c.len() {
+                for open in [0u8, 1, 2] {
+                    let (block, _) = plan_host_block(c, cursor, open, |i, e| {
+                        SubsystemRecord::full(i as u8, e, Some(100))
+                    });
+                    let mut w = Writer::new();
+                    for _ in 0..open {
+                        w.bit(true);
+                    }
+                    write_block(&mut w, &block);
+                    inputs.push((w.as_slice().to_vec(), open));
+                }
+            }
+        }
+        let mut x = 0x1234_5678u32;
+        for len in 0..24 {
+            for _ in 0..20 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|k| {
+                        x ^= x << 13;
+                        x ^= x >> 17;
+                        x ^= x << 5;
+                        // Small start indices often, so records get read.
+                        if k == 0 {
+                            (x % 16) as u8
+                        } else {
+                            x as u8
+                        }
+                    })
+                    .collect();
+                inputs.push((bytes, 0));
+            }
+        }
+        let mut fits = 0;
+        for (bytes, open) in &inputs {
+            let mut base = Reader::new(bytes);
+            for _ in 0..*open {
+                base.bit("open").unwrap();
+            }
+            for c in catalog.classes() {
+                let mut full = base.clone();
+                let expected = read_block(&mut full, c).is_ok_and(|b| b.fits());
+                assert_eq!(
+                    block_fits(&base, c),
+                    expected,
+                    "{bytes:02x?} {}",
+                    c.display_name
+                );
+                fits += expected as usize;
+            }
+        }
+        assert!(fits > 100, "the inputs exercise fitting blocks ({fits})");
     }
 
     #[test]

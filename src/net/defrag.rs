@@ -7,7 +7,8 @@
 use super::SkipReason;
 use etherparse::defrag::IpDefragBuf;
 use etherparse::{IpFragOffset, IpNumber};
-use std::collections::HashMap;
+// Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 use std::net::IpAddr;
 
@@ -138,7 +139,7 @@ impl Defragmenter {
     pub fn new(limits: Limits) -> Defragmenter {
         Defragmenter {
             limits,
-            pending: HashMap::new(),
+            pending: HashMap::default(),
             held: 0,
             oldest_ts: i64::MAX,
             report: FragmentReport::default(),

@@ -9,7 +9,7 @@ pub mod summary;
 
 use crate::capture::{link_type, CaptureFormat, CaptureReader, Frame};
 use crate::diag::{Direction, Warning};
-use crate::flow::{PayloadKind, SessionTable};
+use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
 use crate::game::objects::{ObjectRegistry, MAX_OBJECTS};
 use crate::game::opcodes::{self, DecodeContext};
@@ -22,7 +22,9 @@ use crate::report::names::Names;
 use crate::transport::facts::MAX_EVENTS_PER_CLIENT;
 use crate::transport::low::{utf16le_to_string, LowBody, LowKind};
 use crate::transport::packet::{self, Message, MessageBody, Packet};
-use crate::transport::reassembly::{Fragment, IncompleteReason, PushOutcome, Reassembler};
+use crate::transport::reassembly::{
+    Fragment, Incomplete, IncompleteReason, PushOutcome, Reassembler,
+};
 use crate::transport::reliability::{
     AckOutcome, Delivery, SeqKey, Tracker, MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED,
 };
@@ -31,8 +33,14 @@ use anyhow::Result;
 use record::{
     Assembled, FragmentRef, GamePacket, MessageRecord, PacketBody, PacketRecord, TransportInfo,
 };
-use std::collections::{BTreeMap, HashMap};
+// Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
+use rustc_hash::FxHashMap as HashMap;
 use summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
+
+/// Sessions listed one by one in the summary. Later ones are only counted (in
+/// [`CaptureSummary::session_count`] and the totals), so that a capture of any length is
+/// summarised in bounded memory.
+pub const MAX_SESSIONS_LISTED: usize = 1024;
 
 /// A client of a session: (session index, client index).
 pub type ClientKey = (usize, usize);
@@ -46,9 +54,26 @@ pub enum Control {
     Stop,
 }
 
+/// How much of each record a sink reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Everything.
+    Full,
+    /// No `fields` on game messages (except Settings, which the pipeline reads itself)
+    /// nor on connection-management messages; everything else is the same, warnings
+    /// included. Building field trees is most of the cost of a full decode, and
+    /// statistics never look at them.
+    Lean,
+}
+
 /// Receives the records of a run, in capture order.
 pub trait Sink {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control>;
+
+    /// What this sink reads; asked once, before the first record.
+    fn detail(&self) -> Detail {
+        Detail::Full
+    }
 }
 
 /// A sink that keeps nothing (for `info` and `flows`, which only need the summary).
@@ -57,6 +82,9 @@ pub struct NullSink;
 impl Sink for NullSink {
     fn packet(&mut self, _: &PacketRecord, _: &dyn Names) -> Result<Control> {
         Ok(Control::Continue)
+    }
+    fn detail(&self) -> Detail {
+        Detail::Lean
     }
 }
 
@@ -101,19 +129,26 @@ pub struct Pipeline {
     config: Config,
     net: NetDecoder,
     flows: SessionTable,
-    sessions: Vec<SessionState>,
+    /// Game-layer state of each live session, by index; released when it retires.
+    sessions: HashMap<usize, SessionState>,
     tracker: Tracker<StreamKey>,
     reassembler: Reassembler<StreamKey>,
     facts: SessionFacts<ClientKey>,
     phases: HashMap<ClientKey, PhaseTracker>,
     counts: HashMap<StreamKey, StreamCounts>,
     summary: CaptureSummary,
+    /// The sink asked for [`Detail::Lean`] records.
+    lean: bool,
+    /// The message list of the previous record, kept for its capacity.
+    spare_messages: Vec<MessageRecord>,
+    /// The transport walk of the previous datagram, kept for its capacity.
+    spare_packet: Packet,
 }
 
 /// Names as known right now, for reports.
 struct NameView<'a> {
     facts: &'a SessionFacts<ClientKey>,
-    sessions: &'a [SessionState],
+    sessions: &'a HashMap<usize, SessionState>,
 }
 
 impl Names for NameView<'_> {
@@ -123,10 +158,10 @@ impl Names for NameView<'_> {
             .and_then(|f| f.name.clone())
     }
     fn describe_object(&self, session: usize, object_id: u32) -> Option<String> {
-        self.sessions.get(session)?.registry.describe(object_id)
+        self.sessions.get(&session)?.registry.describe(object_id)
     }
     fn object_class(&self, session: usize, object_id: u32) -> Option<String> {
-        let reg = &self.sessions.get(session)?.registry;
+        let reg = &self.sessions.get(&session)?.registry;
         reg.get(object_id)
             .or_else(|| reg.owner_ship(object_id))
             .map(|o| o.class_name.clone())
@@ -155,19 +190,23 @@ impl Pipeline {
             flows: SessionTable::new(config.game_port),
             config,
             net: NetDecoder::default(),
-            sessions: Vec::new(),
+            sessions: HashMap::default(),
             tracker: Tracker::new(),
             reassembler: Reassembler::new(Default::default()),
             facts: SessionFacts::new(),
-            phases: HashMap::new(),
-            counts: HashMap::new(),
+            phases: HashMap::default(),
+            counts: HashMap::default(),
             summary: CaptureSummary::default(),
+            lean: false,
+            spare_messages: Vec::new(),
+            spare_packet: Packet::default(),
         }
     }
 
     /// Read a whole capture, handing each BC datagram's record to `sink`.
     pub fn run(mut self, mut reader: CaptureReader, sink: &mut dyn Sink) -> Result<CaptureSummary> {
         self.summary.format = format_name(reader.format());
+        self.lean = sink.detail() == Detail::Lean;
         let mut frame = Frame::default();
         loop {
             match reader.read_into(&mut frame) {
@@ -201,7 +240,7 @@ impl Pipeline {
         *s.link_types
             .entry(link_type::name(frame.link_type).to_string())
             .or_default() += 1;
-        let d = match self.net.decode(frame) {
+        let mut d = match self.net.decode(frame) {
             NetOutcome::Datagram(d) => d,
             NetOutcome::FragmentHeld => return Ok(Control::Continue),
             NetOutcome::Skipped(why) => {
@@ -209,18 +248,22 @@ impl Pipeline {
                 return Ok(Control::Continue);
             }
         };
-        let c = match self.flows.classify(&d) {
+        let classified = self.flows.classify(&d);
+        for (index, session) in self.flows.take_retired() {
+            self.retire(index, &session, d.ts_ns);
+        }
+        let s = &mut self.summary;
+        let c = match classified {
             Ok(c) => c,
             Err(why) => {
                 *s.not_bc.entry(why.to_string()).or_default() += 1;
                 return Ok(Control::Continue);
             }
         };
-        while self.sessions.len() <= c.session {
-            self.sessions.push(SessionState::default());
-        }
+        self.sessions.entry(c.session).or_default();
         let time = d.ts_ns as f64 / 1e9;
         let ckey = (c.session, c.client);
+        let udp_len = d.payload.len();
         let body = match c.kind {
             PayloadKind::NotBc(why) => {
                 *s.not_bc.entry(why.to_string()).or_default() += 1;
@@ -238,7 +281,8 @@ impl Pipeline {
             }
             PayloadKind::Bc { peer_id } => {
                 s.game_frames += 1;
-                let mut plain = d.payload.clone();
+                // Decrypt in place: the encrypted bytes are not needed any more.
+                let mut plain = std::mem::take(&mut d.payload);
                 cipher::decrypt(&mut plain);
                 self.facts
                     .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
@@ -260,14 +304,20 @@ impl Pipeline {
             direction: c.direction,
             session: c.session,
             client: c.client,
-            udp_len: d.payload.len(),
+            udp_len,
             body,
         };
         let names = NameView {
             facts: &self.facts,
             sessions: &self.sessions,
         };
-        sink.packet(&rec, &names)
+        let control = sink.packet(&rec, &names);
+        if let PacketBody::Game(g) = rec.body {
+            let mut spare = g.messages;
+            spare.clear();
+            self.spare_messages = spare;
+        }
+        control
     }
 
     fn game_packet(
@@ -279,13 +329,15 @@ impl Pipeline {
         ts_ns: i64,
         frame: u64,
     ) -> GamePacket {
-        let pkt: Packet = packet::parse(&plain);
+        let mut pkt: Packet = std::mem::take(&mut self.spare_packet);
+        packet::parse_into(&plain, &mut pkt);
         let stream: StreamKey = (session, client, dir);
         let ckey = (session, client);
         let time = ts_ns as f64 / 1e9;
         let phase = self.phases.entry(ckey).or_default();
         phase.on_transport(TransportEvent::Packet, time);
-        let mut messages = Vec::with_capacity(pkt.messages.len());
+        let mut messages = std::mem::take(&mut self.spare_messages);
+        messages.reserve(pkt.messages.len());
         for m in &pkt.messages {
             self.facts.on_message(&ckey, dir, m, &plain, ts_ns, frame);
             messages.push(self.message(m, &plain, stream, ts_ns, frame));
@@ -297,13 +349,15 @@ impl Pipeline {
             .iter()
             .filter(|w| w.code == "non_stock")
             .count() as u64;
-        GamePacket {
+        let g = GamePacket {
             peer_id: pkt.peer_id,
             msg_count: pkt.msg_count,
             plain,
             messages,
-            warnings: pkt.warnings,
-        }
+            warnings: std::mem::take(&mut pkt.warnings),
+        };
+        self.spare_packet = pkt;
+        g
     }
 
     fn message(
@@ -474,7 +528,11 @@ impl Pipeline {
                     name: low.kind.name(),
                     reliable: low.reliable,
                     seq: low.seq,
-                    fields: low_fields(&low.body, low.payload.clone(), plain),
+                    fields: if self.lean {
+                        Vec::new()
+                    } else {
+                        low_fields(&low.body, low.payload.clone(), plain)
+                    },
                 };
             }
             MessageBody::Unknown { .. } => {}
@@ -496,11 +554,13 @@ impl Pipeline {
         delivered: bool,
         relay_of: &mut Option<u64>,
     ) -> GameMessage {
-        let st = &mut self.sessions[session];
-        let game = opcodes::decode(
-            payload,
-            &DecodeContext::new(&st.registry, &self.config.ships),
-        );
+        let st = self.sessions.entry(session).or_default();
+        let mut ctx = DecodeContext::new(&st.registry, &self.config.ships);
+        // Settings carries the player slot read below.
+        if self.lean && payload.first() != Some(&0x00) {
+            ctx = ctx.lean();
+        }
+        let game = opcodes::decode(payload, &ctx);
         if delivered {
             let time = ts_ns as f64 / 1e9;
             st.registry.observe(payload, frame, &self.config.ships);
@@ -520,6 +580,162 @@ impl Pipeline {
                 .on_message(dir, payload, time);
         }
         game
+    }
+
+    /// A session no datagram can reach any more: compact it into its summary and
+    /// release its state, as the end of the capture would (at `now_ns`).
+    fn retire(&mut self, index: usize, session: &Session, now_ns: i64) {
+        let ss = self.session_summary(index, session, now_ns);
+        self.add_session_summary(ss);
+    }
+
+    fn add_session_summary(&mut self, ss: SessionSummary) {
+        let s = &mut self.summary;
+        s.session_count += 1;
+        for c in &ss.clients {
+            for (total, d) in s.totals.iter_mut().zip(&c.dirs) {
+                total.add(d);
+            }
+        }
+        if s.sessions.len() < MAX_SESSIONS_LISTED {
+            s.sessions.push(ss);
+        }
+    }
+
+    /// The summary of session `si`; takes and releases every piece of its state, and
+    /// reports the limits its tables hit.
+    fn session_summary(&mut self, si: usize, s: &Session, end_ns: i64) -> SessionSummary {
+        let st = self.sessions.remove(&si);
+        if let Some(st) = &st {
+            if st.registry.evicted() > 0 {
+                self.summary.add_problem(format!(
+                    "session {si}: object registry full ({MAX_OBJECTS} objects): {} object(s) \
+                     not registered; later messages about them lack ship layouts and names",
+                    st.registry.evicted()
+                ));
+            }
+            if st.relay.evicted() > 0 {
+                self.summary.add_problem(format!(
+                    "session {si}: relay linker full ({RELAY_MAX_PENDING} messages in {RELAY_WINDOW_SECS} s): \
+                     {} client message(s) forgotten before their relayed copies could be linked",
+                    st.relay.evicted()
+                ));
+            }
+        }
+        let mut ss = SessionSummary {
+            index: si,
+            server: Some(s.server),
+            first_frame: s.activity.first_frame,
+            last_frame: s.activity.last_frame,
+            first_ts_ns: s.activity.first_ts_ns,
+            last_ts_ns: s.activity.last_ts_ns,
+            clients: Vec::new(),
+        };
+        for (ci, c) in s.clients.iter().enumerate() {
+            let f = self.facts.finish_client(&(si, ci), end_ns);
+            if let Some(f) = &f {
+                if f.events_not_listed > 0 {
+                    self.summary.add_problem(format!(
+                        "session {si} client {ci}: {} boot/silence event(s) beyond \
+                         {MAX_EVENTS_PER_CLIENT} not listed",
+                        f.events_not_listed
+                    ));
+                }
+            }
+            let slot = st.as_ref().and_then(|st| st.slots.get(&ci).copied());
+            let ships = match (&st, slot) {
+                (Some(st), Some(slot)) => {
+                    let mut own: Vec<_> = st
+                        .registry
+                        .iter()
+                        .filter(|o| o.owner_slot == slot && o.species.is_some())
+                        .collect();
+                    // In order of creation, not of the registry's table.
+                    own.sort_by_key(|o| (o.created_frame, o.object_id));
+                    own.into_iter()
+                        .map(|o| {
+                            let team = o.team.map(|t| format!(", team {t}")).unwrap_or_default();
+                            format!("{} 0x{:08X}{team}", o.class_name, o.object_id)
+                        })
+                        .collect()
+                }
+                _ => Vec::new(),
+            };
+            let left = f.as_ref().and_then(|f| {
+                if !f.boots.is_empty() {
+                    Some("boot".to_string())
+                } else if f.disconnect.is_some() {
+                    Some("disconnect".to_string())
+                } else if f.timed_out {
+                    Some("timeout".to_string())
+                } else {
+                    None
+                }
+            });
+            let mut cs = ClientSummary {
+                index: ci,
+                addr: Some(c.addr),
+                name: f.as_ref().and_then(|f| f.name.clone()),
+                peer_id: f.as_ref().and_then(|f| f.assigned_peer_id).or(c.peer_id),
+                slot,
+                ships,
+                first_frame: c.activity.first_frame,
+                last_frame: c.activity.last_frame,
+                first_ts_ns: c.activity.first_ts_ns,
+                last_ts_ns: c.activity.last_ts_ns,
+                left,
+                phase: self.phases.remove(&(si, ci)).map(|p| p.phase().to_string()),
+                dirs: Default::default(),
+            };
+            for dir in [Direction::C2S, Direction::S2C] {
+                let i = dir.index();
+                let k = (si, ci, dir);
+                let n = self.counts.remove(&k).unwrap_or_default();
+                let unacked = self.tracker.finish_stream(&k).len() as u64;
+                let incomplete = self.reassembler.finish_stream(&k);
+                for inc in &incomplete {
+                    self.fragment_set_problem(inc);
+                }
+                cs.dirs[i] = DirSummary {
+                    packets: c.counters.packets[i],
+                    bytes: c.counters.bytes[i],
+                    gamespy: c.counters.gamespy[i],
+                    messages: n.messages,
+                    reliable: n.reliable,
+                    retransmissions: n.retransmissions,
+                    acks: n.acks,
+                    unacked,
+                    fragment_sets_completed: n.fragment_sets_completed,
+                    fragment_sets_incomplete: incomplete.len() as u64,
+                    warnings: n.warnings,
+                    non_stock: n.non_stock,
+                };
+            }
+            ss.clients.push(cs);
+        }
+        ss
+    }
+
+    fn fragment_set_problem(&mut self, i: &Incomplete<StreamKey>) {
+        let why = match i.reason {
+            IncompleteReason::EndOfCapture => "never completed",
+            IncompleteReason::Expired => "expired (no fragment for 60 s)",
+            IncompleteReason::TooManySets => "dropped: too many open fragment sets",
+            IncompleteReason::TotalBytes => "dropped: reassembly byte limit reached",
+            IncompleteReason::SetTooLarge => "dropped: set larger than the per-set limit",
+        };
+        self.summary.add_problem(format!(
+            "fragment set seq {} of session {} client {} {} {why} ({} of {} fragments, {} bytes, frames {}–{})",
+            i.seq,
+            i.stream.0,
+            i.stream.1,
+            i.stream.2,
+            i.have.len(),
+            i.total.map(|t| t.to_string()).unwrap_or_else(|| "?".into()),
+            i.bytes,
+            i.first.frame,
+            i.last.frame
+        ));
     }
 
     fn finish(mut self) -> CaptureSummary {
@@ -543,11 +759,23 @@ impl Pipeline {
                 c.max_sessions, c.max_clients_per_session, c.max_clients_total
             ));
         }
-        let reliability = self.tracker.finish();
-        let mut unacked: HashMap<StreamKey, u64> = HashMap::new();
-        for u in &reliability.unacked {
-            *unacked.entry(u.stream).or_default() += 1;
+        let end = self.summary.last_ts_ns.unwrap_or(0);
+        for (index, session) in self.flows.take_retired() {
+            self.retire(index, &session, end);
         }
+        let live: Vec<(usize, Session)> = self
+            .flows
+            .live_sessions()
+            .map(|(i, s)| (i, s.clone()))
+            .collect();
+        for (index, session) in &live {
+            let ss = self.session_summary(*index, session, end);
+            self.add_session_summary(ss);
+        }
+        self.summary.sessions.sort_by_key(|s| s.index);
+        // Every stream was ended with its session; what is left are the counts only
+        // the whole run knows.
+        let reliability = std::mem::take(&mut self.tracker).finish();
         if reliability.unacked_not_listed > 0 {
             self.summary.add_limit_problem(format!(
                 "reliability tracker: {} unacknowledged reliable message(s) pushed out of \
@@ -556,148 +784,26 @@ impl Pipeline {
                 reliability.unacked_not_listed
             ));
         }
-        let (incomplete, not_listed) = self.reassembler.finish();
-        let mut open_sets: HashMap<StreamKey, u64> = HashMap::new();
-        for i in &incomplete {
-            *open_sets.entry(i.stream).or_default() += 1;
-            let why = match i.reason {
-                IncompleteReason::EndOfCapture => "never completed",
-                IncompleteReason::Expired => "expired (no fragment for 60 s)",
-                IncompleteReason::TooManySets => "dropped: too many open fragment sets",
-                IncompleteReason::TotalBytes => "dropped: reassembly byte limit reached",
-                IncompleteReason::SetTooLarge => "dropped: set larger than the per-set limit",
-            };
-            self.summary.add_problem(format!(
-                "fragment set seq {} of session {} client {} {} {why} ({} of {} fragments, {} bytes, frames {}–{})",
-                i.seq,
-                i.stream.0,
-                i.stream.1,
-                i.stream.2,
-                i.have.len(),
-                i.total.map(|t| t.to_string()).unwrap_or_else(|| "?".into()),
-                i.bytes,
-                i.first.frame,
-                i.last.frame
-            ));
+        let (leftover, not_listed) = std::mem::take(&mut self.reassembler).finish();
+        for i in &leftover {
+            self.fragment_set_problem(i);
         }
         if not_listed > 0 {
             self.summary.add_limit_problem(format!(
                 "{not_listed} more incomplete fragment sets dropped and not listed"
             ));
         }
-        for (si, st) in self.sessions.iter().enumerate() {
-            if st.registry.evicted() > 0 {
-                self.summary.add_problem(format!(
-                    "session {si}: object registry full ({MAX_OBJECTS} objects): {} object(s) \
-                     not registered; later messages about them lack ship layouts and names",
-                    st.registry.evicted()
-                ));
-            }
-            if st.relay.evicted() > 0 {
-                self.summary.add_problem(format!(
-                    "session {si}: relay linker full ({RELAY_MAX_PENDING} messages in {RELAY_WINDOW_SECS} s): \
-                     {} client message(s) forgotten before their relayed copies could be linked",
-                    st.relay.evicted()
-                ));
-            }
-        }
-        let end = self.summary.last_ts_ns.unwrap_or(0);
-        let facts: BTreeMap<ClientKey, _> = self.facts.finish(end).into_iter().collect();
-        for ((si, ci), f) in &facts {
-            if f.events_not_listed > 0 {
-                self.summary.add_problem(format!(
-                    "session {si} client {ci}: {} boot/silence event(s) beyond \
-                     {MAX_EVENTS_PER_CLIENT} not listed",
-                    f.events_not_listed
-                ));
-            }
+        let listed = self.summary.sessions.len() as u64;
+        if self.summary.session_count > listed {
+            let more = self.summary.session_count - listed;
+            self.summary.add_limit_problem(format!(
+                "{more} more sessions not listed (limit {MAX_SESSIONS_LISTED})"
+            ));
         }
         if self.summary.problems_not_listed > 0 {
             let n = self.summary.problems_not_listed;
             self.summary
                 .add_limit_problem(format!("{n} more problems not listed"));
-        }
-        for (si, s) in self.flows.sessions().iter().enumerate() {
-            let st = self.sessions.get(si);
-            let mut ss = SessionSummary {
-                index: si,
-                server: Some(s.server),
-                first_frame: s.activity.first_frame,
-                last_frame: s.activity.last_frame,
-                first_ts_ns: s.activity.first_ts_ns,
-                last_ts_ns: s.activity.last_ts_ns,
-                clients: Vec::new(),
-            };
-            for (ci, c) in s.clients.iter().enumerate() {
-                let f = facts.get(&(si, ci));
-                let slot = st.and_then(|st| st.slots.get(&ci).copied());
-                let ships = match (st, slot) {
-                    (Some(st), Some(slot)) => {
-                        let mut own: Vec<_> = st
-                            .registry
-                            .iter()
-                            .filter(|o| o.owner_slot == slot && o.species.is_some())
-                            .collect();
-                        // In order of creation, not of the registry's table.
-                        own.sort_by_key(|o| (o.created_frame, o.object_id));
-                        own.into_iter()
-                            .map(|o| {
-                                let team =
-                                    o.team.map(|t| format!(", team {t}")).unwrap_or_default();
-                                format!("{} 0x{:08X}{team}", o.class_name, o.object_id)
-                            })
-                            .collect()
-                    }
-                    _ => Vec::new(),
-                };
-                let left = f.and_then(|f| {
-                    if !f.boots.is_empty() {
-                        Some("boot".to_string())
-                    } else if f.disconnect.is_some() {
-                        Some("disconnect".to_string())
-                    } else if f.timed_out {
-                        Some("timeout".to_string())
-                    } else {
-                        None
-                    }
-                });
-                let mut cs = ClientSummary {
-                    index: ci,
-                    addr: Some(c.addr),
-                    name: f.and_then(|f| f.name.clone()),
-                    peer_id: f.and_then(|f| f.assigned_peer_id).or(c.peer_id),
-                    slot,
-                    ships,
-                    first_frame: c.activity.first_frame,
-                    last_frame: c.activity.last_frame,
-                    first_ts_ns: c.activity.first_ts_ns,
-                    last_ts_ns: c.activity.last_ts_ns,
-                    left,
-                    phase: self.phases.get(&(si, ci)).map(|p| p.phase().to_string()),
-                    dirs: Default::default(),
-                };
-                for dir in [Direction::C2S, Direction::S2C] {
-                    let i = dir.index();
-                    let k = (si, ci, dir);
-                    let n = self.counts.get(&k).cloned().unwrap_or_default();
-                    cs.dirs[i] = DirSummary {
-                        packets: c.counters.packets[i],
-                        bytes: c.counters.bytes[i],
-                        gamespy: c.counters.gamespy[i],
-                        messages: n.messages,
-                        reliable: n.reliable,
-                        retransmissions: n.retransmissions,
-                        acks: n.acks,
-                        unacked: unacked.get(&k).copied().unwrap_or(0),
-                        fragment_sets_completed: n.fragment_sets_completed,
-                        fragment_sets_incomplete: open_sets.get(&k).copied().unwrap_or(0),
-                        warnings: n.warnings,
-                        non_stock: n.non_stock,
-                    };
-                }
-                ss.clients.push(cs);
-            }
-            self.summary.sessions.push(ss);
         }
         self.summary
     }

@@ -23,7 +23,12 @@ pub struct CaptureSummary {
     pub problems: Vec<String>,
     /// Problems beyond [`MAX_PROBLEMS_LISTED`], counted only.
     pub problems_not_listed: u64,
+    /// The first sessions, by index (at most `pipeline::MAX_SESSIONS_LISTED`).
     pub sessions: Vec<SessionSummary>,
+    /// Sessions in the capture, listed or not.
+    pub session_count: u64,
+    /// Per-direction figures summed over every client of every session, listed or not.
+    pub totals: [DirSummary; 2],
 }
 
 /// Problems a summary lists one by one; a hostile capture could otherwise make millions
@@ -93,6 +98,24 @@ pub struct DirSummary {
     pub fragment_sets_incomplete: u64,
     pub warnings: u64,
     pub non_stock: u64,
+}
+
+impl DirSummary {
+    /// Add another flow's figures to these.
+    pub fn add(&mut self, o: &DirSummary) {
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+        self.gamespy += o.gamespy;
+        self.messages += o.messages;
+        self.reliable += o.reliable;
+        self.retransmissions += o.retransmissions;
+        self.acks += o.acks;
+        self.unacked += o.unacked;
+        self.fragment_sets_completed += o.fragment_sets_completed;
+        self.fragment_sets_incomplete += o.fragment_sets_incomplete;
+        self.warnings += o.warnings;
+        self.non_stock += o.non_stock;
+    }
 }
 
 impl ClientSummary {

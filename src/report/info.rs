@@ -46,7 +46,7 @@ fn client_json(c: &ClientSummary) -> Json {
     })
 }
 
-fn session_json(s: &SessionSummary) -> Json {
+pub fn session_json(s: &SessionSummary) -> Json {
     json!({
         "index": s.index,
         "server": s.server.map(|a| a.to_string()),
@@ -118,7 +118,7 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
     for (why, n) in &c.not_bc {
         t.add_row(vec![Cell::new(format!("  {why}")), Cell::new(n)]);
     }
-    t.add_row(vec![Cell::new("sessions"), Cell::new(c.sessions.len())]);
+    t.add_row(vec![Cell::new("sessions"), Cell::new(c.session_count)]);
     let _ = writeln!(out, "{t}");
     for p in &c.problems {
         let _ = writeln!(out, "{}", pal.warn(&format!("⚠ {p}")));

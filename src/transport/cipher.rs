@@ -6,7 +6,8 @@
 //! Speed: the key `K[0..9]` only ever changes by XOR-ing the same plaintext byte into
 //! all ten bytes, so `K[j] = AlbyRules![j] ^ x` where `x` is the XOR of all plaintext
 //! bytes so far. Each 16-bit key pair is therefore a constant XOR `x * 0x0101`, and the
-//! whole key state is one byte: the inner rounds run on registers only.
+//! whole key state is one byte: everything that depends on the key alone is a table
+//! indexed by that byte, and only the running sum is computed per byte.
 
 /// The initial key, `AlbyRules!`.
 pub const KEY: [u8; 10] = *b"AlbyRules!";
@@ -30,6 +31,65 @@ const fn pair_table() -> [u32; 5] {
 /// First byte of GameSpy QR text datagrams, which are never enciphered.
 pub const GAMESPY_MARK: u8 = b'\\';
 
+/// `MUL_SUM` to the powers 0..=5 (wrapping).
+const POW: [u32; 6] = {
+    let mut p = [1u32; 6];
+    let mut k = 1;
+    while k < 6 {
+        p[k] = p[k - 1].wrapping_mul(MUL_SUM);
+        k += 1;
+    }
+    p
+};
+
+/// What the key contributes to a keystream byte, per value of the folded key byte.
+///
+/// Round r computes `sum_r = cross + (sum_{r-1} + r)·MUL_SUM + t2_r` with
+/// `t2_r = word_r·MUL_WORD` and `cross = t2_{r-1}` (the previous byte's `t2_4` in
+/// round 0). The word chain starts from 0 in every byte, so the words depend on the
+/// folded key alone; unrolled, `sum_r = s·MUL_SUM^(r+1) + c·MUL_SUM^r + D_r` where `s`
+/// and `c` are the previous byte's last sum and `t2_4`. Entries 0..5 are `D_r`, entry
+/// 5 is `t2_4` and entry 6 the XOR of the five updated words. The five sums are then
+/// independent of each other, so a byte costs a few multiplies in parallel instead of
+/// a chain of five rounds.
+const ROUNDS: [[u32; 7]; 256] = round_table();
+
+const fn round_table() -> [[u32; 7]; 256] {
+    let mut t = [[0u32; 7]; 256];
+    let mut f = 0;
+    while f < 256 {
+        let fold = (f as u32) * 0x0101;
+        let mut word_prev = 0u32;
+        let mut updated_xor = 0u32;
+        let mut t2_prev = 0u32;
+        let mut d_prev = 0u32;
+        let mut r = 0;
+        while r < 5 {
+            // The chaining uses the previous round's UPDATED word (cipher.md §3).
+            let word = (PAIRS[r] ^ fold) ^ word_prev;
+            let updated = word.wrapping_mul(MUL_SUM).wrapping_add(1);
+            let t2 = word.wrapping_mul(MUL_WORD);
+            let d = if r == 0 {
+                t2
+            } else {
+                t2_prev
+                    .wrapping_add(d_prev.wrapping_add(r as u32).wrapping_mul(MUL_SUM))
+                    .wrapping_add(t2)
+            };
+            t[f][r] = d;
+            d_prev = d;
+            t2_prev = t2;
+            updated_xor ^= updated;
+            word_prev = updated;
+            r += 1;
+        }
+        t[f][5] = t2_prev;
+        t[f][6] = updated_xor;
+        f += 1;
+    }
+    t
+}
+
 /// Per-datagram cipher state (`cipher.md` §2) with the key folded into one byte.
 struct State {
     sum: u32,
@@ -47,28 +107,20 @@ impl State {
         }
     }
 
-    /// One keystream byte (`cipher.md` §3): five chained rounds.
+    /// One keystream byte (`cipher.md` §3): five chained rounds, unrolled.
     #[inline(always)]
     fn keystream(&mut self) -> u8 {
-        let fold = u32::from(self.fold) * 0x0101;
-        let mut sum = self.sum;
-        let mut cross = self.prev_cross;
-        // Round 0 XORs with 0, so one expression serves all rounds: the chaining uses
-        // the previous round's UPDATED word (the trap described in cipher.md §3).
-        let mut word_prev = 0u32;
-        let mut acc = 0u32;
-        for (r, pair) in (0u32..).zip(PAIRS) {
-            let word = (pair ^ fold) ^ word_prev;
-            let t1 = sum.wrapping_add(r).wrapping_mul(MUL_SUM);
-            let t2 = word.wrapping_mul(MUL_WORD);
-            sum = cross.wrapping_add(t1).wrapping_add(t2);
-            cross = t2;
-            let updated = word.wrapping_mul(MUL_SUM).wrapping_add(1);
-            acc ^= sum ^ updated;
-            word_prev = updated;
-        }
-        self.sum = sum;
-        self.prev_cross = cross;
+        let t = &ROUNDS[self.fold as usize];
+        let (s, c) = (self.sum, self.prev_cross);
+        let sum = |r: usize| {
+            s.wrapping_mul(POW[r + 1])
+                .wrapping_add(c.wrapping_mul(POW[r]))
+                .wrapping_add(t[r])
+        };
+        let last = sum(4);
+        let acc = t[6] ^ sum(0) ^ sum(1) ^ sum(2) ^ sum(3) ^ last;
+        self.sum = last;
+        self.prev_cross = t[5];
         (acc ^ (acc >> 8)) as u8
     }
 }

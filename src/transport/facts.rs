@@ -9,7 +9,8 @@ use super::low::{utf16le_to_string, LowBody, LowKind};
 use super::packet::{Message, MessageBody};
 use super::reliability::Seen;
 use crate::diag::{Direction, Warning};
-use std::collections::HashMap;
+// Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
+use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hash;
 
 /// Stock peers drop a peer after 45 s of silence (README §5 timers).
@@ -56,6 +57,29 @@ pub struct ClientFacts {
 }
 
 impl ClientFacts {
+    /// A client silent since before `end_ns` - [`PEER_TIMEOUT_NS`] without a disconnect
+    /// timed out.
+    fn end(&mut self, end_ns: i64) {
+        if self.disconnect.is_some() {
+            return;
+        }
+        if let Some(last) = self.last_from_client {
+            let gap = end_ns.saturating_sub(last.time_ns);
+            if gap > PEER_TIMEOUT_NS {
+                self.timed_out = true;
+                ClientFacts::push_event(
+                    &mut self.silences,
+                    &mut self.events_not_listed,
+                    Silence {
+                        after: last,
+                        resumed: None,
+                        gap_ns: gap,
+                    },
+                );
+            }
+        }
+    }
+
     fn push_event<T>(list: &mut Vec<T>, not_listed: &mut u64, v: T) {
         if list.len() < MAX_EVENTS_PER_CLIENT {
             list.push(v);
@@ -80,7 +104,7 @@ impl<C: Hash + Eq + Clone> Default for SessionFacts<C> {
 impl<C: Hash + Eq + Clone> SessionFacts<C> {
     pub fn new() -> SessionFacts<C> {
         SessionFacts {
-            clients: HashMap::new(),
+            clients: HashMap::default(),
         }
     }
 
@@ -187,26 +211,18 @@ impl<C: Hash + Eq + Clone> SessionFacts<C> {
     pub fn finish(self, end_ns: i64) -> Vec<(C, ClientFacts)> {
         let mut out: Vec<(C, ClientFacts)> = self.clients.into_iter().collect();
         for (_, f) in &mut out {
-            if f.disconnect.is_none() {
-                if let Some(last) = f.last_from_client {
-                    let gap = end_ns.saturating_sub(last.time_ns);
-                    if gap > PEER_TIMEOUT_NS {
-                        f.timed_out = true;
-                        ClientFacts::push_event(
-                            &mut f.silences,
-                            &mut f.events_not_listed,
-                            Silence {
-                                after: last,
-                                resumed: None,
-                                gap_ns: gap,
-                            },
-                        );
-                    }
-                }
-            }
+            f.end(end_ns);
         }
         out.sort_by_key(|(_, f)| f.first_seen.map(|s| (s.frame, s.time_ns)));
         out
+    }
+
+    /// End one client (its session is over) as [`SessionFacts::finish`] would at
+    /// `end_ns`, releasing its state.
+    pub fn finish_client(&mut self, c: &C, end_ns: i64) -> Option<ClientFacts> {
+        let mut f = self.clients.remove(c)?;
+        f.end(end_ns);
+        Some(f)
     }
 }
 

@@ -12,7 +12,9 @@
 use super::hash::Fingerprint;
 use super::reliability::{Seen, RETRANSMIT_HORIZON_NS};
 use crate::diag::Warning;
-use std::collections::{HashMap, VecDeque};
+// Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 use std::hash::Hash;
 
 /// Bounds on reassembly state.
@@ -171,9 +173,9 @@ impl<K: Hash + Eq + Clone> Reassembler<K> {
     pub fn new(limits: Limits) -> Reassembler<K> {
         Reassembler {
             limits,
-            open: HashMap::new(),
+            open: HashMap::default(),
             total_bytes: 0,
-            delivered: HashMap::new(),
+            delivered: HashMap::default(),
             delivered_order: VecDeque::new(),
             next_generation: 0,
             dropped: Vec::new(),
@@ -470,6 +472,35 @@ impl<K: Hash + Eq + Clone> Reassembler<K> {
     /// Sets dropped early so far (expired or over a limit), for reporting as they happen.
     pub fn take_dropped(&mut self) -> Vec<Incomplete<K>> {
         std::mem::take(&mut self.dropped)
+    }
+
+    /// End one stream (its session is over): its sets that never completed, oldest
+    /// first, dropped ones included. Its state is released.
+    pub fn finish_stream(&mut self, stream: &K) -> Vec<Incomplete<K>> {
+        let mut out: Vec<Incomplete<K>> = Vec::new();
+        self.dropped.retain(|i| {
+            if i.stream == *stream {
+                out.push(i.clone());
+                false
+            } else {
+                true
+            }
+        });
+        let keys: Vec<(K, u16)> = self
+            .open
+            .keys()
+            .filter(|k| k.0 == *stream)
+            .cloned()
+            .collect();
+        for k in keys {
+            if let Some(set) = self.open.remove(&k) {
+                self.total_bytes -= set.bytes;
+                out.push(incomplete(&k, &set, IncompleteReason::EndOfCapture));
+            }
+        }
+        self.delivered.retain(|k, _| k.0 != *stream);
+        out.sort_by_key(|i| (i.first.frame, i.first.time_ns, i.seq));
+        out
     }
 
     /// Every set that never completed, oldest first, and how many more were dropped

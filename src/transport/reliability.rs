@@ -15,7 +15,9 @@
 
 use super::hash::Fingerprint;
 use super::packet::{Ack, Counter, Message, MessageBody};
-use std::collections::{HashMap, VecDeque};
+// Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 use std::hash::Hash;
 
 /// How long after the previous copy an identical copy still counts as a resend.
@@ -211,7 +213,7 @@ impl<K: Hash + Eq + Clone> Default for Tracker<K> {
 impl<K: Hash + Eq + Clone> Tracker<K> {
     pub fn new() -> Tracker<K> {
         Tracker {
-            streams: HashMap::new(),
+            streams: HashMap::default(),
             dropped: Vec::new(),
             dropped_not_listed: 0,
         }
@@ -340,6 +342,35 @@ impl<K: Hash + Eq + Clone> Tracker<K> {
                 }
             }
         }
+    }
+
+    /// End one stream (its session is over): its reliable messages never acknowledged,
+    /// in order of first sighting. Its state is released.
+    pub fn finish_stream(&mut self, stream: &K) -> Vec<Unacked<K>> {
+        let mut unacked: Vec<Unacked<K>> = Vec::new();
+        self.dropped.retain(|u| {
+            if u.stream == *stream {
+                unacked.push(u.clone());
+                false
+            } else {
+                true
+            }
+        });
+        if let Some(s) = self.streams.remove(stream) {
+            for (key, e) in s.entries {
+                if e.ack.is_none() {
+                    unacked.push(Unacked {
+                        stream: stream.clone(),
+                        key,
+                        first: e.first,
+                        last: e.last,
+                        copies: e.copies,
+                    });
+                }
+            }
+        }
+        unacked.sort_by_key(|u| (u.first.frame, u.first.time_ns, u.key));
+        unacked
     }
 
     /// Every reliable message never acknowledged, in order of first sighting.

@@ -26,11 +26,26 @@ use crate::diag::Warning;
 pub struct DecodeContext<'a> {
     pub registry: &'a ObjectRegistry,
     pub catalog: &'a ShipCatalog,
+    /// Record fields (true), or decode lean: same opcode, name, length, warnings and
+    /// typed StateUpdate, but `fields` left empty.
+    pub fields: bool,
 }
 
 impl<'a> DecodeContext<'a> {
     pub fn new(registry: &'a ObjectRegistry, catalog: &'a ShipCatalog) -> DecodeContext<'a> {
-        DecodeContext { registry, catalog }
+        DecodeContext {
+            registry,
+            catalog,
+            fields: true,
+        }
+    }
+
+    /// The same context for a lean decode (no fields).
+    pub fn lean(self) -> DecodeContext<'a> {
+        DecodeContext {
+            fields: false,
+            ..self
+        }
     }
 }
 
@@ -134,9 +149,13 @@ pub fn decode(msg: &[u8], ctx: &DecodeContext) -> GameMessage {
     };
     if op == 0x1C {
         let species = object_id_at(msg, 1).and_then(|id| ctx.registry.species(id));
-        return stateupdate::decode(msg, species.map(u16::from), ctx.catalog);
+        return stateupdate::decode_with(msg, species.map(u16::from), ctx.catalog, ctx.fields);
     }
-    let mut f = FieldReader::after_opcode(msg);
+    let mut f = if ctx.fields {
+        FieldReader::after_opcode(msg)
+    } else {
+        FieldReader::after_opcode_lean(msg)
+    };
     let mut warnings = Vec::new();
     let result = parse_body(op, &mut f, &mut warnings, ctx.catalog);
     finish(op, msg, f, warnings, result)
@@ -200,7 +219,7 @@ pub fn emit_raw(opcode: u8, body: &[u8]) -> Vec<u8> {
 fn unknown_body(f: &mut FieldReader) {
     let at = f.r.pos();
     let n = f.r.remaining();
-    f.fields.push(Field::new(
+    f.push_field(Field::new(
         "byte_count",
         Value::Uint(n as u64),
         Span::new(at, at),
@@ -245,7 +264,7 @@ fn finish(
                 .unwrap_or(1)
                 .clamp(1, msg.len());
             if start < msg.len() {
-                f.fields.push(Field::new(
+                f.push_field(Field::new(
                     "undecoded",
                     Value::Bytes(msg[start..].to_vec()),
                     Span::new(start, msg.len()),

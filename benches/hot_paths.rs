@@ -1,0 +1,170 @@
+//! Criterion benchmarks of the per-packet hot paths, on the datagrams of the shared
+//! real-peer capture `b2_valentines_replay` (skipped with a note when it is absent).
+//!
+//! ```text
+//! cargo bench --bench hot_paths            # all
+//! cargo bench --bench hot_paths -- cipher  # one group
+//! ```
+//!
+//! Whole-command comparisons (pipeline vs a bare read loop vs tshark, memory) are in
+//! `scripts/bench.sh`; see docs/performance.md.
+
+use bcwire::game::objects::ObjectRegistry;
+use bcwire::game::opcodes::{self, DecodeContext};
+use bcwire::game::ships::ShipCatalog;
+use bcwire::game::stateupdate;
+use bcwire::pipeline::record::{PacketBody, PacketRecord};
+use bcwire::pipeline::{self, Config, Control, Pipeline, Sink};
+use bcwire::report::json_stream::write_packet;
+use bcwire::report::names::{Names, NoNames};
+use bcwire::transport::{cipher, packet};
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use std::path::PathBuf;
+
+fn capture() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("BCWIRE_SHARED").map(PathBuf::from),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
+        Some(PathBuf::from("/work/shared")),
+    ];
+    let found = candidates
+        .into_iter()
+        .flatten()
+        .map(|d| d.join("captures/openbc/b2_valentines_replay/b2_valentines_replay.pcap"));
+    let path = found.into_iter().find(|p| p.is_file());
+    if path.is_none() {
+        eprintln!("note: shared captures not found; skipping the benchmarks");
+    }
+    path
+}
+
+/// Everything the benchmarks feed on, taken from one pipeline run.
+#[derive(Default)]
+struct Inputs {
+    /// Encrypted game datagrams.
+    encrypted: Vec<Vec<u8>>,
+    /// The same, decrypted.
+    plain: Vec<Vec<u8>>,
+    /// Complete game messages (opcode first), in capture order.
+    game: Vec<Vec<u8>>,
+    records: Vec<PacketRecord>,
+}
+
+impl Sink for Inputs {
+    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> anyhow::Result<Control> {
+        if let PacketBody::Game(g) = &p.body {
+            let mut enc = g.plain.clone();
+            cipher::encrypt(&mut enc);
+            self.encrypted.push(enc);
+            self.plain.push(g.plain.clone());
+            for m in &g.messages {
+                if let (Some(start), Some(_)) = (m.payload_offset, &m.game) {
+                    if let Some(b) = g.plain.get(start..m.offset + m.length) {
+                        self.game.push(b.to_vec());
+                    }
+                }
+            }
+        }
+        self.records.push(p.clone());
+        Ok(Control::Continue)
+    }
+}
+
+fn inputs() -> Option<Inputs> {
+    let path = capture()?;
+    let mut sink = Inputs::default();
+    let reader = pipeline::open(path.to_str()?).ok()?;
+    Pipeline::new(Config::default())
+        .run(reader, &mut sink)
+        .ok()?;
+    Some(sink)
+}
+
+fn benches(c: &mut Criterion) {
+    let Some(inp) = inputs() else { return };
+    let bytes: usize = inp.encrypted.iter().map(Vec::len).sum();
+
+    let mut g = c.benchmark_group("cipher");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.bench_function("decrypt_capture", |b| {
+        let mut buf = Vec::new();
+        b.iter(|| {
+            for d in &inp.encrypted {
+                buf.clear();
+                buf.extend_from_slice(d);
+                cipher::decrypt(&mut buf);
+                black_box(&buf);
+            }
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("transport");
+    g.throughput(Throughput::Elements(inp.plain.len() as u64));
+    g.bench_function("walk_capture", |b| {
+        let mut pkt = packet::Packet::default();
+        b.iter(|| {
+            for d in &inp.plain {
+                packet::parse_into(d, &mut pkt);
+                black_box(&pkt);
+            }
+        })
+    });
+    g.finish();
+
+    let catalog = ShipCatalog::stock();
+    let mut registry = ObjectRegistry::new();
+    for (k, m) in inp.game.iter().enumerate() {
+        registry.observe(m, k as u64, &catalog);
+    }
+    let updates: Vec<&Vec<u8>> = inp
+        .game
+        .iter()
+        .filter(|m| m.first() == Some(&stateupdate::OPCODE))
+        .collect();
+    let ctx = DecodeContext::new(&registry, &catalog);
+
+    let mut g = c.benchmark_group("stateupdate");
+    g.throughput(Throughput::Elements(updates.len() as u64));
+    for (name, ctx) in [("decode_full", ctx), ("decode_lean", ctx.lean())] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                for m in &updates {
+                    black_box(opcodes::decode(m, &ctx));
+                }
+            })
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("opcodes");
+    g.throughput(Throughput::Elements(inp.game.len() as u64));
+    for (name, ctx) in [("decode_full", ctx), ("decode_lean", ctx.lean())] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                for m in &inp.game {
+                    black_box(opcodes::decode(m, &ctx));
+                }
+            })
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("json");
+    g.throughput(Throughput::Elements(inp.records.len() as u64));
+    g.bench_function("write_packet", |b| {
+        let mut out = Vec::new();
+        let none = |_: u32| NoNames.describe_object(0, 0);
+        b.iter(|| {
+            for p in &inp.records {
+                out.clear();
+                write_packet(&mut out, p, false, None, &none, &|_| true);
+                black_box(&out);
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(hot, benches);
+criterion_main!(hot);

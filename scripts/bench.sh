@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Whole-command benchmarks of bcwire against a bare pcap read loop, `cat` and tshark,
+# with peak memory, on replayed captures of several sizes. Prints a table of figures
+# and ratios measured in the same run. See docs/performance.md.
+#
+#   scripts/bench.sh                      # sizes 10000 100000 1000000
+#   BENCH_SIZES="100000 10000000" scripts/bench.sh
+#   BENCH_DIR=/tmp/bcwire-bench  (inputs are generated there and kept)
+#   BENCH_TSHARK_JSON_MAX=100000 (largest size tshark -T json is run on; it is slow)
+#
+# Times are CPU seconds (user + system) of one process on one core, which the other
+# load of a shared machine disturbs less than wall time; wall time is shown too.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+sizes="${BENCH_SIZES:-10000 100000 1000000}"
+dir="${BENCH_DIR:-${TMPDIR:-/tmp}/bcwire-bench}"
+tshark_json_max="${BENCH_TSHARK_JSON_MAX:-100000}"
+mkdir -p "$dir"
+
+shared="${BCWIRE_SHARED:-}"
+for c in "$shared" "$root/../shared" /work/shared; do
+    if [ -n "$c" ] && [ -d "$c/captures/openbc" ]; then shared="$c"; break; fi
+done
+seed="$shared/captures/openbc/b2_valentines_replay/b2_valentines_replay.pcap"
+[ -f "$seed" ] || { echo "bench: seed capture not found ($seed); set BCWIRE_SHARED" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is needed (apt-get install time)" >&2; exit 2; }
+
+echo "building (release) ..." >&2
+(cd "$root" && cargo build --release --quiet --bin bcwire --example bare_read --example make_bench_capture)
+bin="$root/target/release/bcwire"
+bare="$root/target/release/examples/bare_read"
+make="$root/target/release/examples/make_bench_capture"
+have_tshark=0
+command -v tshark >/dev/null 2>&1 && have_tshark=1
+# `bcwire synth --packets N` generates realistic sessions when it exists; until then a
+# real capture replayed N frames long stands in.
+use_synth=0
+"$bin" synth --help 2>/dev/null | grep -q -- '--packets' && use_synth=1
+
+# measure NAME CMD...: runs CMD (stdout to /dev/null), records cpu, wall and peak RSS.
+declare -A CPU WALL RSS
+measure() {
+    local name="$1"; shift
+    local t="$dir/time.txt"
+    /usr/bin/time -o "$t" -f "%U %S %e %M" "$@" >/dev/null 2>"$dir/stderr.txt" || {
+        echo "bench: $name failed: $(tail -3 "$dir/stderr.txt")" >&2; return 1; }
+    read -r u s e m <"$t"
+    CPU[$name]=$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.3f", u+s}')
+    WALL[$name]=$e
+    RSS[$name]=$m
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b+0 == 0) print "-"; else printf "%.1f", a/b }'; }
+rate() { awk -v n="$1" -v t="$2" 'BEGIN{ if (t+0 == 0) print "-"; else printf "%.0f", n/t }'; }
+
+printf '\nmachine: %s cores, %s\n' "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+printf 'inputs: %s\n\n' "$([ $use_synth = 1 ] && echo 'bcwire synth --packets N' || echo "$(basename "$seed") replayed to N frames")"
+printf '%-9s %-28s %9s %8s %9s %12s\n' frames command cpu_s wall_s peak_MB frames_per_s
+for n in $sizes; do
+    f="$dir/bench_$n.pcap"
+    if [ ! -f "$f" ]; then
+        if [ $use_synth = 1 ]; then "$bin" synth --packets "$n" -o "$f" >/dev/null
+        else "$make" "$seed" "$f" "$n" 2>/dev/null; fi
+    fi
+    measure cat cat "$f"
+    measure bare "$bare" "$f"
+    measure stats "$bin" -q stats "$f"
+    measure jsonl "$bin" -q decode --format jsonl "$f"
+    measure diff "$bin" -q diff "$f" "$f"
+    cmds="cat bare stats jsonl diff"
+    if [ $have_tshark = 1 ]; then
+        measure tshark_iostat tshark -q -r "$f" -z io,stat,0
+        cmds="$cmds tshark_iostat"
+        if [ "$n" -le "$tshark_json_max" ]; then
+            measure tshark_json tshark -r "$f" -T json
+            cmds="$cmds tshark_json"
+        else
+            unset 'CPU[tshark_json]'
+        fi
+    fi
+    for c in $cmds; do
+        printf '%-9s %-28s %9s %8s %9.1f %12s\n' "$n" "$c" "${CPU[$c]}" "${WALL[$c]}" \
+            "$(awk -v m="${RSS[$c]}" 'BEGIN{print m/1024}')" "$(rate "$n" "${CPU[$c]}")"
+    done
+    printf '%-9s   stats / bare read          %6sx  (target <= 10x)\n' "$n" "$(ratio "${CPU[stats]}" "${CPU[bare]}")"
+    printf '%-9s   diff / (2 x stats)         %6sx  (target <= 3x)\n' "$n" "$(ratio "${CPU[diff]}" "$(awk -v s="${CPU[stats]}" 'BEGIN{print 2*s}')")"
+    if [ $have_tshark = 1 ]; then
+        printf '%-9s   tshark io,stat / stats     %6sx  (target >= 20x)\n' "$n" "$(ratio "${CPU[tshark_iostat]}" "${CPU[stats]}")"
+        if [ -n "${CPU[tshark_json]:-}" ]; then
+            printf '%-9s   tshark -T json / jsonl     %6sx  (target >= 100x)\n' "$n" "$(ratio "${CPU[tshark_json]}" "${CPU[jsonl]}")"
+        fi
+    fi
+    echo
+done
+[ $have_tshark = 1 ] || echo "tshark not installed: its comparisons were skipped (apt-get install tshark)"

@@ -1,0 +1,665 @@
+//! The `"type":"packet"` JSON record of [`super::json::packet_json`], written straight to
+//! a byte buffer instead of being built as a `serde_json::Value` tree first.
+//!
+//! The output is byte for byte the same as `serde_json::to_writer(packet_json(..))`:
+//! keys in the order of a `serde_json::Map` (sorted, as the crate is built without
+//! `preserve_order`), strings escaped and numbers formatted by `serde_json` itself.
+//! `decode --format jsonl` writes millions of these; building, sorting and dropping a
+//! tree of maps per record was most of its cost. The tests compare both writers on the
+//! real-peer captures.
+
+use crate::diag::Warning;
+use crate::game::field::{Field, Value};
+use crate::pipeline::record::{
+    FragmentRef, GamePacket, MessageRecord, PacketBody, PacketRecord, TransportInfo,
+};
+use serde_json::ser::{CompactFormatter, Formatter};
+use std::io::Write;
+
+// Writing into a Vec cannot fail: the io::Results below are ignored on purpose.
+
+fn u64_json(out: &mut Vec<u8>, n: u64) {
+    let _ = CompactFormatter.write_u64(out, n);
+}
+
+fn i64_json(out: &mut Vec<u8>, n: i64) {
+    let _ = CompactFormatter.write_i64(out, n);
+}
+
+fn opt_u64_json(out: &mut Vec<u8>, n: Option<u64>) {
+    match n {
+        Some(n) => u64_json(out, n),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+fn bool_json(out: &mut Vec<u8>, b: bool) {
+    out.extend_from_slice(if b { b"true" } else { b"false" });
+}
+
+/// An `f64` number as `serde_json` writes one (`null` when not finite).
+fn f64_json(out: &mut Vec<u8>, f: f64) {
+    if f.is_finite() {
+        let _ = CompactFormatter.write_f64(out, f);
+    } else {
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// A string with `serde_json`'s escapes: `\"`, `\\`, `\b \t \n \f \r`, and `\u00xx`
+/// for the other control characters; everything else as is.
+fn str_json(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            0x08 => b"\\b",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            0x0C => b"\\f",
+            b'\r' => b"\\r",
+            0..=0x1F => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[run..i]);
+        run = i + 1;
+        if esc.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[(b >> 4) as usize]);
+            out.push(HEX[(b & 15) as usize]);
+        } else {
+            out.extend_from_slice(esc);
+        }
+    }
+    out.extend_from_slice(&bytes[run..]);
+    out.push(b'"');
+}
+
+fn hex_bytes_json(out: &mut Vec<u8>, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2 + 2);
+    out.push(b'"');
+    for b in bytes {
+        out.push(DIGITS[(b >> 4) as usize]);
+        out.push(DIGITS[(b & 15) as usize]);
+    }
+    out.push(b'"');
+}
+
+/// Writes one object whose keys are fixed words given in sorted order (checked in
+/// debug builds, so the tests catch a key out of place).
+struct Obj<'o> {
+    out: &'o mut Vec<u8>,
+    first: bool,
+    #[cfg(debug_assertions)]
+    last: &'static str,
+}
+
+impl<'o> Obj<'o> {
+    fn new(out: &'o mut Vec<u8>) -> Obj<'o> {
+        out.push(b'{');
+        Obj {
+            out,
+            first: true,
+            #[cfg(debug_assertions)]
+            last: "",
+        }
+    }
+    /// Start the value of `key` (plain ASCII, written without escaping).
+    fn key(&mut self, key: &'static str) -> &mut Vec<u8> {
+        #[cfg(debug_assertions)]
+        {
+            assert!(self.first || self.last < key, "{} then {key}", self.last);
+            self.last = key;
+        }
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\":");
+        self.out
+    }
+    fn end(self) {
+        self.out.push(b'}');
+    }
+}
+
+fn warnings_json<'w>(out: &mut Vec<u8>, all: impl Iterator<Item = &'w Warning>) {
+    out.push(b'[');
+    for (k, w) in all.enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        let mut o = Obj::new(out);
+        str_json(o.key("code"), w.code);
+        str_json(o.key("message"), &w.message);
+        opt_u64_json(o.key("offset"), w.offset.map(|v| v as u64));
+        o.end();
+    }
+    out.push(b']');
+}
+
+fn opcode_hex_json(out: &mut Vec<u8>, op: u8) {
+    hex_twin_json(out, op as u64, 2);
+}
+
+/// `Value::to_json` of `crate::game::field`, written directly.
+fn field_value_json(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Bool(b) => bool_json(out, *b),
+        Value::Uint(n) | Value::Hex(n) => u64_json(out, *n),
+        Value::Int(n) => i64_json(out, *n),
+        Value::ObjectId(n) => u64_json(out, *n as u64),
+        Value::Float(f) => float_json(out, *f),
+        Value::Text(s) => str_json(out, s),
+        Value::Vec3(v) => {
+            out.push(b'[');
+            for (k, c) in v.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                float_json(out, *c as f64);
+            }
+            out.push(b']');
+        }
+        Value::Bytes(b) => hex_bytes_json(out, b),
+        Value::List(items) => {
+            out.push(b'[');
+            for (k, item) in items.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                field_value_json(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Group(fields) => fields_json(out, fields),
+    }
+}
+
+/// `float_json` of `crate::game::field`: a value that came from an `f32` is written as
+/// the `f64` nearest to the `f32`'s shortest decimal form (5.13, not 5.130000114…);
+/// non-finite values become strings.
+fn float_json(out: &mut Vec<u8>, v: f64) {
+    if !v.is_finite() {
+        let _ = write!(out, "\"{v}\"");
+        return;
+    }
+    let short = v as f32;
+    if short as f64 == v {
+        // The f32's `Display` form (as `field.rs` does; other shortest-digit writers
+        // may settle a tie differently), read back as an f64.
+        let mut buf = [0u8; 96];
+        let mut cursor = std::io::Cursor::new(&mut buf[..]);
+        if write!(cursor, "{short}").is_ok() {
+            let n = cursor.position() as usize;
+            if let Some(parsed) = std::str::from_utf8(&buf[..n])
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+            {
+                f64_json(out, parsed);
+                return;
+            }
+        }
+    }
+    f64_json(out, v);
+}
+
+/// What a key of a fields object holds.
+#[derive(Clone, Copy)]
+enum FieldEntry<'a> {
+    Value(&'a Value),
+    /// The `<name>_hex` twin of an id or hex value.
+    HexTwin(&'a Value),
+}
+
+/// A key of a fields object: a field name, a `_N` suffix that makes it unique, and the
+/// `_hex` ending of a twin, compared as the text they make.
+#[derive(Clone, Copy)]
+struct Key<'a> {
+    name: &'a str,
+    n: u32,
+    hex: bool,
+}
+
+impl Key<'_> {
+    /// The text after the name: `_N` and/or `_hex`, rendered by hand.
+    fn suffix(&self, buf: &mut [u8; 16]) -> usize {
+        let mut len = 0;
+        if self.n > 0 {
+            let mut digits = [0u8; 10];
+            let mut d = 0;
+            let mut n = self.n;
+            while n > 0 {
+                digits[d] = b'0' + (n % 10) as u8;
+                n /= 10;
+                d += 1;
+            }
+            buf[0] = b'_';
+            len = 1;
+            for k in (0..d).rev() {
+                buf[len] = digits[k];
+                len += 1;
+            }
+        }
+        if self.hex {
+            buf[len..len + 4].copy_from_slice(b"_hex");
+            len += 4;
+        }
+        len
+    }
+    fn cmp_text(&self, other: &Key<'_>) -> std::cmp::Ordering {
+        if self.n == 0 && !self.hex && other.n == 0 && !other.hex {
+            return self.name.cmp(other.name);
+        }
+        let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
+        let (la, lb) = (self.suffix(&mut a), other.suffix(&mut b));
+        let x = self.name.bytes().chain(a[..la].iter().copied());
+        let y = other.name.bytes().chain(b[..lb].iter().copied());
+        x.cmp(y)
+    }
+    fn eq_text(&self, other: &Key<'_>) -> bool {
+        let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
+        let (la, lb) = (self.suffix(&mut a), other.suffix(&mut b));
+        self.name.len() + la == other.name.len() + lb
+            && self.cmp_text(other) == std::cmp::Ordering::Equal
+    }
+    fn write(&self, out: &mut Vec<u8>) {
+        let mut buf = [0u8; 16];
+        let n = self.suffix(&mut buf);
+        str_json(out, self.name);
+        if n > 0 {
+            // The suffix is plain ASCII: it goes inside the closing quote.
+            out.pop();
+            out.extend_from_slice(&buf[..n]);
+            out.push(b'"');
+        }
+    }
+}
+
+/// Digits of `field::hex_padded`: the value's natural width, 2, 4, 8 or 16.
+fn natural_width(v: u64) -> usize {
+    match v {
+        0..=0xFF => 2,
+        0x100..=0xFFFF => 4,
+        0x1_0000..=0xFFFF_FFFF => 8,
+        _ => 16,
+    }
+}
+
+/// `"0x` + upper-case hex, at least `width` digits + `"`, as `format!("0x{v:0width$X}")`.
+fn hex_twin_json(out: &mut Vec<u8>, v: u64, width: usize) {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    let mut buf = [0u8; 16];
+    let mut n = 0;
+    let mut x = v;
+    while x > 0 || n < width {
+        buf[n] = DIGITS[(x & 15) as usize];
+        x >>= 4;
+        n += 1;
+    }
+    out.extend_from_slice(b"\"0x");
+    for k in (0..n).rev() {
+        out.push(buf[k]);
+    }
+    out.push(b'"');
+}
+
+/// Insert or replace, as a map does.
+fn put<'a>(map: &mut Vec<(Key<'a>, FieldEntry<'a>)>, k: Key<'a>, e: FieldEntry<'a>) {
+    match map.iter_mut().find(|(x, _)| x.eq_text(&k)) {
+        Some(slot) => slot.1 = e,
+        None => map.push((k, e)),
+    }
+}
+
+/// `fields_to_json`: names made unique with `_2`, `_3`, … and a `<name>_hex` twin for
+/// ids and hex values, with the same insert-and-replace order as the map it mirrors.
+fn fields_json(out: &mut Vec<u8>, fields: &[Field]) {
+    let mut map: Vec<(Key<'_>, FieldEntry<'_>)> = Vec::with_capacity(fields.len() + 4);
+    let contains =
+        |map: &[(Key<'_>, FieldEntry<'_>)], key: &Key<'_>| map.iter().any(|(k, _)| k.eq_text(key));
+    for f in fields {
+        let mut key = Key {
+            name: &f.name,
+            n: 0,
+            hex: false,
+        };
+        if contains(&map, &key) {
+            key.n = 2;
+            while contains(&map, &key) {
+                key.n += 1;
+            }
+        }
+        if matches!(f.value, Value::ObjectId(_) | Value::Hex(_)) {
+            put(
+                &mut map,
+                Key { hex: true, ..key },
+                FieldEntry::HexTwin(&f.value),
+            );
+        }
+        put(&mut map, key, FieldEntry::Value(&f.value));
+    }
+    map.sort_unstable_by(|a, b| a.0.cmp_text(&b.0));
+    out.push(b'{');
+    for (k, (key, e)) in map.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        key.write(out);
+        out.push(b':');
+        match e {
+            FieldEntry::Value(v) => field_value_json(out, v),
+            FieldEntry::HexTwin(Value::ObjectId(v)) => hex_twin_json(out, *v as u64, 8),
+            FieldEntry::HexTwin(Value::Hex(v)) => hex_twin_json(out, *v, natural_width(*v)),
+            FieldEntry::HexTwin(_) => out.extend_from_slice(b"null"),
+        }
+    }
+    out.push(b'}');
+}
+
+fn fragment_json(out: &mut Vec<u8>, f: Option<FragmentRef>) {
+    let Some(f) = f else {
+        out.extend_from_slice(b"null");
+        return;
+    };
+    let mut o = Obj::new(out);
+    u64_json(o.key("index"), f.index as u64);
+    opt_u64_json(o.key("total"), f.total.map(u64::from));
+    o.end();
+}
+
+/// `message_json`, written directly (keys in sorted order).
+fn message_json(out: &mut Vec<u8>, msg: &MessageRecord, names: &dyn Fn(u32) -> Option<String>) {
+    let mut o = Obj::new(out);
+    let game = msg.game.as_ref();
+    if let TransportInfo::Ack {
+        flags,
+        fragment_index,
+        acked_frame,
+        delay_ns,
+        duplicate,
+        ..
+    } = &msg.transport
+    {
+        let mut a = Obj::new(o.key("ack"));
+        opt_u64_json(a.key("acked_frame"), *acked_frame);
+        match delay_ns {
+            Some(d) => f64_json(a.key("delay"), *d as f64 / 1e9),
+            None => a.key("delay").extend_from_slice(b"null"),
+        }
+        bool_json(a.key("duplicate"), *duplicate);
+        u64_json(a.key("flags"), *flags as u64);
+        opt_u64_json(a.key("fragment_index"), fragment_index.map(u64::from));
+        a.end();
+    }
+    if let Some(a) = &msg.assembled {
+        let g = &a.game;
+        let mut m = Obj::new(o.key("assembled"));
+        fields_json(m.key("fields"), &g.fields);
+        let frames = m.key("frames");
+        frames.push(b'[');
+        for (k, f) in a.frames.iter().enumerate() {
+            if k > 0 {
+                frames.push(b',');
+            }
+            u64_json(frames, *f);
+        }
+        frames.push(b']');
+        u64_json(m.key("length"), g.length as u64);
+        str_json(m.key("name"), g.name);
+        u64_json(m.key("opcode"), g.opcode as u64);
+        opcode_hex_json(m.key("opcode_hex"), g.opcode);
+        warnings_json(m.key("warnings"), g.warnings.iter());
+        m.end();
+    }
+    // A game message's fields replace a connection-management message's (never both
+    // in practice; the map keeps the last insert).
+    match (game, &msg.transport) {
+        (Some(g), _) => fields_json(o.key("fields"), &g.fields),
+        (None, TransportInfo::Low { fields, .. }) => fields_json(o.key("fields"), fields),
+        _ => {}
+    }
+    if let TransportInfo::Data { flags_len, .. } = &msg.transport {
+        u64_json(o.key("flags_len"), *flags_len as u64);
+    }
+    fragment_json(o.key("fragment"), msg.fragment());
+    if let Some(g) = game {
+        u64_json(o.key("game_length"), g.length as u64);
+    }
+    if msg.keepalive {
+        bool_json(o.key("keepalive"), true);
+    }
+    u64_json(o.key("length"), msg.length as u64);
+    if let Some(g) = game {
+        str_json(o.key("name"), g.name);
+        if let Some(n) = super::json::object_of(g).and_then(names) {
+            str_json(o.key("object"), &n);
+        }
+    }
+    u64_json(o.key("offset"), msg.offset as u64);
+    if let Some(g) = game {
+        u64_json(o.key("opcode"), g.opcode as u64);
+        opcode_hex_json(o.key("opcode_hex"), g.opcode);
+    }
+    if let TransportInfo::Data { ordered, .. } = &msg.transport {
+        bool_json(o.key("ordered"), *ordered);
+    }
+    if let Some(f) = msg.original_frame {
+        u64_json(o.key("original_frame"), f);
+    }
+    if let Some(r) = msg.relay_of {
+        u64_json(o.key("relay_of"), r);
+    }
+    bool_json(o.key("reliable"), msg.reliable());
+    bool_json(o.key("retransmission"), msg.retransmission);
+    opt_u64_json(o.key("seq"), msg.seq().map(u64::from));
+    let name = match &msg.transport {
+        TransportInfo::Data { .. } => "data",
+        TransportInfo::Ack { .. } => "ack",
+        TransportInfo::Low { name, .. } => name,
+        TransportInfo::Unknown => "unknown",
+    };
+    str_json(o.key("transport_name"), name);
+    u64_json(o.key("transport_type"), msg.transport_type as u64);
+    let game_warnings: &[Warning] = game.map_or(&[], |g| &g.warnings);
+    warnings_json(
+        o.key("warnings"),
+        msg.warnings.iter().chain(game_warnings.iter()),
+    );
+    o.end();
+}
+
+fn messages_json(
+    out: &mut Vec<u8>,
+    g: &GamePacket,
+    names: &dyn Fn(u32) -> Option<String>,
+    keep: &dyn Fn(&MessageRecord) -> bool,
+) {
+    out.push(b'[');
+    let mut first = true;
+    for m in g.messages.iter().filter(|m| keep(m)) {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        message_json(out, m, names);
+    }
+    out.push(b']');
+}
+
+/// Append the JSON of `packet_json(p, with_hex, client_name, names)` to `out`, with only
+/// the messages `keep` accepts in `messages`.
+pub fn write_packet(
+    out: &mut Vec<u8>,
+    p: &PacketRecord,
+    with_hex: bool,
+    client_name: Option<&str>,
+    names: &dyn Fn(u32) -> Option<String>,
+    keep: &dyn Fn(&MessageRecord) -> bool,
+) {
+    let mut o = Obj::new(out);
+    u64_json(o.key("client"), p.client as u64);
+    if let Some(n) = client_name {
+        str_json(o.key("client_name"), n);
+    }
+    str_json(o.key("direction"), p.direction.as_str());
+    let _ = write!(o.key("dst"), "\"{}\"", p.dst);
+    u64_json(o.key("frame"), p.frame);
+    match &p.body {
+        PacketBody::GameSpy { text } => {
+            str_json(o.key("kind"), "gamespy");
+            u64_json(o.key("session"), p.session as u64);
+            let _ = write!(o.key("src"), "\"{}\"", p.src);
+            str_json(o.key("text"), text);
+        }
+        PacketBody::Game(g) => {
+            str_json(o.key("kind"), "game");
+            messages_json(o.key("messages"), g, names, keep);
+            u64_json(o.key("msg_count"), g.msg_count as u64);
+            u64_json(o.key("peer_id"), g.peer_id as u64);
+            if with_hex {
+                hex_bytes_json(o.key("plain_hex"), &g.plain);
+            }
+            u64_json(o.key("session"), p.session as u64);
+            let _ = write!(o.key("src"), "\"{}\"", p.src);
+        }
+    }
+    f64_json(o.key("time"), super::json::time_seconds(p.ts_ns));
+    str_json(o.key("type"), "packet");
+    u64_json(o.key("udp_length"), p.udp_len as u64);
+    if let PacketBody::Game(g) = &p.body {
+        warnings_json(o.key("warnings"), g.warnings.iter());
+    }
+    o.end();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::field::Span;
+
+    fn via_value(fields: &[Field]) -> String {
+        serde_json::to_string(&crate::game::field::fields_to_json(fields)).unwrap()
+    }
+
+    fn direct(fields: &[Field]) -> String {
+        let mut out = Vec::new();
+        fields_json(&mut out, fields);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn fields_match_the_value_form_including_odd_names_and_floats() {
+        let s = Span::new(0, 1);
+        let fields = vec![
+            Field::new("object_id", Value::ObjectId(0x3FFF_FFFF), s),
+            // Collides with the twin above: becomes object_id_hex_2.
+            Field::new("object_id_hex", Value::Text("x\"y\n".into()), s),
+            Field::new("a", Value::Hex(0x1C), s),
+            // A field named like the twin of a later field: the twin replaces it.
+            Field::new("b_hex", Value::Uint(1), s),
+            Field::new("b", Value::Hex(2), s),
+            Field::new("raw", Value::Bytes(vec![0xAB, 0x01]), s),
+            Field::new("raw", Value::Bytes(vec![]), s),
+            Field::new("raw", Value::Int(-5), s),
+            Field::new("speed", Value::Float(5.13f32 as f64), s),
+            Field::new("exact", Value::Float(0.1), s),
+            Field::new("nan", Value::Float(f64::NAN), s),
+            Field::new("inf", Value::Float(f64::NEG_INFINITY), s),
+            Field::new("v", Value::Vec3([1.0, -0.5, 1e-7]), s),
+            Field::new(
+                "list",
+                Value::List(vec![Value::Float(2.5), Value::Text("é".into())]),
+                s,
+            ),
+            Field::new(
+                "group",
+                Value::Group(vec![
+                    Field::new("z", Value::Bool(true), s),
+                    Field::new("id", Value::ObjectId(7), s),
+                ]),
+                s,
+            ),
+            Field::new("Upper", Value::Uint(u64::MAX), s),
+            // "r" twice with "r_2" taken: the second becomes "r_3".
+            Field::new("r_2", Value::Hex(0x1234_5678_9ABC), s),
+            Field::new("r", Value::Hex(0), s),
+            Field::new("r", Value::ObjectId(0), s),
+            Field::new("r_10", Value::Uint(10), s),
+            Field::new("long name with spaces é", Value::Hex(255), s),
+        ];
+        assert_eq!(direct(&fields), via_value(&fields));
+        assert_eq!(direct(&[]), via_value(&[]));
+    }
+
+    #[test]
+    fn hex_twins_match_format() {
+        for v in [
+            0u64,
+            1,
+            0x1C,
+            0xFF,
+            0x100,
+            0x3FFF_FFFF,
+            u32::MAX as u64,
+            u64::MAX,
+        ] {
+            for width in [2, 8] {
+                let mut out = Vec::new();
+                hex_twin_json(&mut out, v, width);
+                let expected = format!("\"0x{v:0width$X}\"");
+                assert_eq!(String::from_utf8(out).unwrap(), expected);
+            }
+            let mut out = Vec::new();
+            hex_twin_json(&mut out, v, natural_width(v));
+            let expected = format!("\"{}\"", crate::game::field::hex_padded(v));
+            assert_eq!(String::from_utf8(out).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_does() {
+        let mut all: String = (0u8..0x80).map(char::from).collect();
+        all.push_str("é€😀\u{7f}\"\\/");
+        for s in [all.as_str(), "", "plain", "\"", "a\nb"] {
+            let mut out = Vec::new();
+            str_json(&mut out, s);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(s).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn floats_and_integers_are_written_as_serde_json_does() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let f32v = f32::from_bits(x as u32);
+            let f64v = f64::from_bits(x);
+            for v in [f32v as f64, f64v, (x % 100_000) as f64 / 1000.0] {
+                let mut out = Vec::new();
+                float_json(&mut out, v);
+                let field = [Field::new("v", Value::Float(v), Span::new(0, 1))];
+                let expected = via_value(&field);
+                assert_eq!(
+                    format!("{{\"v\":{}}}", String::from_utf8(out).unwrap()),
+                    expected
+                );
+            }
+            let mut out = Vec::new();
+            i64_json(&mut out, x as i64);
+            assert_eq!(String::from_utf8(out).unwrap(), (x as i64).to_string());
+        }
+    }
+}
