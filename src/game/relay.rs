@@ -4,6 +4,7 @@
 //! original by the bytes' hash within a short time window.
 
 use crate::diag::Direction;
+use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
 /// How long after the original a copy may appear (stock hosts relay within milliseconds;
@@ -39,6 +40,9 @@ struct Original<C> {
 #[derive(Debug, Clone)]
 pub struct RelayLinker<C> {
     pending: VecDeque<Original<C>>,
+    /// How many pending originals have each (hash, length): most host messages (its own
+    /// StateUpdates) have no original, and this answers that without a scan.
+    index: FxHashMap<(u64, usize), u32>,
     evicted: u64,
 }
 
@@ -46,7 +50,21 @@ impl<C> Default for RelayLinker<C> {
     fn default() -> Self {
         RelayLinker {
             pending: VecDeque::new(),
+            index: FxHashMap::default(),
             evicted: 0,
+        }
+    }
+}
+
+impl<C> RelayLinker<C> {
+    fn forget_oldest(&mut self) {
+        if let Some(o) = self.pending.pop_front() {
+            if let Some(n) = self.index.get_mut(&(o.hash, o.len)) {
+                *n -= 1;
+                if *n == 0 {
+                    self.index.remove(&(o.hash, o.len));
+                }
+            }
         }
     }
 }
@@ -94,15 +112,16 @@ impl<C: Copy + PartialEq> RelayLinker<C> {
             .front()
             .is_some_and(|o| time - o.time > RELAY_WINDOW_SECS)
         {
-            self.pending.pop_front();
+            self.forget_oldest();
         }
         let hash = fnv1a(payload);
         match dir {
             Direction::C2S => {
                 if self.pending.len() >= MAX_PENDING {
-                    self.pending.pop_front();
+                    self.forget_oldest();
                     self.evicted += 1;
                 }
+                *self.index.entry((hash, payload.len())).or_default() += 1;
                 self.pending.push_back(Original {
                     hash,
                     len: payload.len(),
@@ -114,6 +133,9 @@ impl<C: Copy + PartialEq> RelayLinker<C> {
                 None
             }
             Direction::S2C => {
+                if !self.index.contains_key(&(hash, payload.len())) {
+                    return None;
+                }
                 // Newest first: the latest identical original is the one being relayed.
                 // The host echoes chat to its sender too, so the same client may match.
                 let o = self

@@ -219,12 +219,7 @@ pub fn compare(a: &Digest, b: &Digest, max_differences: usize) -> DiffResult {
     let mut r = DiffResult::default();
     for dir in [Direction::C2S, Direction::S2C] {
         let (da, db) = (&a.stats.dirs[dir.index()], &b.stats.dirs[dir.index()]);
-        let ops: BTreeSet<u8> = da
-            .opcodes
-            .keys()
-            .chain(db.opcodes.keys())
-            .copied()
-            .collect();
+        let ops: BTreeSet<u8> = da.opcodes.keys().chain(db.opcodes.keys()).collect();
         for op in ops {
             let x = da.opcodes.get(&op).copied().unwrap_or(0);
             let y = db.opcodes.get(&op).copied().unwrap_or(0);

@@ -11,6 +11,54 @@ use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+/// Counts keyed by a byte (opcode, transport type, start index): a flat array, because
+/// it is bumped for every message; iteration yields only the non-zero keys, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteCounts(Box<[u64; 256]>);
+
+impl Default for ByteCounts {
+    fn default() -> Self {
+        ByteCounts(Box::new([0; 256]))
+    }
+}
+
+impl ByteCounts {
+    pub fn add(&mut self, key: u8, n: u64) {
+        self.0[key as usize] += n;
+    }
+    /// The count of `key`, None when zero (like a map without the key).
+    pub fn get(&self, key: &u8) -> Option<&u64> {
+        Some(&self.0[*key as usize]).filter(|n| **n > 0)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
+        self.0
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| (k as u8, *n))
+    }
+    pub fn keys(&self) -> impl Iterator<Item = u8> + '_ {
+        self.iter().map(|(k, _)| k)
+    }
+    pub fn values(&self) -> impl Iterator<Item = u64> + '_ {
+        self.iter().map(|(_, n)| n)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|n| *n == 0)
+    }
+    /// Number of keys with a non-zero count.
+    pub fn len(&self) -> usize {
+        self.0.iter().filter(|n| **n > 0).count()
+    }
+}
+
+impl std::ops::Index<&u8> for ByteCounts {
+    type Output = u64;
+    fn index(&self, key: &u8) -> &u64 {
+        &self.0[*key as usize]
+    }
+}
+
 /// Counters for one direction.
 #[derive(Debug, Clone)]
 pub struct DirectionStats {
@@ -20,10 +68,10 @@ pub struct DirectionStats {
     pub bytes: u64,
     /// Transport messages of every type.
     pub messages: u64,
-    pub transport_types: BTreeMap<u8, u64>,
+    pub transport_types: ByteCounts,
     /// Delivered game messages by opcode (retransmitted copies excluded).
-    pub opcodes: BTreeMap<u8, u64>,
-    pub opcode_bytes: BTreeMap<u8, u64>,
+    pub opcodes: ByteCounts,
+    pub opcode_bytes: ByteCounts,
     pub retransmissions: u64,
     pub acks: u64,
     pub duplicate_acks: u64,
@@ -34,7 +82,7 @@ pub struct DirectionStats {
     pub non_stock: u64,
     pub dirty_flags: Box<[u64; 256]>,
     pub dirty_bits: [u64; 8],
-    pub subsystem_start: BTreeMap<u8, u64>,
+    pub subsystem_start: ByteCounts,
 }
 
 impl Default for DirectionStats {
@@ -45,9 +93,9 @@ impl Default for DirectionStats {
             gamespy_datagrams: 0,
             bytes: 0,
             messages: 0,
-            transport_types: BTreeMap::new(),
-            opcodes: BTreeMap::new(),
-            opcode_bytes: BTreeMap::new(),
+            transport_types: ByteCounts::default(),
+            opcodes: ByteCounts::default(),
+            opcode_bytes: ByteCounts::default(),
             retransmissions: 0,
             acks: 0,
             duplicate_acks: 0,
@@ -58,7 +106,7 @@ impl Default for DirectionStats {
             non_stock: 0,
             dirty_flags: Box::new([0; 256]),
             dirty_bits: [0; 8],
-            subsystem_start: BTreeMap::new(),
+            subsystem_start: ByteCounts::default(),
         }
     }
 }
@@ -105,7 +153,7 @@ impl Stats {
         let mut delivered_here = 0u64;
         for m in &g.messages {
             d.messages += 1;
-            *d.transport_types.entry(m.transport_type).or_default() += 1;
+            d.transport_types.add(m.transport_type, 1);
             d.warnings += m.warnings.len() as u64;
             d.non_stock += m.warnings.iter().filter(|w| w.code == "non_stock").count() as u64;
             if m.retransmission {
@@ -133,8 +181,8 @@ impl Stats {
                 .iter()
                 .filter(|w| w.code == "non_stock")
                 .count() as u64;
-            *d.opcodes.entry(game.opcode).or_default() += 1;
-            *d.opcode_bytes.entry(game.opcode).or_default() += game.length as u64;
+            d.opcodes.add(game.opcode, 1);
+            d.opcode_bytes.add(game.opcode, game.length as u64);
             if let Some(su) = &game.state_update {
                 d.dirty_flags[su.flags as usize] += 1;
                 for bit in 0..8 {
@@ -143,7 +191,7 @@ impl Stats {
                     }
                 }
                 if let Some(s) = su.subsystem_start {
-                    *d.subsystem_start.entry(s).or_default() += 1;
+                    d.subsystem_start.add(s, 1);
                 }
                 if let Some(by) = self.by {
                     let key = match by {
@@ -270,14 +318,14 @@ impl Stats {
                 continue;
             }
             let mut t = table(&["opcode", "name", "messages", "bytes", ""]);
-            let max = d.opcodes.values().copied().max().unwrap_or(1);
-            for (op, n) in &d.opcodes {
+            let max = d.opcodes.values().max().unwrap_or(1);
+            for (op, n) in d.opcodes.iter() {
                 t.add_row(vec![
                     Cell::new(format!("0x{op:02X}")),
-                    Cell::new(crate::game::opcodes::opcode_name(*op)),
+                    Cell::new(crate::game::opcodes::opcode_name(op)),
                     right(n.to_string()),
-                    right(d.opcode_bytes.get(op).copied().unwrap_or(0).to_string()),
-                    Cell::new(bar(*n, max)),
+                    right(d.opcode_bytes[&op].to_string()),
+                    Cell::new(bar(n, max)),
                 ]);
             }
             let _ = writeln!(out, "{}\n{t}\n", pal.heading(&format!("Opcodes {dir}")));
@@ -313,14 +361,14 @@ impl Stats {
             let _ = writeln!(out, "{}\n{t}\n", pal.heading(&format!("Dirty bits {dir}")));
             if !d.subsystem_start.is_empty() {
                 let starts: u64 = d.subsystem_start.values().sum();
-                let max = d.subsystem_start.values().copied().max().unwrap_or(1);
+                let max = d.subsystem_start.values().max().unwrap_or(1);
                 let mut t = table(&["start index", "updates", "%", ""]);
-                for (i, n) in &d.subsystem_start {
+                for (i, n) in d.subsystem_start.iter() {
                     t.add_row(vec![
                         right(i.to_string()),
                         right(n.to_string()),
-                        right(percent(*n, starts)),
-                        Cell::new(bar(*n, max)),
+                        right(percent(n, starts)),
+                        Cell::new(bar(n, max)),
                     ]);
                 }
                 let _ = writeln!(
@@ -364,10 +412,10 @@ fn direction_json(d: &DirectionStats) -> Json {
         "gamespy_datagrams": d.gamespy_datagrams,
         "bytes": d.bytes,
         "messages": d.messages,
-        "transport_types": hex_hist_json(d.transport_types.iter().map(|(k, v)| (*k, *v))),
+        "transport_types": hex_hist_json(d.transport_types.iter()),
         "game_messages": d.opcodes.values().sum::<u64>(),
-        "opcodes": hex_hist_json(d.opcodes.iter().map(|(k, v)| (*k, *v))),
-        "opcode_bytes": hex_hist_json(d.opcode_bytes.iter().map(|(k, v)| (*k, *v))),
+        "opcodes": hex_hist_json(d.opcodes.iter()),
+        "opcode_bytes": hex_hist_json(d.opcode_bytes.iter()),
         "retransmissions": d.retransmissions,
         "acks": d.acks,
         "duplicate_acks": d.duplicate_acks,
