@@ -8,7 +8,7 @@ pub mod record;
 pub mod summary;
 
 use crate::capture::{link_type, CaptureFormat, CaptureReader, Frame};
-use crate::diag::{Direction, Warning};
+use crate::diag::Direction;
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
 use crate::game::objects::{ObjectRegistry, MAX_OBJECTS};
@@ -880,9 +880,4 @@ fn low_fields(body: &LowBody, payload: std::ops::Range<usize>, plain: &[u8]) -> 
 /// Open a capture by path (`-` = standard input) with a readable error.
 pub fn open(path: &str) -> Result<CaptureReader> {
     CaptureReader::open(path).map_err(|e| anyhow::anyhow!("{path}: {e}"))
-}
-
-/// Warnings as one line each, for `-v`.
-pub fn describe_warnings(w: &[Warning]) -> Vec<String> {
-    w.iter().map(|w| w.to_string()).collect()
 }
