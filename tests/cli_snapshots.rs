@@ -67,3 +67,17 @@ fn show_fragmented_checksum_reply() {
 fn flows_table() {
     insta::assert_snapshot!(run(&["--color", "never", "flows", SAMPLE]));
 }
+
+#[test]
+fn decode_state_update_lines() {
+    insta::assert_snapshot!(run(&[
+        "--color",
+        "never",
+        "decode",
+        "--opcode",
+        "StateUpdate",
+        "--frames",
+        "60-90",
+        SAMPLE
+    ]));
+}

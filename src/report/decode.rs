@@ -3,7 +3,7 @@
 use super::names::Names;
 use super::term::Palette;
 use super::text::fields_inline;
-use crate::game::GameMessage;
+use crate::game::{Field, GameMessage};
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord, TransportInfo};
 use std::fmt::Write as _;
 
@@ -123,7 +123,10 @@ pub fn packet_lines(
                                 let _ = write!(detail, "[{n}] ");
                             }
                         }
-                        detail.push_str(&fields_inline(&game.fields, 8));
+                        match game.opcode {
+                            0x1C => detail.push_str(&state_update_line(&game.fields)),
+                            _ => detail.push_str(&fields_inline(&game.fields, 8)),
+                        }
                         (cx.palette.opcode(&name), detail)
                     }
                     None => match &m.transport {
@@ -157,6 +160,49 @@ pub fn client_port(p: &PacketRecord) -> u16 {
         crate::diag::Direction::C2S => p.src.port(),
         crate::diag::Direction::S2C => p.dst.port(),
     }
+}
+
+/// The fields of a StateUpdate worth a line: which fields it carries, where and how fast
+/// the ship is, the cloak, and the one-line subsystem and power summaries. Everything
+/// else (vectors, game clock, raw parts) is in `show` and the JSON.
+fn state_update_line(fields: &[Field]) -> String {
+    use crate::game::Value;
+    let mut parts: Vec<String> = Vec::new();
+    for f in fields {
+        match (f.name.as_ref(), &f.value) {
+            ("flag_names", Value::Text(t)) => parts.push(t.clone()),
+            ("position" | "delta" | "speed" | "cloak", v) => {
+                parts.push(format!("{}={}", f.name, super::text::value_text(v)))
+            }
+            ("subsystems", Value::Group(inner)) => match inner.iter().find(|g| g.name == "summary")
+            {
+                Some(Field {
+                    value: Value::Text(t),
+                    ..
+                }) => parts.push(format!("subsystems: {t}")),
+                _ => parts.push(format!("subsystems ({} entries)", inner.len())),
+            },
+            // Power settings: the raw byte per named subsystem (its meaning is not settled).
+            ("power_block", Value::Group(inner)) => {
+                let settings: Vec<String> = inner
+                    .iter()
+                    .filter_map(|e| match &e.value {
+                        Value::Group(g) => g
+                            .iter()
+                            .find(|x| x.name == "value")
+                            .map(|v| format!("{} {}", e.name, super::text::value_text(&v.value))),
+                        _ => None,
+                    })
+                    .collect();
+                parts.push(format!("power: {}", settings.join(", ")));
+            }
+            (name, Value::Bytes(b)) if name.contains("raw") => {
+                parts.push(format!("{name}: {} bytes", b.len()))
+            }
+            _ => {}
+        }
+    }
+    parts.join(" ")
 }
 
 /// CSV header matching [`packet_csv`].
