@@ -358,6 +358,26 @@ fn delta(x: u64, y: u64) -> String {
     }
 }
 
+/// Counts of A and B per (direction, byte key) with the difference.
+fn side_by_side(
+    rows: &[(Direction, u8, u64, u64)],
+    headers: [&str; 2],
+    name: impl Fn(u8) -> String,
+) -> comfy_table::Table {
+    let mut t = table(&["dir", headers[0], headers[1], "A", "B", "Δ"]);
+    for (dir, key, x, y) in rows {
+        t.add_row(vec![
+            Cell::new(dir),
+            Cell::new(format!("0x{key:02X}")),
+            Cell::new(name(*key)),
+            right(x.to_string()),
+            right(y.to_string()),
+            right(delta(*x, *y)),
+        ]);
+    }
+    t
+}
+
 pub fn render(r: &DiffResult, a_name: &str, b_name: &str, pal: Palette) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -365,30 +385,16 @@ pub fn render(r: &DiffResult, a_name: &str, b_name: &str, pal: Palette) -> Strin
         "{}",
         pal.heading(&format!("A = {a_name}\nB = {b_name}\n"))
     );
-    let mut t = table(&["dir", "opcode", "name", "A", "B", "Δ"]);
-    for (dir, op, x, y) in &r.opcode_rows {
-        t.add_row(vec![
-            Cell::new(dir),
-            Cell::new(format!("0x{op:02X}")),
-            Cell::new(crate::game::opcodes::opcode_name(*op)),
-            right(x.to_string()),
-            right(y.to_string()),
-            right(delta(*x, *y)),
-        ]);
-    }
+    let t = side_by_side(&r.opcode_rows, ["opcode", "name"], |op| {
+        crate::game::opcodes::opcode_name(op).to_string()
+    });
     let _ = writeln!(out, "{}\n{t}\n", pal.heading("Game messages by opcode"));
     if !r.flag_rows.is_empty() {
-        let mut t = table(&["dir", "flags", "fields", "A", "B", "Δ"]);
-        for (dir, f, x, y) in &r.flag_rows {
-            t.add_row(vec![
-                Cell::new(dir),
-                Cell::new(format!("0x{f:02X}")),
-                Cell::new(crate::game::dirty::flag_names(*f)),
-                right(x.to_string()),
-                right(y.to_string()),
-                right(delta(*x, *y)),
-            ]);
-        }
+        let t = side_by_side(
+            &r.flag_rows,
+            ["flags", "fields"],
+            crate::game::dirty::flag_names,
+        );
         let _ = writeln!(out, "{}\n{t}\n", pal.heading("StateUpdate dirty flags"));
     }
     for k in &r.only_in_a {
