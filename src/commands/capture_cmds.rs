@@ -42,7 +42,7 @@ pub fn run_file(
     sink: &mut dyn Sink,
     out: Output,
 ) -> Result<CaptureSummary> {
-    let input = super::progress::open(path, out.quiet)?;
+    let input = super::progress::open(path, out.quiet || !out.progress)?;
     let mut observed = super::progress::Observed {
         inner: sink,
         progress: input.progress.as_ref(),
@@ -382,28 +382,100 @@ impl Sink for StatsSink<'_> {
     }
 }
 
+/// Read one capture into `stats`.
+fn stats_file(
+    path: &str,
+    cfg: &Config,
+    filter: &Filter,
+    stats: &mut Stats,
+    out: Output,
+) -> Result<()> {
+    let mut sink = StatsSink {
+        stats,
+        filter: filter.clone(),
+        first_ts_ns: None,
+    };
+    let s = run_file(path, cfg, &mut sink, out)?;
+    warn_problems(path, &s, out);
+    for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
+        stats.add_unacked(dir, s.totals[dir.index()].unacked);
+    }
+    Ok(())
+}
+
 pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let interval = a.interval.as_deref().map(parse_duration_ns).transpose()?;
-    let mut stats = Stats::new(a.by, interval);
     let filter = Filter::from_args(&a.filter)?;
-    for path in &a.files {
-        let mut sink = StatsSink {
-            stats: &mut stats,
-            filter: filter.clone(),
-            first_ts_ns: None,
-        };
-        let s = run_file(path, &cfg, &mut sink, out)?;
-        warn_problems(path, &s, out);
-        for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
-            stats.add_unacked(dir, s.totals[dir.index()].unacked);
+    let files = super::inputs::expand(&a.files, out)?;
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len());
+    let stats = if interval.is_some() || workers <= 1 {
+        // Rates over time are bucketed from the first frame of the whole input, so the
+        // captures are read in order into one accumulator.
+        let mut stats = Stats::new(a.by, interval);
+        for path in &files {
+            stats_file(path, &cfg, &filter, &mut stats, out)?;
         }
-    }
+        stats
+    } else {
+        stats_parallel(&files, workers, &cfg, &filter, a.by, out)?
+    };
     match a.format {
         TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
         TableOrJson::Json => writeln!(w, "{}", serde_json::to_string_pretty(&stats.to_json())?)?,
     }
     Ok(0)
+}
+
+/// Several captures on `workers` threads, each into its own accumulator, merged in file
+/// order (the sums do not depend on which thread read what). Progress bars would
+/// interleave, so workers draw none.
+fn stats_parallel(
+    files: &[String],
+    workers: usize,
+    cfg: &Config,
+    filter: &Filter,
+    by: Option<crate::cli::StatsBy>,
+    out: Output,
+) -> Result<Stats> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let worker_out = Output {
+        progress: false,
+        ..out
+    };
+    let results: Vec<Vec<(usize, Result<Stats>)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(path) = files.get(i) else { break };
+                        let mut stats = Stats::new(by, None);
+                        let r = stats_file(path, cfg, filter, &mut stats, worker_out);
+                        done.push((i, r.map(|()| stats)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let mut by_index: Vec<(usize, Result<Stats>)> = results.into_iter().flatten().collect();
+    by_index.sort_by_key(|(i, _)| *i);
+    if by_index.len() != files.len() {
+        anyhow::bail!("a worker thread stopped before reading its captures");
+    }
+    let mut total = Stats::new(by, None);
+    for (_, r) in by_index {
+        total.merge(&r?);
+    }
+    Ok(total)
 }
 
 struct DigestSink<'a> {

@@ -1,6 +1,7 @@
 //! Command implementations: argument handling, then the pipeline, then a report.
 
 mod capture_cmds;
+mod inputs;
 mod progress;
 mod report_cmd;
 
@@ -18,6 +19,8 @@ pub struct Output {
     pub color: bool,
     pub quiet: bool,
     pub verbose: u8,
+    /// Draw a progress bar for long inputs (when stderr is a terminal).
+    pub progress: bool,
 }
 
 /// Parse arguments, run, and turn errors into a message and an exit code.
@@ -34,6 +37,7 @@ pub fn main() -> i32 {
         color: term::use_color(cli.color),
         quiet: cli.quiet,
         verbose: cli.verbose,
+        progress: true,
     };
     let stdout = io::stdout();
     let mut w = io::BufWriter::with_capacity(1 << 16, stdout.lock());

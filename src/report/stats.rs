@@ -50,6 +50,11 @@ impl ByteCounts {
     pub fn len(&self) -> usize {
         self.0.iter().filter(|n| **n > 0).count()
     }
+    pub fn merge(&mut self, other: &ByteCounts) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a += b;
+        }
+    }
 }
 
 impl std::ops::Index<&u8> for ByteCounts {
@@ -108,6 +113,35 @@ impl Default for DirectionStats {
             dirty_bits: [0; 8],
             subsystem_start: ByteCounts::default(),
         }
+    }
+}
+
+impl DirectionStats {
+    /// Add another capture's counters to these.
+    pub fn merge(&mut self, o: &DirectionStats) {
+        self.datagrams += o.datagrams;
+        self.game_datagrams += o.game_datagrams;
+        self.gamespy_datagrams += o.gamespy_datagrams;
+        self.bytes += o.bytes;
+        self.messages += o.messages;
+        self.transport_types.merge(&o.transport_types);
+        self.opcodes.merge(&o.opcodes);
+        self.opcode_bytes.merge(&o.opcode_bytes);
+        self.retransmissions += o.retransmissions;
+        self.acks += o.acks;
+        self.duplicate_acks += o.duplicate_acks;
+        self.fragments += o.fragments;
+        self.fragment_sets_completed += o.fragment_sets_completed;
+        self.unacked += o.unacked;
+        self.warnings += o.warnings;
+        self.non_stock += o.non_stock;
+        for (a, b) in self.dirty_flags.iter_mut().zip(o.dirty_flags.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.dirty_bits.iter_mut().zip(o.dirty_bits.iter()) {
+            *a += b;
+        }
+        self.subsystem_start.merge(&o.subsystem_start);
     }
 }
 
@@ -221,6 +255,30 @@ impl Stats {
             let bucket = (p.ts_ns - first) / step;
             self.buckets.entry(bucket).or_default()[p.direction.index()] += delivered_here;
         }
+    }
+
+    /// Add the figures of another capture read with the same options. Rates over time
+    /// (`--interval`) are bucketed from the first frame of the whole input, so captures
+    /// with rates are read one after the other into one accumulator instead.
+    pub fn merge(&mut self, o: &Stats) {
+        debug_assert!(self.interval_ns.is_none() && o.interval_ns.is_none());
+        for (a, b) in self.dirs.iter_mut().zip(o.dirs.iter()) {
+            a.merge(b);
+        }
+        for (key, hist) in &o.breakdown {
+            let mine = self.breakdown.entry(key.clone()).or_default();
+            for (flags, n) in hist {
+                *mine.entry(*flags).or_default() += n;
+            }
+        }
+        self.first_ts_ns = match (self.first_ts_ns, o.first_ts_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_ts_ns = match (self.last_ts_ns, o.last_ts_ns) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
     }
 
     /// Unacknowledged reliable messages, known only at the end of a capture.
