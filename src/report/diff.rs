@@ -142,11 +142,25 @@ impl Comparison {
     }
 }
 
+/// One delivered message in 8 bytes: the opcode in the top byte, 56 bits of the
+/// fingerprint of its compared fields below (a diff keeps one per message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MessageDigest(u64);
+
+impl MessageDigest {
+    pub fn new(opcode: u8, fingerprint: u64) -> MessageDigest {
+        MessageDigest((opcode as u64) << 56 | (fingerprint & 0x00FF_FFFF_FFFF_FFFF))
+    }
+    pub fn opcode(self) -> u8 {
+        (self.0 >> 56) as u8
+    }
+}
+
 /// What one capture reduces to.
 #[derive(Debug, Default)]
 pub struct Digest {
     pub stats: Stats,
-    pub flows: BTreeMap<FlowKey, Vec<(u8, u64)>>,
+    pub flows: BTreeMap<FlowKey, Vec<MessageDigest>>,
 }
 
 impl Digest {
@@ -163,7 +177,7 @@ impl Digest {
                     self.flows
                         .entry(key)
                         .or_default()
-                        .push((game.opcode, cmp.fingerprint(game)));
+                        .push(MessageDigest::new(game.opcode, cmp.fingerprint(game)));
                 }
             }
         }
@@ -246,20 +260,20 @@ pub fn compare(a: &Digest, b: &Digest, max_differences: usize) -> DiffResult {
         }
     }
     // Multiset of (direction, opcode, fingerprint): messages with no twin on the other side.
-    let mut bag: HashMap<(Direction, u8, u64), i64> = HashMap::new();
+    let mut bag: HashMap<(Direction, MessageDigest), i64> = HashMap::new();
     for (k, seq) in &a.flows {
-        for (op, fp) in seq {
-            *bag.entry((k.direction, *op, *fp)).or_default() += 1;
+        for d in seq {
+            *bag.entry((k.direction, *d)).or_default() += 1;
         }
     }
     for (k, seq) in &b.flows {
-        for (op, fp) in seq {
-            *bag.entry((k.direction, *op, *fp)).or_default() -= 1;
+        for d in seq {
+            *bag.entry((k.direction, *d)).or_default() -= 1;
         }
     }
     let mut unmatched: BTreeMap<(Direction, u8), (u64, u64)> = BTreeMap::new();
-    for ((dir, op, _), n) in bag {
-        let e = unmatched.entry((dir, op)).or_default();
+    for ((dir, d), n) in bag {
+        let e = unmatched.entry((dir, d.opcode())).or_default();
         if n > 0 {
             e.0 += n as u64;
         } else if n < 0 {
@@ -284,13 +298,13 @@ pub fn compare(a: &Digest, b: &Digest, max_differences: usize) -> DiffResult {
                 r.divergences.push(Divergence {
                     flow: *k,
                     index: i,
-                    a_opcode: x.map(|v| v.0),
-                    b_opcode: y.map(|v| v.0),
+                    a_opcode: x.map(|v| v.opcode()),
+                    b_opcode: y.map(|v| v.opcode()),
                 });
                 diverged = true;
             }
             if let (Some(x), Some(y)) = (x, y) {
-                if x.0 == y.0 && r.wanted.len() < max_differences {
+                if x.opcode() == y.opcode() && r.wanted.len() < max_differences {
                     r.wanted.insert((*k, i));
                 }
             }
