@@ -12,7 +12,7 @@ use super::message::GameMessage;
 use super::reader::{DecodeError, FieldReader};
 use super::ships::{ShipCatalog, ShipClass};
 use super::subsys::{
-    block_fields, fitting_classes, power_entry, power_fields, read_block, read_power_block,
+    block_fields, fitting_classes, power_entry, power_fields, read_block_with, read_power_block,
     write_block, write_power_block, PowerSetting, SubsystemBlock,
 };
 use super::writer::Writer;
@@ -350,7 +350,8 @@ impl Decoder<'_, '_> {
         }
         if let Some(class) = self.class {
             let mut probe = self.f.r.clone();
-            let problem = match read_block(&mut probe, class) {
+            let keep_spans = self.f.keeps_fields();
+            let problem = match read_block_with(&mut probe, class, keep_spans) {
                 Ok(read) if read.fits() => {
                     if read.wrapped_past_start {
                         self.warn(

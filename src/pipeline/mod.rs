@@ -237,9 +237,14 @@ impl Pipeline {
         s.bytes += frame.data.len() as u64;
         s.first_ts_ns.get_or_insert(frame.ts_ns);
         s.last_ts_ns = Some(frame.ts_ns);
-        *s.link_types
-            .entry(link_type::name(frame.link_type).to_string())
-            .or_default() += 1;
+        // Look up before inserting: an owned key per frame would be an allocation each.
+        let link = link_type::name(frame.link_type);
+        match s.link_types.get_mut(link) {
+            Some(n) => *n += 1,
+            None => {
+                s.link_types.insert(link.to_string(), 1);
+            }
+        }
         let mut d = match self.net.decode(frame) {
             NetOutcome::Datagram(d) => d,
             NetOutcome::FragmentHeld => return Ok(Control::Continue),
@@ -316,6 +321,7 @@ impl Pipeline {
             let mut spare = g.messages;
             spare.clear();
             self.spare_messages = spare;
+            self.net.recycle(g.plain);
         }
         control
     }
