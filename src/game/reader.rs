@@ -268,6 +268,9 @@ impl<'a> FieldReader<'a> {
         self.keep
     }
 
+    // Inlined so that a lean read, which drops `value`, compiles to nothing for the
+    // variants that own no heap data.
+    #[inline]
     pub fn push(&mut self, name: impl Into<Cow<'static, str>>, value: Value, start: usize) {
         if self.keep {
             let span = Span::new(start, self.r.pos());

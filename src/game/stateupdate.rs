@@ -175,7 +175,9 @@ pub fn decode_with(
             FieldReader::after_opcode_lean(msg)
         },
         warnings: Vec::new(),
-        su: StateUpdate::default(),
+        // Boxed from the start: the message keeps it, and filling it in place saves
+        // moving the whole value into a box at the end.
+        su: Box::default(),
         species,
         class: species.and_then(|s| catalog.class(s)),
         catalog,
@@ -217,14 +219,14 @@ pub fn decode_with(
         length: msg.len(),
         fields: f.fields,
         warnings,
-        state_update: header_ok.then(|| Box::new(su)),
+        state_update: header_ok.then_some(su),
     }
 }
 
 struct Decoder<'a, 'c> {
     f: FieldReader<'a>,
     warnings: Vec<Warning>,
-    su: StateUpdate,
+    su: Box<StateUpdate>,
     species: Option<u16>,
     class: Option<&'c ShipClass>,
     catalog: &'c ShipCatalog,
