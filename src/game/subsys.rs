@@ -118,6 +118,16 @@ pub fn read_block_with(
     class: &ShipClass,
     keep_spans: bool,
 ) -> DecodeResult<BlockRead> {
+    read_block_into(r, class, keep_spans, Vec::new())
+}
+
+/// [`read_block_with`], filling `records` (emptied first; passed in for its capacity).
+pub fn read_block_into(
+    r: &mut Reader<'_>,
+    class: &ShipClass,
+    keep_spans: bool,
+    mut records: Vec<SubsystemRecord>,
+) -> DecodeResult<BlockRead> {
     let start = r.u8("subsystem start index")?;
     let n = class.len();
     if start as usize >= n {
@@ -133,7 +143,8 @@ pub fn read_block_with(
     }
     // Every record takes at least one byte: size the lists once.
     let most = n.min(r.remaining());
-    let mut records = Vec::with_capacity(most);
+    records.clear();
+    records.reserve(most);
     let mut spans = Vec::with_capacity(if keep_spans { most } else { 0 });
     let mut i = start as usize;
     let mut wrapped = false;
