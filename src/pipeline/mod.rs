@@ -144,7 +144,9 @@ pub struct Pipeline {
     spare_messages: Vec<MessageRecord>,
     /// The transport walk of the previous datagram, kept for its capacity.
     spare_packet: Packet,
-    /// Typed StateUpdates of records already handed out, refilled by later ones.
+    /// Typed StateUpdates of records already handed out, refilled by later ones. Boxed
+    /// because `GameMessage::state_update` is: reusing the box is the point.
+    #[allow(clippy::vec_box)]
     spare_updates: Vec<Box<StateUpdate>>,
 }
 
