@@ -405,7 +405,12 @@ impl Pipeline {
             game: None,
             assembled: None,
             relay_of: None,
-            warnings: m.warnings.clone(),
+            // Most messages have none: skip the out-of-line clone call.
+            warnings: if m.warnings.is_empty() {
+                Vec::new()
+            } else {
+                m.warnings.clone()
+            },
         };
         let counts = self.counts.entry(stream).or_default();
         counts.messages += 1;
