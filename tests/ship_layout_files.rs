@@ -34,9 +34,9 @@ fn example_file_adds_a_modded_class_over_stock() {
         panic!("{:?}", su.subsystems)
     };
     assert_eq!(b.records.len(), 2);
-    assert_eq!(b.records[0].children, [0xF0, 0xF1, 0xF2, 0xF3]);
+    assert_eq!(b.records[0].children[..], [0xF0, 0xF1, 0xF2, 0xF3]);
     assert_eq!(b.records[0].power_pct, Some(100));
-    assert_eq!(b.records[1].children, [0xFF, 0x80]);
+    assert_eq!(b.records[1].children[..], [0xFF, 0x80]);
     assert_eq!(b.records[1].power_pct, Some(90));
     assert_eq!(encode(su), msg);
     // Without the file the same block is an unknown layout, kept raw.

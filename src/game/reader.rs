@@ -268,10 +268,26 @@ impl<'a> FieldReader<'a> {
         self.keep
     }
 
+    // Inlined so that a lean read, which drops `value`, compiles to nothing for the
+    // variants that own no heap data.
+    #[inline]
     pub fn push(&mut self, name: impl Into<Cow<'static, str>>, value: Value, start: usize) {
         if self.keep {
             let span = Span::new(start, self.r.pos());
             self.fields.push(Field::new(name, value, span));
+        } else {
+            match value {
+                // Nothing to free: skip the out-of-line drop, which the compiler cannot
+                // see through even when it knows the variant.
+                Value::Bool(_)
+                | Value::Uint(_)
+                | Value::Int(_)
+                | Value::Float(_)
+                | Value::ObjectId(_)
+                | Value::Hex(_)
+                | Value::Vec3(_) => std::mem::forget(value),
+                owned => drop(owned),
+            }
         }
     }
 

@@ -12,8 +12,8 @@ use super::message::GameMessage;
 use super::reader::{DecodeError, FieldReader};
 use super::ships::{ShipCatalog, ShipClass};
 use super::subsys::{
-    block_fields, fitting_classes, power_entry, power_fields, read_block, read_power_block,
-    write_block, write_power_block, PowerSetting, SubsystemBlock,
+    block_fields, fitting_classes, power_entry, power_fields, read_block_into, read_power_block,
+    write_block, write_power_block, PowerSetting, SubsystemBlock, SubsystemRecord,
 };
 use super::writer::Writer;
 use crate::diag::Warning;
@@ -168,6 +168,31 @@ pub fn decode_with(
     catalog: &ShipCatalog,
     keep_fields: bool,
 ) -> GameMessage {
+    decode_reusing(msg, species, catalog, keep_fields, None)
+}
+
+/// [`decode_with`], filling `spare` (the typed value of an earlier message nobody reads
+/// any more) instead of a new box; its subsystem record list keeps its capacity too.
+pub fn decode_reusing(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    keep_fields: bool,
+    spare: Option<Box<StateUpdate>>,
+) -> GameMessage {
+    let (su, spare_records) = match spare {
+        Some(mut su) => {
+            let records = match su.subsystems.take() {
+                Some(SubsystemData::Decoded(block)) => block.records,
+                _ => Vec::new(),
+            };
+            *su = StateUpdate::default();
+            (su, records)
+        }
+        // Boxed from the start: the message keeps it, and filling it in place saves
+        // moving the whole value into a box at the end.
+        None => (Box::default(), Vec::new()),
+    };
     let mut d = Decoder {
         f: if keep_fields {
             FieldReader::after_opcode(msg)
@@ -175,7 +200,8 @@ pub fn decode_with(
             FieldReader::after_opcode_lean(msg)
         },
         warnings: Vec::new(),
-        su: StateUpdate::default(),
+        su,
+        spare_records,
         species,
         class: species.and_then(|s| catalog.class(s)),
         catalog,
@@ -217,14 +243,16 @@ pub fn decode_with(
         length: msg.len(),
         fields: f.fields,
         warnings,
-        state_update: header_ok.then(|| Box::new(su)),
+        state_update: header_ok.then_some(su),
     }
 }
 
 struct Decoder<'a, 'c> {
     f: FieldReader<'a>,
     warnings: Vec<Warning>,
-    su: StateUpdate,
+    su: Box<StateUpdate>,
+    /// An emptied record list to fill, kept for its capacity.
+    spare_records: Vec<SubsystemRecord>,
     species: Option<u16>,
     class: Option<&'c ShipClass>,
     catalog: &'c ShipCatalog,
@@ -350,7 +378,9 @@ impl Decoder<'_, '_> {
         }
         if let Some(class) = self.class {
             let mut probe = self.f.r.clone();
-            let problem = match read_block(&mut probe, class) {
+            let keep_spans = self.f.keeps_fields();
+            let records = std::mem::take(&mut self.spare_records);
+            let problem = match read_block_into(&mut probe, class, keep_spans, records) {
                 Ok(read) if read.fits() => {
                     if read.wrapped_past_start {
                         self.warn(

@@ -10,6 +10,11 @@ use super::field::{Field, Span, Value};
 use super::reader::{DecodeError, DecodeResult, Reader};
 use super::ships::{RecordFormat, ShipCatalog, ShipClass, SubsystemLayout};
 use super::writer::Writer;
+use smallvec::SmallVec;
+
+/// Child condition bytes of one record: stock layouts have at most 8 children, so they
+/// are stored inline; longer lists from layout files spill to the heap.
+pub type Children = SmallVec<[u8; 8]>;
 
 /// The host stops adding records once the block (index byte included) reaches this many
 /// bytes (§5.3).
@@ -27,7 +32,7 @@ pub struct SubsystemRecord {
     /// Condition × 255 (0xFF full, 0x00 destroyed).
     pub condition: u8,
     /// One condition byte per child, in wire order.
-    pub children: Vec<u8>,
+    pub children: Children,
     /// Powered and shield formats: requested power × 100, or `None` when the
     /// has-power-data bit is 0 (the receiver owns the ship).
     pub power_pct: Option<u8>,
@@ -45,7 +50,7 @@ impl SubsystemRecord {
             index,
             format: entry.format,
             condition: 0xFF,
-            children: vec![0xFF; entry.children.len()],
+            children: Children::from_elem(0xFF, entry.children.len()),
             power_pct: if entry.format.has_power_bit() {
                 power_pct
             } else {
@@ -103,6 +108,26 @@ impl BlockRead {
 
 /// Read a 0x20 block (start index byte first) to the end of the message.
 pub fn read_block(r: &mut Reader<'_>, class: &ShipClass) -> DecodeResult<BlockRead> {
+    read_block_with(r, class, true)
+}
+
+/// [`read_block`]; with `keep_spans` false, [`BlockRead::spans`] stays empty (the spans
+/// only serve field trees, which a lean decode does not build).
+pub fn read_block_with(
+    r: &mut Reader<'_>,
+    class: &ShipClass,
+    keep_spans: bool,
+) -> DecodeResult<BlockRead> {
+    read_block_into(r, class, keep_spans, Vec::new())
+}
+
+/// [`read_block_with`], filling `records` (emptied first; passed in for its capacity).
+pub fn read_block_into(
+    r: &mut Reader<'_>,
+    class: &ShipClass,
+    keep_spans: bool,
+    mut records: Vec<SubsystemRecord>,
+) -> DecodeResult<BlockRead> {
     let start = r.u8("subsystem start index")?;
     let n = class.len();
     if start as usize >= n {
@@ -116,8 +141,11 @@ pub fn read_block(r: &mut Reader<'_>, class: &ShipClass) -> DecodeResult<BlockRe
         e.offset -= 1;
         return Err(e);
     }
-    let mut records = Vec::new();
-    let mut spans = Vec::new();
+    // Every record takes at least one byte: size the lists once.
+    let most = n.min(r.remaining());
+    records.clear();
+    records.reserve(most);
+    let mut spans = Vec::with_capacity(if keep_spans { most } else { 0 });
     let mut i = start as usize;
     let mut wrapped = false;
     while !r.is_empty() {
@@ -127,7 +155,9 @@ pub fn read_block(r: &mut Reader<'_>, class: &ShipClass) -> DecodeResult<BlockRe
             e
         })?;
         records.push(rec);
-        spans.push(span);
+        if keep_spans {
+            spans.push(span);
+        }
         i = (i + 1) % n;
         if i == start as usize && !r.is_empty() {
             wrapped = true;
@@ -148,7 +178,7 @@ fn read_record(
 ) -> DecodeResult<(SubsystemRecord, RecordSpan)> {
     let start = r.pos();
     let condition = r.u8("condition")?;
-    let children = r.bytes(entry.children.len(), "child conditions")?.to_vec();
+    let children = Children::from_slice(r.bytes(entry.children.len(), "child conditions")?);
     let mut rec = SubsystemRecord {
         index,
         format: entry.format,
@@ -661,7 +691,7 @@ mod tests {
         assert_eq!(idx, [8, 9, 10, 0, 1]);
         assert_eq!(b.spans[0].bit_at, Some(2));
         assert_eq!(b.spans[4].bit_at, Some(2));
-        assert_eq!(b.block.records[1].children, [0xFF, 0xFF]);
+        assert_eq!(b.block.records[1].children[..], [0xFF, 0xFF]);
         assert_eq!(b.block.records[4].facings, [0xFF; 6]);
         assert!(b.block.records.iter().all(|r| r.power_pct.is_none()));
         let mut w = Writer::new();

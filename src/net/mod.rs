@@ -122,6 +122,8 @@ pub struct NetStats {
 pub struct NetDecoder {
     defrag: Defragmenter,
     stats: NetStats,
+    /// A payload buffer handed back by the caller, reused for the next datagram.
+    spare: Vec<u8>,
 }
 
 impl Default for NetDecoder {
@@ -135,6 +137,7 @@ impl NetDecoder {
         NetDecoder {
             defrag: Defragmenter::new(limits),
             stats: NetStats::default(),
+            spare: Vec::new(),
         }
     }
 
@@ -163,6 +166,13 @@ impl NetDecoder {
             NetOutcome::Skipped(_) => self.stats.skipped += 1,
         }
         outcome
+    }
+
+    /// Hands back the payload buffer of a finished datagram, so that the next one can
+    /// reuse its allocation instead of making a new one.
+    pub fn recycle(&mut self, mut payload: Vec<u8>) {
+        payload.clear();
+        self.spare = payload;
     }
 
     /// Ends the capture: every unfinished reassembly becomes a leftover, together with
@@ -250,11 +260,16 @@ impl NetDecoder {
         }
         match UdpSlice::from_slice(payload.payload) {
             Ok(udp) => NetOutcome::Datagram(Datagram {
+                payload: {
+                    let mut buf = std::mem::take(&mut self.spare);
+                    buf.clear();
+                    buf.extend_from_slice(udp.payload());
+                    buf
+                },
                 frame: frame.number,
                 ts_ns: frame.ts_ns,
                 src: SocketAddr::new(src_ip, udp.source_port()),
                 dst: SocketAddr::new(dst_ip, udp.destination_port()),
-                payload: udp.payload().to_vec(),
                 fragment_frames: Vec::new(),
             }),
             Err(e) => NetOutcome::Skipped(SkipReason::Malformed(e.to_string())),

@@ -16,6 +16,7 @@ use crate::game::opcodes::{self, DecodeContext};
 use crate::game::phases::{PhaseTracker, TransportEvent};
 use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WINDOW_SECS};
 use crate::game::ships::ShipCatalog;
+use crate::game::stateupdate::StateUpdate;
 use crate::game::GameMessage;
 use crate::net::{NetDecoder, NetOutcome};
 use crate::report::names::Names;
@@ -143,7 +144,14 @@ pub struct Pipeline {
     spare_messages: Vec<MessageRecord>,
     /// The transport walk of the previous datagram, kept for its capacity.
     spare_packet: Packet,
+    /// Typed StateUpdates of records already handed out, refilled by later ones. Boxed
+    /// because `GameMessage::state_update` is: reusing the box is the point.
+    #[allow(clippy::vec_box)]
+    spare_updates: Vec<Box<StateUpdate>>,
 }
+
+/// At most this many spare StateUpdates are kept (a datagram carries a few).
+const MAX_SPARE_UPDATES: usize = 64;
 
 /// Names as known right now, for reports.
 struct NameView<'a> {
@@ -200,6 +208,7 @@ impl Pipeline {
             lean: false,
             spare_messages: Vec::new(),
             spare_packet: Packet::default(),
+            spare_updates: Vec::new(),
         }
     }
 
@@ -237,9 +246,14 @@ impl Pipeline {
         s.bytes += frame.data.len() as u64;
         s.first_ts_ns.get_or_insert(frame.ts_ns);
         s.last_ts_ns = Some(frame.ts_ns);
-        *s.link_types
-            .entry(link_type::name(frame.link_type).to_string())
-            .or_default() += 1;
+        // Look up before inserting: an owned key per frame would be an allocation each.
+        let link = link_type::name(frame.link_type);
+        match s.link_types.get_mut(link) {
+            Some(n) => *n += 1,
+            None => {
+                s.link_types.insert(link.to_string(), 1);
+            }
+        }
         let mut d = match self.net.decode(frame) {
             NetOutcome::Datagram(d) => d,
             NetOutcome::FragmentHeld => return Ok(Control::Continue),
@@ -314,8 +328,17 @@ impl Pipeline {
         let control = sink.packet(&rec, &names);
         if let PacketBody::Game(g) = rec.body {
             let mut spare = g.messages;
+            for m in &mut spare {
+                if self.spare_updates.len() >= MAX_SPARE_UPDATES {
+                    break;
+                }
+                if let Some(su) = m.game.as_mut().and_then(|g| g.state_update.take()) {
+                    self.spare_updates.push(su);
+                }
+            }
             spare.clear();
             self.spare_messages = spare;
+            self.net.recycle(g.plain);
         }
         control
     }
@@ -382,7 +405,12 @@ impl Pipeline {
             game: None,
             assembled: None,
             relay_of: None,
-            warnings: m.warnings.clone(),
+            // Most messages have none: skip the out-of-line clone call.
+            warnings: if m.warnings.is_empty() {
+                Vec::new()
+            } else {
+                m.warnings.clone()
+            },
         };
         let counts = self.counts.entry(stream).or_default();
         counts.messages += 1;
@@ -560,7 +588,7 @@ impl Pipeline {
         if self.lean && payload.first() != Some(&0x00) {
             ctx = ctx.lean();
         }
-        let game = opcodes::decode(payload, &ctx);
+        let game = opcodes::decode_reusing(payload, &ctx, &mut self.spare_updates);
         if delivered {
             let time = ts_ns as f64 / 1e9;
             st.registry.observe(payload, frame, &self.config.ships);

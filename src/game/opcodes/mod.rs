@@ -18,7 +18,7 @@ use super::message::GameMessage;
 use super::objects::ObjectRegistry;
 use super::reader::{DecodeError, DecodeResult, FieldReader};
 use super::ships::ShipCatalog;
-use super::stateupdate;
+use super::stateupdate::{self, StateUpdate};
 use crate::diag::Warning;
 
 /// What a decoder may consult besides the bytes: the session's objects and ship classes.
@@ -133,6 +133,16 @@ pub fn opcode_from_name(name: &str) -> Option<u8> {
 
 /// Decode one game message (opcode byte first).
 pub fn decode(msg: &[u8], ctx: &DecodeContext) -> GameMessage {
+    decode_reusing(msg, ctx, &mut Vec::new())
+}
+
+/// [`decode`]; a StateUpdate is filled into a box taken from `spare` (typed values of
+/// earlier messages nobody reads any more) instead of a new allocation.
+pub fn decode_reusing(
+    msg: &[u8],
+    ctx: &DecodeContext,
+    spare: &mut Vec<Box<StateUpdate>>,
+) -> GameMessage {
     let Some(&op) = msg.first() else {
         return GameMessage {
             opcode: 0,
@@ -149,7 +159,13 @@ pub fn decode(msg: &[u8], ctx: &DecodeContext) -> GameMessage {
     };
     if op == 0x1C {
         let species = object_id_at(msg, 1).and_then(|id| ctx.registry.species(id));
-        return stateupdate::decode_with(msg, species.map(u16::from), ctx.catalog, ctx.fields);
+        return stateupdate::decode_reusing(
+            msg,
+            species.map(u16::from),
+            ctx.catalog,
+            ctx.fields,
+            spare.pop(),
+        );
     }
     let mut f = if ctx.fields {
         FieldReader::after_opcode(msg)

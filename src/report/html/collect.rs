@@ -910,7 +910,7 @@ mod tests {
                         index: 2,
                         format: RecordFormat::Base,
                         condition: cond,
-                        children: Vec::new(),
+                        children: Default::default(),
                         power_pct: None,
                         batteries: [0; 2],
                         facings: [0; 6],
