@@ -189,6 +189,23 @@ struct Stream {
     next_generation: u64,
 }
 
+impl Stream {
+    /// Moves the messages of this stream that were never acknowledged into `out`.
+    fn collect_unacked<K: Clone>(self, stream: &K, out: &mut Vec<Unacked<K>>) {
+        for (key, e) in self.entries {
+            if e.ack.is_none() {
+                out.push(Unacked {
+                    stream: stream.clone(),
+                    key,
+                    first: e.first,
+                    last: e.last,
+                    copies: e.copies,
+                });
+            }
+        }
+    }
+}
+
 fn counter_index(c: Counter) -> usize {
     match c {
         Counter::Low => 0,
@@ -357,17 +374,7 @@ impl<K: Hash + Eq + Clone> Tracker<K> {
             }
         });
         if let Some(s) = self.streams.remove(stream) {
-            for (key, e) in s.entries {
-                if e.ack.is_none() {
-                    unacked.push(Unacked {
-                        stream: stream.clone(),
-                        key,
-                        first: e.first,
-                        last: e.last,
-                        copies: e.copies,
-                    });
-                }
-            }
+            s.collect_unacked(stream, &mut unacked);
         }
         unacked.sort_by_key(|u| (u.first.frame, u.first.time_ns, u.key));
         unacked
@@ -377,17 +384,7 @@ impl<K: Hash + Eq + Clone> Tracker<K> {
     pub fn finish(self) -> ReliabilityReport<K> {
         let mut unacked = self.dropped;
         for (stream, s) in self.streams {
-            for (key, e) in s.entries {
-                if e.ack.is_none() {
-                    unacked.push(Unacked {
-                        stream: stream.clone(),
-                        key,
-                        first: e.first,
-                        last: e.last,
-                        copies: e.copies,
-                    });
-                }
-            }
+            s.collect_unacked(&stream, &mut unacked);
         }
         unacked.sort_by_key(|u| (u.first.frame, u.first.time_ns, u.key));
         ReliabilityReport {

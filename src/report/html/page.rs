@@ -8,6 +8,18 @@
 use super::collect::{CaptureReport, Event, EventKind, Ship};
 use super::series::{column_layout, decimate_indices, rebucket, split_budget, thin_steps};
 use super::svg::{colour, esc, json_for_script, num, points_attr, round, Plot};
+
+/// The opening `<svg>` of a chart and its axes. `attrs` are its `data-` attributes; the
+/// series count is what the browser test reads back.
+fn open_chart(class: &str, attrs: &str, series: usize, plot: &Plot, x: &str, y: &str) -> String {
+    let mut svg = format!(
+        "<svg class=\"{class}\" {attrs} data-series-count=\"{series}\" viewBox=\"0 0 {} {}\">",
+        num(plot.width),
+        num(plot.height)
+    );
+    svg.push_str(&plot.axes(x, y));
+    svg
+}
 use crate::diag::Direction;
 use crate::game::dirty::flag_names;
 use crate::game::opcodes::opcode_name;
@@ -382,13 +394,14 @@ fn stacked_chart(
         (0.0, width * n as f64),
         (0.0, ymax.max(1.0) * 1.05),
     );
-    let mut svg = format!(
-        "<svg class=\"chart\" data-chart=\"{id}\" data-series-count=\"{}\" viewBox=\"0 0 {} {}\">",
+    let mut svg = open_chart(
+        "chart",
+        &format!("data-chart=\"{id}\""),
         series.len(),
-        num(plot.width),
-        num(plot.height)
+        &plot,
+        "seconds",
+        "messages/s",
     );
-    svg.push_str(&plot.axes("seconds", "messages/s"));
     let mut base = vec![0u64; n];
     let mut legend = String::from("<div class=\"legend\">");
     let mut hover = Vec::new();
@@ -595,13 +608,14 @@ fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             ),
         );
     }
-    let mut svg = format!(
-        "<svg class=\"chart map\" data-chart=\"{id}\" data-zoom=\"1\" data-series-count=\"{}\" viewBox=\"0 0 {} {}\">",
+    let mut svg = open_chart(
+        "chart map",
+        &format!("data-chart=\"{id}\" data-zoom=\"1\""),
         ships.len(),
-        num(w),
-        num(hgt)
+        &plot,
+        "x",
+        "y",
     );
-    svg.push_str(&plot.axes("x", "y"));
     let mut legend = String::from("<div class=\"legend\">");
     let mut hover = Vec::new();
     for (i, (s, keep)) in ships.iter().zip(&shares).enumerate() {
@@ -828,13 +842,14 @@ fn ship_chart(
         s.updates,
         events.len()
     );
-    let mut svg = format!(
-        "<svg class=\"chart ship\" data-chart=\"{id}\" data-series-count=\"{}\" viewBox=\"0 0 {} {}\">",
+    let mut svg = open_chart(
+        "chart ship",
+        &format!("data-chart=\"{id}\""),
         s.health.len(),
-        num(plot.width),
-        num(plot.height)
+        &plot,
+        "seconds",
+        "condition %",
     );
-    svg.push_str(&plot.axes("seconds", "condition %"));
     let _ = write!(
         svg,
         "<text class=\"lbl\" x=\"{}\" y=\"{}\" text-anchor=\"end\">fire</text><text class=\"lbl\" x=\"{}\" y=\"{}\" text-anchor=\"end\">damage</text>",
@@ -968,13 +983,14 @@ fn line_chart(
         (0.0, width * n as f64),
         (0.0, ymax.max(1.0) * 1.1),
     );
-    let mut svg = format!(
-        "<svg class=\"chart\" data-chart=\"{id}\" data-series-count=\"{}\" viewBox=\"0 0 {} {}\">",
+    let mut svg = open_chart(
+        "chart",
+        &format!("data-chart=\"{id}\""),
         series.len(),
-        num(plot.width),
-        num(plot.height)
+        &plot,
+        "seconds",
+        y_title,
     );
-    svg.push_str(&plot.axes("seconds", y_title));
     let mut legend = String::from("<div class=\"legend\">");
     let mut hover = Vec::new();
     for (k, (name, vals)) in series.iter().enumerate() {
