@@ -97,6 +97,24 @@ fn benches(c: &mut Criterion) {
             }
         })
     });
+    g.bench_function("decrypt_capture_many", |b| {
+        let mut bufs = vec![Vec::new(); cipher::LANES];
+        b.iter(|| {
+            for group in inp.encrypted.chunks(cipher::LANES) {
+                for (buf, d) in bufs.iter_mut().zip(group) {
+                    buf.clear();
+                    buf.extend_from_slice(d);
+                }
+                let mut views: Vec<&mut [u8]> = bufs
+                    .iter_mut()
+                    .take(group.len())
+                    .map(|v| v.as_mut_slice())
+                    .collect();
+                cipher::decrypt_many(&mut views);
+                black_box(&views);
+            }
+        })
+    });
     g.finish();
 
     let mut g = c.benchmark_group("transport");

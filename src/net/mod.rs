@@ -117,13 +117,17 @@ pub struct NetStats {
     pub skipped: u64,
 }
 
+/// Payload buffers kept for reuse: enough for the datagrams a caller holds at once.
+const MAX_SPARE_PAYLOADS: usize = 8;
+
 /// Decodes frames one at a time; holds the fragment reassembly state.
 #[derive(Debug)]
 pub struct NetDecoder {
     defrag: Defragmenter,
     stats: NetStats,
-    /// A payload buffer handed back by the caller, reused for the next datagram.
-    spare: Vec<u8>,
+    /// Payload buffers handed back by the caller, reused for the next datagrams (a
+    /// caller may hold a few datagrams at once, see `pipeline`).
+    spare: Vec<Vec<u8>>,
 }
 
 impl Default for NetDecoder {
@@ -171,8 +175,10 @@ impl NetDecoder {
     /// Hands back the payload buffer of a finished datagram, so that the next one can
     /// reuse its allocation instead of making a new one.
     pub fn recycle(&mut self, mut payload: Vec<u8>) {
-        payload.clear();
-        self.spare = payload;
+        if self.spare.len() < MAX_SPARE_PAYLOADS {
+            payload.clear();
+            self.spare.push(payload);
+        }
     }
 
     /// Ends the capture: every unfinished reassembly becomes a leftover, together with
@@ -261,8 +267,7 @@ impl NetDecoder {
         match UdpSlice::from_slice(payload.payload) {
             Ok(udp) => NetOutcome::Datagram(Datagram {
                 payload: {
-                    let mut buf = std::mem::take(&mut self.spare);
-                    buf.clear();
+                    let mut buf = self.spare.pop().unwrap_or_default();
                     buf.extend_from_slice(udp.payload());
                     buf
                 },

@@ -18,7 +18,7 @@ use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WI
 use crate::game::ships::ShipCatalog;
 use crate::game::stateupdate::StateUpdate;
 use crate::game::GameMessage;
-use crate::net::{NetDecoder, NetOutcome};
+use crate::net::{Datagram, NetDecoder, NetOutcome};
 use crate::report::names::Names;
 use crate::transport::facts::MAX_EVENTS_PER_CLIENT;
 use crate::transport::low::{utf16le_to_string, LowBody, LowKind};
@@ -36,6 +36,7 @@ use record::{
 };
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
 use summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
 
 /// Sessions listed one by one in the summary. Later ones are only counted (in
@@ -148,6 +149,33 @@ pub struct Pipeline {
     /// because `GameMessage::state_update` is: reusing the box is the point.
     #[allow(clippy::vec_box)]
     spare_updates: Vec<Box<StateUpdate>>,
+    /// Game-port datagrams read ahead, deciphered together when `cipher::LANES` are
+    /// waiting (or something else comes), then handled in capture order.
+    pending: Vec<Pending>,
+}
+
+/// A datagram read ahead of its turn.
+struct Pending {
+    frame: FrameMeta,
+    datagram: Datagram,
+}
+
+/// What the summary needs of a frame once its datagram is handled.
+#[derive(Debug, Clone, Copy)]
+struct FrameMeta {
+    ts_ns: i64,
+    len: usize,
+    link_type: u32,
+}
+
+impl FrameMeta {
+    fn of(frame: &Frame) -> FrameMeta {
+        FrameMeta {
+            ts_ns: frame.ts_ns,
+            len: frame.data.len(),
+            link_type: frame.link_type,
+        }
+    }
 }
 
 /// At most this many spare StateUpdates are kept (a datagram carries a few).
@@ -209,6 +237,7 @@ impl Pipeline {
             spare_messages: Vec::new(),
             spare_packet: Packet::default(),
             spare_updates: Vec::new(),
+            pending: Vec::with_capacity(cipher::LANES),
         }
     }
 
@@ -218,7 +247,12 @@ impl Pipeline {
         self.lean = sink.detail() == Detail::Lean;
         let mut frame = Frame::default();
         loop {
-            match reader.read_into(&mut frame) {
+            let read = reader.read_into(&mut frame);
+            if !matches!(read, Ok(true)) && self.flush(sink)? == Control::Stop {
+                // Datagrams read ahead come before whatever ends or interrupts the read.
+                break;
+            }
+            match read {
                 Ok(true) => {}
                 Ok(false) => break,
                 Err(e) if e.is_fatal() => {
@@ -230,9 +264,12 @@ impl Pipeline {
                     continue;
                 }
             }
-            if self.frame(&frame, sink)? == Control::Stop {
+            if self.read_frame(&frame, sink)? == Control::Stop {
                 break;
             }
+        }
+        for p in std::mem::take(&mut self.pending) {
+            self.net.recycle(p.datagram.payload);
         }
         if let Some(t) = reader.truncation() {
             self.summary.add_problem(t.to_warning().to_string());
@@ -240,10 +277,76 @@ impl Pipeline {
         Ok(self.finish())
     }
 
-    fn frame(&mut self, frame: &Frame, sink: &mut dyn Sink) -> Result<Control> {
+    /// Decodes a frame's network layers; a game-port datagram waits in `pending` to be
+    /// deciphered with others, anything else is handled at once (after those waiting).
+    fn read_frame(&mut self, frame: &Frame, sink: &mut dyn Sink) -> Result<Control> {
+        let meta = FrameMeta::of(frame);
+        match self.net.decode(frame) {
+            NetOutcome::Datagram(d) if self.deciphers_ahead(&d) => {
+                self.pending.push(Pending {
+                    frame: meta,
+                    datagram: d,
+                });
+                if self.pending.len() < cipher::LANES {
+                    return Ok(Control::Continue);
+                }
+                self.flush(sink)
+            }
+            other => match self.flush(sink)? {
+                Control::Stop => Ok(Control::Stop),
+                Control::Continue => self.frame(meta, other, false, sink),
+            },
+        }
+    }
+
+    /// Whether a datagram may be deciphered before its flow is known: a game-port
+    /// payload that is not GameSpy text. Classification reads only its clear first
+    /// byte, and datagrams that turn out not to be BC never show their payload.
+    fn deciphers_ahead(&self, d: &Datagram) -> bool {
+        let port = self.config.game_port;
+        d.payload.len() >= 2
+            && d.payload.first() != Some(&cipher::GAMESPY_MARK)
+            && (d.src.port() == port || d.dst.port() == port)
+    }
+
+    /// Deciphers the datagrams waiting in `pending` side by side, then handles them in
+    /// capture order.
+    fn flush(&mut self, sink: &mut dyn Sink) -> Result<Control> {
+        if self.pending.is_empty() {
+            return Ok(Control::Continue);
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        {
+            let mut views: SmallVec<[&mut [u8]; cipher::LANES]> = pending
+                .iter_mut()
+                .map(|p| p.datagram.payload.as_mut_slice())
+                .collect();
+            cipher::decrypt_many(&mut views);
+        }
+        let mut control = Control::Continue;
+        for p in pending.drain(..) {
+            if control == Control::Stop {
+                self.net.recycle(p.datagram.payload);
+            } else {
+                control = self.frame(p.frame, NetOutcome::Datagram(p.datagram), true, sink)?;
+            }
+        }
+        self.pending = pending;
+        Ok(control)
+    }
+
+    /// Handles one frame's network outcome; `deciphered` says whether a game payload
+    /// was already deciphered by [`Pipeline::flush`].
+    fn frame(
+        &mut self,
+        frame: FrameMeta,
+        outcome: NetOutcome,
+        deciphered: bool,
+        sink: &mut dyn Sink,
+    ) -> Result<Control> {
         let s = &mut self.summary;
         s.frames += 1;
-        s.bytes += frame.data.len() as u64;
+        s.bytes += frame.len as u64;
         s.first_ts_ns.get_or_insert(frame.ts_ns);
         s.last_ts_ns = Some(frame.ts_ns);
         // Look up before inserting: an owned key per frame would be an allocation each.
@@ -254,7 +357,7 @@ impl Pipeline {
                 s.link_types.insert(link.to_string(), 1);
             }
         }
-        let mut d = match self.net.decode(frame) {
+        let mut d = match outcome {
             NetOutcome::Datagram(d) => d,
             NetOutcome::FragmentHeld => return Ok(Control::Continue),
             NetOutcome::Skipped(why) => {
@@ -297,7 +400,9 @@ impl Pipeline {
                 s.game_frames += 1;
                 // Decrypt in place: the encrypted bytes are not needed any more.
                 let mut plain = std::mem::take(&mut d.payload);
-                cipher::decrypt(&mut plain);
+                if !deciphered {
+                    cipher::decrypt(&mut plain);
+                }
                 self.facts
                     .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
                 PacketBody::Game(self.game_packet(

@@ -48,10 +48,12 @@ const POW: [u32; 6] = {
 /// `t2_r = word_r·MUL_WORD` and `cross = t2_{r-1}` (the previous byte's `t2_4` in
 /// round 0). The word chain starts from 0 in every byte, so the words depend on the
 /// folded key alone; unrolled, `sum_r = s·MUL_SUM^(r+1) + c·MUL_SUM^r + D_r` where `s`
-/// and `c` are the previous byte's last sum and `t2_4`. Entries 0..5 are `D_r`, entry
-/// 5 is `t2_4` and entry 6 the XOR of the five updated words. The five sums are then
-/// independent of each other, so a byte costs a few multiplies in parallel instead of
-/// a chain of five rounds.
+/// and `c` are the previous byte's last sum and `t2_4`. Writing `u = s·MUL_SUM + c`
+/// gives `sum_r = u·MUL_SUM^r + D_r`, and the next byte's `u` is
+/// `u·MUL_SUM^5 + (D_4·MUL_SUM + t2_4)`: the whole carried state is `u` and the key
+/// byte. Entries 0..5 are `D_r`, entry 5 is `D_4·MUL_SUM + t2_4` and entry 6 the XOR of
+/// the five updated words. The five sums are independent of each other, so a byte
+/// costs four multiplies in parallel instead of a chain of five rounds.
 const ROUNDS: [[u32; 7]; 256] = round_table();
 
 const fn round_table() -> [[u32; 7]; 256] {
@@ -83,45 +85,126 @@ const fn round_table() -> [[u32; 7]; 256] {
             word_prev = updated;
             r += 1;
         }
-        t[f][5] = t2_prev;
+        t[f][5] = d_prev.wrapping_mul(MUL_SUM).wrapping_add(t2_prev);
         t[f][6] = updated_xor;
         f += 1;
     }
     t
 }
 
-/// Per-datagram cipher state (`cipher.md` §2) with the key folded into one byte.
+/// Per-datagram cipher state (`cipher.md` §2) with the key folded into one byte and
+/// the running sum and cross term folded into `u` (see [`ROUNDS`]).
+#[derive(Clone, Copy)]
 struct State {
-    sum: u32,
-    prev_cross: u32,
+    u: u32,
     /// XOR of every plaintext byte fed back so far.
     fold: u8,
 }
 
 impl State {
     const fn new() -> State {
-        State {
-            sum: 0,
-            prev_cross: 0,
-            fold: 0,
-        }
+        State { u: 0, fold: 0 }
     }
 
     /// One keystream byte (`cipher.md` §3): five chained rounds, unrolled.
     #[inline(always)]
     fn keystream(&mut self) -> u8 {
         let t = &ROUNDS[self.fold as usize];
-        let (s, c) = (self.sum, self.prev_cross);
-        let sum = |r: usize| {
-            s.wrapping_mul(POW[r + 1])
-                .wrapping_add(c.wrapping_mul(POW[r]))
-                .wrapping_add(t[r])
-        };
-        let last = sum(4);
-        let acc = t[6] ^ sum(0) ^ sum(1) ^ sum(2) ^ sum(3) ^ last;
-        self.sum = last;
-        self.prev_cross = t[5];
+        let u = self.u;
+        let acc = t[6]
+            ^ u.wrapping_add(t[0])
+            ^ u.wrapping_mul(POW[1]).wrapping_add(t[1])
+            ^ u.wrapping_mul(POW[2]).wrapping_add(t[2])
+            ^ u.wrapping_mul(POW[3]).wrapping_add(t[3])
+            ^ u.wrapping_mul(POW[4]).wrapping_add(t[4]);
+        self.u = u.wrapping_mul(POW[5]).wrapping_add(t[5]);
         (acc ^ (acc >> 8)) as u8
+    }
+
+    /// Decrypts one byte and feeds its plaintext back into the key.
+    #[inline(always)]
+    fn decrypt_byte(&mut self, b: &mut u8) {
+        let plain = *b ^ self.keystream();
+        *b = plain;
+        self.fold ^= plain;
+    }
+}
+
+/// How many datagrams [`decrypt_many`] deciphers side by side.
+pub const LANES: usize = 4;
+
+/// Decrypt bytes 1.. of several game datagrams in place, like [`decrypt`] on each.
+///
+/// Every keystream byte depends on the plaintext byte before it, so one datagram is a
+/// chain of dependent table loads and multiplies that leaves most of the core idle.
+/// Independent datagrams have independent chains: stepping several of them in the same
+/// loop lets the processor overlap them.
+pub fn decrypt_many(bufs: &mut [&mut [u8]]) {
+    let mut groups = bufs.chunks_exact_mut(LANES);
+    for group in &mut groups {
+        if let [a, b, c, d] = group {
+            decrypt_four([body(a), body(b), body(c), body(d)]);
+        }
+    }
+    let rest = groups.into_remainder();
+    let mut pairs = rest.chunks_exact_mut(2);
+    for pair in &mut pairs {
+        if let [a, b] = pair {
+            let mut st = [State::new(); 2];
+            decrypt_two(&mut st, body(a), body(b));
+        }
+    }
+    for buf in pairs.into_remainder() {
+        decrypt(buf);
+    }
+}
+
+/// The enciphered part of a datagram: everything after the clear peer id.
+fn body<'a>(buf: &'a mut &mut [u8]) -> &'a mut [u8] {
+    buf.get_mut(1..).unwrap_or_default()
+}
+
+fn decrypt_four(bodies: [&mut [u8]; LANES]) {
+    let mut st = [State::new(); LANES];
+    let [a, b, c, d] = bodies;
+    let common = a.len().min(b.len()).min(c.len()).min(d.len());
+    let (a_head, a_tail) = a.split_at_mut(common);
+    let (b_head, b_tail) = b.split_at_mut(common);
+    let (c_head, c_tail) = c.split_at_mut(common);
+    let (d_head, d_tail) = d.split_at_mut(common);
+    let lanes = a_head.iter_mut().zip(b_head).zip(c_head).zip(d_head);
+    for (((x, y), z), w) in lanes {
+        st[0].decrypt_byte(x);
+        st[1].decrypt_byte(y);
+        st[2].decrypt_byte(z);
+        st[3].decrypt_byte(w);
+    }
+    // The tails continue two by two, longest first, so the longest keep overlapping.
+    let mut tails = [
+        (a_tail, st[0]),
+        (b_tail, st[1]),
+        (c_tail, st[2]),
+        (d_tail, st[3]),
+    ];
+    tails.sort_unstable_by_key(|(t, _)| std::cmp::Reverse(t.len()));
+    let [(t0, s0), (t1, s1), (t2, s2), (t3, s3)] = tails;
+    decrypt_two(&mut [s0, s1], t0, t1);
+    decrypt_two(&mut [s2, s3], t2, t3);
+}
+
+fn decrypt_two(st: &mut [State; 2], a: &mut [u8], b: &mut [u8]) {
+    let common = a.len().min(b.len());
+    let (a_head, a_tail) = a.split_at_mut(common);
+    let (b_head, b_tail) = b.split_at_mut(common);
+    for (x, y) in a_head.iter_mut().zip(b_head) {
+        st[0].decrypt_byte(x);
+        st[1].decrypt_byte(y);
+    }
+    for x in a_tail {
+        st[0].decrypt_byte(x);
+    }
+    for y in b_tail {
+        st[1].decrypt_byte(y);
     }
 }
 
@@ -131,9 +214,7 @@ pub fn decrypt(buf: &mut [u8]) {
     let mut st = State::new();
     if let Some((_, body)) = buf.split_first_mut() {
         for b in body {
-            let plain = *b ^ st.keystream();
-            *b = plain;
-            st.fold ^= plain;
+            st.decrypt_byte(b);
         }
     }
 }
@@ -342,12 +423,42 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
     }
 
     #[test]
+    fn many_at_once_equals_one_by_one() {
+        let mut x = 0x9E37_79B9u32;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        // Every group size up to three full groups plus remainders, lengths 0..=70
+        // so that common parts, tails, sorting and one-byte datagrams all occur.
+        for count in 0..=(3 * LANES + 3) {
+            let originals: Vec<Vec<u8>> = (0..count)
+                .map(|_| {
+                    let len = (next() % 71) as usize;
+                    (0..len).map(|_| next() as u8).collect()
+                })
+                .collect();
+            let mut batch = originals.clone();
+            let mut views: Vec<&mut [u8]> = batch.iter_mut().map(|v| v.as_mut_slice()).collect();
+            decrypt_many(&mut views);
+            for (i, (got, orig)) in batch.iter().zip(&originals).enumerate() {
+                let mut one = orig.clone();
+                decrypt(&mut one);
+                assert_eq!(got, &one, "count {count} datagram {i}");
+            }
+        }
+    }
+
+    #[test]
     fn first_keystream_intermediates() {
         // cipher.md §5: first keystream byte is 0xD6, so byte 0 is skipped, not lucky.
+        // The state carried to byte 2 is u = sum·MUL_SUM + cross of those values.
         let mut st = State::new();
         assert_eq!(st.keystream(), 0xD6);
-        assert_eq!(st.sum, 0xF132_7582);
-        assert_eq!(st.prev_cross, 0x2A60_4A08);
+        let (sum, cross) = (0xF132_7582u32, 0x2A60_4A08u32);
+        assert_eq!(st.u, sum.wrapping_mul(MUL_SUM).wrapping_add(cross));
     }
 
     #[test]
