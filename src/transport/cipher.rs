@@ -54,10 +54,11 @@ const POW: [u32; 6] = {
 /// byte. Entries 0..5 are `D_r`, entry 5 is `D_4·MUL_SUM + t2_4` and entry 6 the XOR of
 /// the five updated words. The five sums are independent of each other, so a byte
 /// costs four multiplies in parallel instead of a chain of five rounds.
-const ROUNDS: [[u32; 7]; 256] = round_table();
+const ROUNDS: [[u32; 8]; 256] = round_table();
 
-const fn round_table() -> [[u32; 7]; 256] {
-    let mut t = [[0u32; 7]; 256];
+const fn round_table() -> [[u32; 8]; 256] {
+    // Eight entries (the last unused) make a row 32 bytes: one shift to index it.
+    let mut t = [[0u32; 8]; 256];
     let mut f = 0;
     while f < 256 {
         let fold = (f as u32) * 0x0101;
@@ -130,24 +131,20 @@ impl State {
     }
 }
 
-/// How many datagrams [`decrypt_many`] deciphers side by side.
+/// How many datagrams a caller should gather for [`decrypt_many`].
 pub const LANES: usize = 4;
 
 /// Decrypt bytes 1.. of several game datagrams in place, like [`decrypt`] on each.
 ///
 /// Every keystream byte depends on the plaintext byte before it, so one datagram is a
 /// chain of dependent table loads and multiplies that leaves most of the core idle.
-/// Independent datagrams have independent chains: stepping several of them in the same
-/// loop lets the processor overlap them.
+/// Independent datagrams have independent chains: stepping two of them in the same
+/// loop lets the processor overlap them. Two chains already keep the multipliers
+/// busy; more run out of registers. The list is reordered by length so that each pair
+/// shares as many bytes as possible.
 pub fn decrypt_many(bufs: &mut [&mut [u8]]) {
-    let mut groups = bufs.chunks_exact_mut(LANES);
-    for group in &mut groups {
-        if let [a, b, c, d] = group {
-            decrypt_four([body(a), body(b), body(c), body(d)]);
-        }
-    }
-    let rest = groups.into_remainder();
-    let mut pairs = rest.chunks_exact_mut(2);
+    bufs.sort_unstable_by_key(|b| b.len());
+    let mut pairs = bufs.chunks_exact_mut(2);
     for pair in &mut pairs {
         if let [a, b] = pair {
             let mut st = [State::new(); 2];
@@ -162,34 +159,6 @@ pub fn decrypt_many(bufs: &mut [&mut [u8]]) {
 /// The enciphered part of a datagram: everything after the clear peer id.
 fn body<'a>(buf: &'a mut &mut [u8]) -> &'a mut [u8] {
     buf.get_mut(1..).unwrap_or_default()
-}
-
-fn decrypt_four(bodies: [&mut [u8]; LANES]) {
-    let mut st = [State::new(); LANES];
-    let [a, b, c, d] = bodies;
-    let common = a.len().min(b.len()).min(c.len()).min(d.len());
-    let (a_head, a_tail) = a.split_at_mut(common);
-    let (b_head, b_tail) = b.split_at_mut(common);
-    let (c_head, c_tail) = c.split_at_mut(common);
-    let (d_head, d_tail) = d.split_at_mut(common);
-    let lanes = a_head.iter_mut().zip(b_head).zip(c_head).zip(d_head);
-    for (((x, y), z), w) in lanes {
-        st[0].decrypt_byte(x);
-        st[1].decrypt_byte(y);
-        st[2].decrypt_byte(z);
-        st[3].decrypt_byte(w);
-    }
-    // The tails continue two by two, longest first, so the longest keep overlapping.
-    let mut tails = [
-        (a_tail, st[0]),
-        (b_tail, st[1]),
-        (c_tail, st[2]),
-        (d_tail, st[3]),
-    ];
-    tails.sort_unstable_by_key(|(t, _)| std::cmp::Reverse(t.len()));
-    let [(t0, s0), (t1, s1), (t2, s2), (t3, s3)] = tails;
-    decrypt_two(&mut [s0, s1], t0, t1);
-    decrypt_two(&mut [s2, s3], t2, t3);
 }
 
 fn decrypt_two(st: &mut [State; 2], a: &mut [u8], b: &mut [u8]) {
@@ -431,8 +400,8 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
             x ^= x << 5;
             x
         };
-        // Every group size up to three full groups plus remainders, lengths 0..=70
-        // so that common parts, tails, sorting and one-byte datagrams all occur.
+        // Odd and even counts, lengths 0..=70, so that common parts, tails, the
+        // reordering and one-byte datagrams all occur.
         for count in 0..=(3 * LANES + 3) {
             let originals: Vec<Vec<u8>> = (0..count)
                 .map(|_| {
