@@ -2,10 +2,11 @@
 //!
 //! Fed with every game message of a session (relayed copies included) in capture order:
 //! ObjCreate / ObjCreateTeam (0x02/0x03) register objects, DestroyObject (0x14) and the
-//! object-exploding event (0x06, class 0x8129) mark their end. Subsystem ids are not
-//! registered by the game; they are attributed through the object-id scheme (player
-//! slot N owns 0x40000 ids from 0x3FFFFFFF + N·0x40000) to the slot's latest ship below
-//! them. One registry per capture session: ids are reused across sessions.
+//! object-exploding event (0x06, class 0x8129) mark their end; only the most recent
+//! ended objects are kept ([`MAX_ENDED`]), so a long session stays small. Subsystem ids
+//! are not registered by the game; they are attributed through the object-id scheme
+//! (player slot N owns 0x40000 ids from 0x3FFFFFFF + N·0x40000) to the slot's latest
+//! ship below them. One registry per capture session: ids are reused across sessions.
 
 use super::opcodes::events::{CLASS_OBJECT_EXPLODING, EVENT_OBJECT_EXPLODING};
 use super::opcodes::objects::{parse_creation, ObjectPrefix, CLASS_TORPEDO};
@@ -15,17 +16,18 @@ use super::ships::ShipCatalog;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-/// Most objects kept per session. A stock game has a few hundred at most alive at once
-/// (ships, world objects); beyond this the oldest — destroyed ones first — are dropped.
+/// Most objects kept per session. A stock game has a few hundred at most in play at
+/// once (ships, world objects); beyond this the oldest — ended ones first — are dropped.
 pub const MAX_OBJECTS: usize = 4096;
-/// Destroyed objects kept per session, the most recently destroyed ones. Their names
-/// are still needed after the DestroyObject: relayed copies of messages about them,
-/// retransmissions, StateUpdates and damage events already in flight arrive seconds
-/// later, and subsystem ids of a dead ship resolve through it. A 16-player game loses
-/// a ship every few seconds at most, so 256 covers minutes of play even if every
-/// torpedo were a registered object too, in about 100 kB; keeping every destroyed
-/// object instead made a long session's registry (and `owner_ship`) grow with its length.
-pub const MAX_DESTROYED: usize = 256;
+/// Ended objects kept per session: the most recent ones to explode (0x06
+/// object-exploding: how every stock ship dies, the wreck is never sent a 0x14) or be
+/// destroyed (0x14). Their names are still needed afterwards: the explosion, score and
+/// relayed or retransmitted messages about them, and StateUpdates already in flight
+/// arrive seconds later, and subsystem ids of a dead ship resolve through it. A
+/// 16-player game loses a ship every few seconds at most, so 256 covers minutes of
+/// play even if every torpedo were a registered object, in about 100 kB. Keeping every
+/// dead ship made a long session's registry grow with its length.
+pub const MAX_ENDED: usize = 256;
 /// First object id of player slot 0.
 pub const SLOT_BASE: u32 = 0x3FFF_FFFF;
 /// Ids owned by one player slot.
@@ -69,6 +71,8 @@ pub struct ObjectInfo {
     pub destroyed_frame: Option<u64>,
     /// Insertion order: the key of the live queue.
     seq: u64,
+    /// Exploded or destroyed: in the ended queue rather than the live one.
+    ended: bool,
 }
 
 impl ObjectInfo {
@@ -97,15 +101,15 @@ impl ObjectInfo {
 
 /// The objects of one capture session.
 ///
-/// Every object in `objects` is in exactly one of `live` (alive) or `destroyed`;
-/// `ships` holds the ids of the ships among them.
+/// Every object in `objects` is in exactly one of `live` or `ended`; `ships` holds
+/// the ids of the ships among them.
 #[derive(Debug, Clone, Default)]
 pub struct ObjectRegistry {
     objects: HashMap<u32, ObjectInfo>,
-    /// Live objects by insertion order (seq → id): the oldest is evicted when full.
+    /// Objects not ended, by insertion order (seq → id): the oldest is evicted when full.
     live: BTreeMap<u64, u32>,
-    /// Destroyed objects, earliest destruction first, at most [`MAX_DESTROYED`].
-    destroyed: VecDeque<u32>,
+    /// Ended objects, earliest first, at most [`MAX_ENDED`].
+    ended: VecDeque<u32>,
     /// Ship ids, for the range query of [`ObjectRegistry::owner_ship`].
     ships: BTreeSet<u32>,
     next_seq: u64,
@@ -129,7 +133,7 @@ impl ObjectRegistry {
     pub fn evicted(&self) -> u64 {
         self.evicted
     }
-    /// Destroyed objects dropped beyond the [`MAX_DESTROYED`] most recent ones.
+    /// Ended objects dropped beyond the [`MAX_ENDED`] most recent ones.
     pub fn forgotten(&self) -> u64 {
         self.forgotten
     }
@@ -170,36 +174,49 @@ impl ObjectRegistry {
     }
 
     fn mark_exploded(&mut self, id: u32, frame: u64) -> bool {
-        match self.objects.get_mut(&id) {
+        let changed = match self.objects.get_mut(&id) {
             Some(o) if o.exploded_frame.is_none() => {
                 o.exploded_frame = Some(frame);
                 true
             }
             _ => false,
-        }
+        };
+        self.end(id);
+        changed
     }
 
-    /// A live object ends: it moves to the destroyed queue, whose oldest entry goes
-    /// once the queue is over its bound.
     fn mark_destroyed(&mut self, id: u32, frame: u64) -> bool {
-        let seq = match self.objects.get_mut(&id) {
-            Some(o) if o.is_alive() => {
+        let changed = match self.objects.get_mut(&id) {
+            Some(o) if o.destroyed_frame.is_none() => {
                 o.destroyed_frame = Some(frame);
+                true
+            }
+            _ => false,
+        };
+        self.end(id);
+        changed
+    }
+
+    /// An object exploded or was destroyed: it moves from the live queue to the ended
+    /// one, whose earliest entry is forgotten once the queue is over its bound.
+    fn end(&mut self, id: u32) {
+        let seq = match self.objects.get_mut(&id) {
+            Some(o) if !o.ended => {
+                o.ended = true;
                 o.seq
             }
-            _ => return false,
+            _ => return,
         };
         self.live.remove(&seq);
-        self.destroyed.push_back(id);
-        if self.destroyed.len() > MAX_DESTROYED {
-            if let Some(old) = self.destroyed.pop_front() {
+        self.ended.push_back(id);
+        if self.ended.len() > MAX_ENDED {
+            if let Some(old) = self.ended.pop_front() {
                 if let Some(o) = self.remove(old) {
                     self.forgotten += 1;
                     self.forgotten_ships += u64::from(o.kind == ObjectKind::Ship);
                 }
             }
         }
-        true
     }
 
     fn observe_creation(&mut self, msg: &[u8], frame: u64, catalog: &ShipCatalog) -> bool {
@@ -239,9 +256,13 @@ impl ObjectRegistry {
             }
         };
         // A destroyed object whose id is created again is replaced.
-        if self.remove(id).is_some() {
-            if let Some(at) = self.destroyed.iter().position(|&d| d == id) {
-                self.destroyed.remove(at);
+        if let Some(old) = self.remove(id) {
+            if old.ended {
+                if let Some(at) = self.ended.iter().position(|&d| d == id) {
+                    self.ended.remove(at);
+                }
+            } else {
+                self.live.remove(&old.seq);
             }
         }
         if self.objects.len() >= MAX_OBJECTS {
@@ -270,6 +291,7 @@ impl ObjectRegistry {
                 exploded_frame: None,
                 destroyed_frame: None,
                 seq,
+                ended: false,
             },
         );
         true
@@ -284,9 +306,9 @@ impl ObjectRegistry {
         Some(o)
     }
 
-    /// Drop the earliest destroyed object, or else the oldest live one.
+    /// Drop the earliest ended object, or else the oldest live one.
     fn evict_one(&mut self) {
-        let victim = match self.destroyed.pop_front() {
+        let victim = match self.ended.pop_front() {
             Some(id) => Some(id),
             None => self.live.pop_first().map(|(_, id)| id),
         };
@@ -375,6 +397,14 @@ mod tests {
         .emit()
     }
 
+    /// 0x06 object-exploding for `id`, as in `create_relay_destroy_and_respawn`.
+    fn exploding(id: u32) -> Vec<u8> {
+        let mut m = hex("06298100004e00800000000000");
+        m.extend_from_slice(&id.to_le_bytes());
+        m.extend_from_slice(&hex("0000000000001841"));
+        m
+    }
+
     fn destroy(id: u32) -> Vec<u8> {
         let mut m = vec![0x14];
         m.extend_from_slice(&id.to_le_bytes());
@@ -389,15 +419,16 @@ mod tests {
     /// The queues and the ship index agree with the table, and the bounds hold.
     fn check_invariants(r: &ObjectRegistry) {
         assert!(r.len() <= MAX_OBJECTS);
-        assert!(r.destroyed.len() <= MAX_DESTROYED);
-        assert_eq!(r.live.len() + r.destroyed.len(), r.len());
+        assert!(r.ended.len() <= MAX_ENDED);
+        assert_eq!(r.live.len() + r.ended.len(), r.len());
         for (&seq, id) in &r.live {
             let o = r.get(*id).expect("live entry in the table");
-            assert!(o.is_alive());
+            assert!(!o.ended && o.is_alive() && o.exploded_frame.is_none());
             assert_eq!(o.seq, seq);
         }
-        for id in &r.destroyed {
-            assert!(!r.get(*id).expect("destroyed entry in the table").is_alive());
+        for id in &r.ended {
+            let o = r.get(*id).expect("ended entry in the table");
+            assert!(o.ended && (o.exploded_frame.is_some() || o.destroyed_frame.is_some()));
         }
         let ships: BTreeSet<u32> = r
             .iter()
@@ -458,6 +489,7 @@ mod tests {
 
         // Exploding event, then DestroyObject.
         let boom = hex("06298100004e00800000000000ffffff3f0000000000001841");
+        assert_eq!(exploding(0x3FFF_FFFF), boom);
         assert!(r.observe(&boom, 40, &cat));
         assert!(r.observe(&hex("14ffffff3f"), 41, &cat));
         let o = r.get(0x3FFF_FFFF).unwrap();
@@ -515,19 +547,25 @@ mod tests {
     }
 
     #[test]
-    fn only_the_most_recently_destroyed_objects_are_kept() {
+    fn only_the_most_recently_ended_objects_are_kept() {
         let cat = ShipCatalog::stock();
         let mut r = ObjectRegistry::new();
         let extra = 40;
-        let n = (MAX_DESTROYED + extra) as u32;
-        // Ship after ship dies and respawns at a later id of its slot.
+        let n = (MAX_ENDED + extra) as u32;
+        // Ship after ship dies and respawns at a later id of its slot; most die as in
+        // stock play (exploding, no 0x14), some are destroyed.
         let id = |k: u32| slot_base((k % 3) as u8) + (k / 3) * 34;
         for k in 0..n {
             assert!(r.observe(&ship(id(k), (k % 3) as u8, 3, "P"), 2 * k as u64, &cat));
-            assert!(r.observe(&destroy(id(k)), 2 * k as u64 + 1, &cat));
+            let end = if k % 4 == 0 {
+                destroy(id(k))
+            } else {
+                exploding(id(k))
+            };
+            assert!(r.observe(&end, 2 * k as u64 + 1, &cat));
         }
         check_invariants(&r);
-        assert_eq!(r.len(), MAX_DESTROYED);
+        assert_eq!(r.len(), MAX_ENDED);
         assert_eq!(
             (r.forgotten(), r.forgotten_ships()),
             (extra as u64, extra as u64)
@@ -536,30 +574,35 @@ mod tests {
         for k in 0..extra as u32 {
             assert!(r.get(id(k)).is_none(), "ship {k} forgotten");
         }
-        let oldest_kept = r
-            .get(id(extra as u32))
-            .expect("ship destroyed 256th-last kept");
-        assert_eq!(oldest_kept.destroyed_frame, Some(2 * extra as u64 + 1));
+        let oldest_kept = r.get(id(extra as u32)).expect("ship ended 256th-last kept");
+        assert_eq!(
+            oldest_kept.destroyed_frame.or(oldest_kept.exploded_frame),
+            Some(2 * extra as u64 + 1)
+        );
         // A late message about the last ship still names it and its subsystems.
         let last = id(n - 1);
         let slot = (n - 1) % 3;
         let name = format!("Galaxy (P, slot {slot})");
         assert_eq!(r.describe(last), Some(name.clone()));
         assert_eq!(r.describe(last + 5), Some(format!("subsystem of {name}")));
-        // A second DestroyObject changes nothing and forgets nothing.
-        assert!(!r.observe(&destroy(last), 10_000, &cat));
+        // A second ending (a DestroyObject after the explosion, or a repeat) records
+        // its frame but forgets nothing.
+        assert!(r.observe(&destroy(last), 10_000, &cat));
+        assert!(!r.observe(&destroy(last), 10_001, &cat));
+        assert!(!r.observe(&exploding(last), 10_002, &cat));
+        check_invariants(&r);
         assert_eq!(r.forgotten(), extra as u64);
-        // Live objects are not limited by the destroyed bound.
-        for k in 0..(MAX_DESTROYED as u32 + 10) {
+        // Live objects are not limited by the ended bound.
+        for k in 0..(MAX_ENDED as u32 + 10) {
             r.observe(&torpedo(slot_base(5) + k, 5), 20_000, &cat);
         }
         check_invariants(&r);
-        assert_eq!(r.len(), 2 * MAX_DESTROYED + 10);
+        assert_eq!(r.len(), 2 * MAX_ENDED + 10);
         assert_eq!(r.forgotten(), extra as u64);
     }
 
     #[test]
-    fn an_id_created_again_leaves_the_destroyed_queue() {
+    fn an_id_created_again_leaves_the_ended_queue() {
         let cat = ShipCatalog::stock();
         let mut r = ObjectRegistry::new();
         let a = slot_base(1);
@@ -568,16 +611,20 @@ mod tests {
         assert!(r.observe(&ship(a, 1, 3, "A"), 3, &cat));
         // Enough other deaths to fill the queue: the new, live `a` must not be the
         // entry pushed out.
-        for k in 0..MAX_DESTROYED as u32 {
+        for k in 0..MAX_ENDED as u32 {
             let id = slot_base(2) + k * 34;
             r.observe(&ship(id, 2, 1, "B"), 10 + k as u64, &cat);
-            r.observe(&destroy(id), 10 + k as u64, &cat);
+            r.observe(&exploding(id), 10 + k as u64, &cat);
         }
         check_invariants(&r);
         let o = r.get(a).expect("recreated ship kept");
         assert!(o.is_alive());
         assert_eq!((o.class_name.as_str(), o.created_frame), ("Galaxy", 3));
         assert_eq!(r.forgotten(), 0);
+        // An exploded wreck is not created again by a replayed creation.
+        r.observe(&exploding(a), 4999, &cat);
+        assert!(!r.observe(&ship(a, 1, 3, "A"), 5000, &cat));
+        assert_eq!(r.get(a).map(|o| o.creations_seen), Some(2));
         // A destroyed ship's id reused by a torpedo leaves the ship index.
         r.observe(&destroy(a), 5000, &cat);
         r.observe(&torpedo(a, 1), 5001, &cat);
@@ -586,16 +633,16 @@ mod tests {
     }
 
     #[test]
-    fn a_full_table_evicts_the_earliest_destroyed_then_the_oldest_live() {
+    fn a_full_table_evicts_the_earliest_ended_then_the_oldest_live() {
         let cat = ShipCatalog::stock();
         let mut r = ObjectRegistry::new();
         let id = |i: usize| 0x1000 + i as u32;
         for i in 0..MAX_OBJECTS {
             r.observe(&ship(id(i), 0, 1, "x"), i as u64, &cat);
         }
-        for i in [10, 5, 20] {
-            assert!(r.observe(&destroy(id(i)), 9000, &cat));
-        }
+        assert!(r.observe(&destroy(id(10)), 9000, &cat));
+        assert!(r.observe(&exploding(id(5)), 9000, &cat));
+        assert!(r.observe(&destroy(id(20)), 9000, &cat));
         let mut next = MAX_OBJECTS;
         let mut create = |r: &mut ObjectRegistry| {
             r.observe(&ship(id(next), 0, 1, "x"), 9001, &cat);
@@ -610,7 +657,7 @@ mod tests {
         create(&mut r);
         assert!(r.get(id(5)).is_none() && r.get(id(20)).is_none());
         assert!(r.get(id(0)).is_some());
-        // No destroyed object left: the oldest live one goes.
+        // No ended object left: the oldest live one goes.
         create(&mut r);
         assert!(r.get(id(0)).is_none());
         assert!(r.get(id(1)).is_some());
@@ -646,10 +693,15 @@ mod tests {
                     r.observe(&torpedo(id, slot), step, &cat);
                     created.push(id);
                 }
-                _ => {
+                k => {
                     if !created.is_empty() {
                         let victim = created[next(created.len() as u32) as usize];
-                        r.observe(&destroy(victim), step, &cat);
+                        let end = if k < 8 {
+                            exploding(victim)
+                        } else {
+                            destroy(victim)
+                        };
+                        r.observe(&end, step, &cat);
                     }
                 }
             }
@@ -671,7 +723,7 @@ mod tests {
                 }
             }
         }
-        // The run did reach the destroyed bound.
+        // The run did reach the ended bound.
         assert!(r.forgotten() > 0);
         assert!(checked > 10_000);
     }

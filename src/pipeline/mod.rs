@@ -11,7 +11,7 @@ use crate::capture::{link_type, CaptureFormat, CaptureReader, Frame};
 use crate::diag::Direction;
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
-use crate::game::objects::{ObjectRegistry, MAX_DESTROYED, MAX_OBJECTS};
+use crate::game::objects::{ObjectRegistry, MAX_ENDED, MAX_OBJECTS};
 use crate::game::opcodes::{self, DecodeContext};
 use crate::game::phases::{PhaseTracker, TransportEvent};
 use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WINDOW_SECS};
@@ -644,8 +644,8 @@ impl Pipeline {
             }
             if st.registry.forgotten_ships() > 0 {
                 self.summary.add_problem(format!(
-                    "session {si}: only the {MAX_DESTROYED} most recently destroyed objects are \
-                     kept: {} earlier destroyed ship(s) are missing from the client ship lists",
+                    "session {si}: only the {MAX_ENDED} most recently exploded or destroyed \
+                     objects are kept: {} earlier ship(s) are missing from the client ship lists",
                     st.registry.forgotten_ships()
                 ));
             }
