@@ -2,10 +2,11 @@
 //!
 //! Fed with every game message of a session (relayed copies included) in capture order:
 //! ObjCreate / ObjCreateTeam (0x02/0x03) register objects, DestroyObject (0x14) and the
-//! object-exploding event (0x06, class 0x8129) mark their end. Subsystem ids are not
-//! registered by the game; they are attributed through the object-id scheme (player
-//! slot N owns 0x40000 ids from 0x3FFFFFFF + N·0x40000) to the slot's latest ship below
-//! them. One registry per capture session: ids are reused across sessions.
+//! object-exploding event (0x06, class 0x8129) mark their end; only the most recent
+//! ended objects are kept ([`MAX_ENDED`]), so a long session stays small. Subsystem ids
+//! are not registered by the game; they are attributed through the object-id scheme
+//! (player slot N owns 0x40000 ids from 0x3FFFFFFF + N·0x40000) to the slot's latest
+//! ship below them. One registry per capture session: ids are reused across sessions.
 
 use super::opcodes::events::{CLASS_OBJECT_EXPLODING, EVENT_OBJECT_EXPLODING};
 use super::opcodes::objects::{parse_creation, ObjectPrefix, CLASS_TORPEDO};
@@ -13,10 +14,20 @@ use super::opcodes::ship_layouts::species_name;
 use super::ships::ShipCatalog;
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
 use rustc_hash::FxHashMap as HashMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-/// Most objects kept per session. A stock game has a few hundred at most (ships,
-/// respawns, world objects); beyond this the oldest — destroyed ones first — are dropped.
+/// Most objects kept per session. A stock game has a few hundred at most in play at
+/// once (ships, world objects); beyond this the oldest — ended ones first — are dropped.
 pub const MAX_OBJECTS: usize = 4096;
+/// Ended objects kept per session: the most recent ones to explode (0x06
+/// object-exploding: how every stock ship dies, the wreck is never sent a 0x14) or be
+/// destroyed (0x14). Their names are still needed afterwards: the explosion, score and
+/// relayed or retransmitted messages about them, and StateUpdates already in flight
+/// arrive seconds later, and subsystem ids of a dead ship resolve through it. A
+/// 16-player game loses a ship every few seconds at most, so 256 covers minutes of
+/// play even if every torpedo were a registered object, in about 100 kB. Keeping every
+/// dead ship made a long session's registry grow with its length.
+pub const MAX_ENDED: usize = 256;
 /// First object id of player slot 0.
 pub const SLOT_BASE: u32 = 0x3FFF_FFFF;
 /// Ids owned by one player slot.
@@ -58,8 +69,10 @@ pub struct ObjectInfo {
     pub creations_seen: u32,
     pub exploded_frame: Option<u64>,
     pub destroyed_frame: Option<u64>,
-    /// Insertion order, for eviction.
+    /// Insertion order: the key of the live queue.
     seq: u64,
+    /// Exploded or destroyed: in the ended queue rather than the live one.
+    ended: bool,
 }
 
 impl ObjectInfo {
@@ -87,11 +100,22 @@ impl ObjectInfo {
 }
 
 /// The objects of one capture session.
+///
+/// Every object in `objects` is in exactly one of `live` or `ended`; `ships` holds
+/// the ids of the ships among them.
 #[derive(Debug, Clone, Default)]
 pub struct ObjectRegistry {
     objects: HashMap<u32, ObjectInfo>,
+    /// Objects not ended, by insertion order (seq → id): the oldest is evicted when full.
+    live: BTreeMap<u64, u32>,
+    /// Ended objects, earliest first, at most [`MAX_ENDED`].
+    ended: VecDeque<u32>,
+    /// Ship ids, for the range query of [`ObjectRegistry::owner_ship`].
+    ships: BTreeSet<u32>,
     next_seq: u64,
     evicted: u64,
+    forgotten: u64,
+    forgotten_ships: u64,
 }
 
 impl ObjectRegistry {
@@ -108,6 +132,14 @@ impl ObjectRegistry {
     /// Objects dropped because the registry was full.
     pub fn evicted(&self) -> u64 {
         self.evicted
+    }
+    /// Ended objects dropped beyond the [`MAX_ENDED`] most recent ones.
+    pub fn forgotten(&self) -> u64 {
+        self.forgotten
+    }
+    /// The ships among [`ObjectRegistry::forgotten`].
+    pub fn forgotten_ships(&self) -> u64 {
+        self.forgotten_ships
     }
     pub fn get(&self, id: u32) -> Option<&ObjectInfo> {
         self.objects.get(&id)
@@ -126,14 +158,14 @@ impl ObjectRegistry {
         match msg.first() {
             Some(0x02) | Some(0x03) => self.observe_creation(msg, frame, catalog),
             Some(0x14) => match read_u32(msg, 1) {
-                Some(id) => self.mark(id, frame, |o| &mut o.destroyed_frame),
+                Some(id) => self.mark_destroyed(id, frame),
                 None => false,
             },
             Some(0x06) => {
                 let exploding = read_u32(msg, 1) == Some(CLASS_OBJECT_EXPLODING)
                     && read_u32(msg, 5) == Some(EVENT_OBJECT_EXPLODING);
                 match read_u32(msg, 13) {
-                    Some(id) if exploding => self.mark(id, frame, |o| &mut o.exploded_frame),
+                    Some(id) if exploding => self.mark_exploded(id, frame),
                     _ => false,
                 }
             }
@@ -141,23 +173,49 @@ impl ObjectRegistry {
         }
     }
 
-    fn mark(
-        &mut self,
-        id: u32,
-        frame: u64,
-        slot: impl Fn(&mut ObjectInfo) -> &mut Option<u64>,
-    ) -> bool {
-        match self.objects.get_mut(&id) {
-            Some(o) => {
-                let s = slot(o);
-                if s.is_none() {
-                    *s = Some(frame);
-                    true
-                } else {
-                    false
+    fn mark_exploded(&mut self, id: u32, frame: u64) -> bool {
+        let changed = match self.objects.get_mut(&id) {
+            Some(o) if o.exploded_frame.is_none() => {
+                o.exploded_frame = Some(frame);
+                true
+            }
+            _ => false,
+        };
+        self.end(id);
+        changed
+    }
+
+    fn mark_destroyed(&mut self, id: u32, frame: u64) -> bool {
+        let changed = match self.objects.get_mut(&id) {
+            Some(o) if o.destroyed_frame.is_none() => {
+                o.destroyed_frame = Some(frame);
+                true
+            }
+            _ => false,
+        };
+        self.end(id);
+        changed
+    }
+
+    /// An object exploded or was destroyed: it moves from the live queue to the ended
+    /// one, whose earliest entry is forgotten once the queue is over its bound.
+    fn end(&mut self, id: u32) {
+        let seq = match self.objects.get_mut(&id) {
+            Some(o) if !o.ended => {
+                o.ended = true;
+                o.seq
+            }
+            _ => return,
+        };
+        self.live.remove(&seq);
+        self.ended.push_back(id);
+        if self.ended.len() > MAX_ENDED {
+            if let Some(old) = self.ended.pop_front() {
+                if let Some(o) = self.remove(old) {
+                    self.forgotten += 1;
+                    self.forgotten_ships += u64::from(o.kind == ObjectKind::Ship);
                 }
             }
-            None => false,
         }
     }
 
@@ -197,11 +255,25 @@ impl ObjectRegistry {
                 (kind, None, name.to_string(), String::new(), String::new())
             }
         };
-        if !self.objects.contains_key(&id) && self.objects.len() >= MAX_OBJECTS {
+        // A destroyed object whose id is created again is replaced.
+        if let Some(old) = self.remove(id) {
+            if old.ended {
+                if let Some(at) = self.ended.iter().position(|&d| d == id) {
+                    self.ended.remove(at);
+                }
+            } else {
+                self.live.remove(&old.seq);
+            }
+        }
+        if self.objects.len() >= MAX_OBJECTS {
             self.evict_one();
         }
         let seq = self.next_seq;
         self.next_seq += 1;
+        self.live.insert(seq, id);
+        if kind == ObjectKind::Ship {
+            self.ships.insert(id);
+        }
         self.objects.insert(
             id,
             ObjectInfo {
@@ -219,36 +291,47 @@ impl ObjectRegistry {
                 exploded_frame: None,
                 destroyed_frame: None,
                 seq,
+                ended: false,
             },
         );
         true
     }
 
-    /// Drop the oldest destroyed object, or else the oldest one.
+    /// Drop an object from the table and the ship index (not from the order queues).
+    fn remove(&mut self, id: u32) -> Option<ObjectInfo> {
+        let o = self.objects.remove(&id)?;
+        if o.kind == ObjectKind::Ship {
+            self.ships.remove(&id);
+        }
+        Some(o)
+    }
+
+    /// Drop the earliest ended object, or else the oldest live one.
     fn evict_one(&mut self) {
-        let victim = self
-            .objects
-            .values()
-            .min_by_key(|o| (o.is_alive(), o.seq))
-            .map(|o| o.object_id);
+        let victim = match self.ended.pop_front() {
+            Some(id) => Some(id),
+            None => self.live.pop_first().map(|(_, id)| id),
+        };
         if let Some(id) = victim {
-            self.objects.remove(&id);
-            self.evicted += 1;
+            if self.remove(id).is_some() {
+                self.evicted += 1;
+            }
         }
     }
 
     /// The ship an id belongs to: the object itself, or for a subsystem id the latest
-    /// ship in the same player slot whose id lies below it.
+    /// ship in the same player slot whose id lies below it. Slot ranges are contiguous,
+    /// so that is the nearest ship id below, if it lies in the same slot.
     pub fn owner_ship(&self, id: u32) -> Option<&ObjectInfo> {
         if let Some(o) = self.objects.get(&id) {
             return Some(o);
         }
         let slot = slot_of(id)?;
-        self.objects
-            .values()
-            .filter(|o| o.kind == ObjectKind::Ship && o.object_id < id)
-            .filter(|o| slot_of(o.object_id) == Some(slot))
-            .max_by_key(|o| o.object_id)
+        let below = *self.ships.range(..id).next_back()?;
+        if slot_of(below) != Some(slot) {
+            return None;
+        }
+        self.objects.get(&below)
     }
 
     /// Readable description: "Galaxy (Bot1, slot 1)", "subsystem of Galaxy (Bot1,
@@ -273,7 +356,7 @@ fn read_u32(msg: &[u8], at: usize) -> Option<u32> {
 mod tests {
     use super::*;
     use crate::game::opcodes::objects::{
-        ObjCreate, ObjectBody, ShipBody, SubsystemBlob, CLASS_SHIP,
+        ObjCreate, ObjectBody, ShipBody, SubsystemBlob, CLASS_SHIP, CLASS_TORPEDO,
     };
     use crate::game::opcodes::test_util::hex;
 
@@ -297,6 +380,75 @@ mod tests {
             }),
         }
         .emit()
+    }
+
+    fn torpedo(id: u32, slot: u8) -> Vec<u8> {
+        ObjCreate {
+            opcode: 0x02,
+            owner_slot: slot,
+            team: None,
+            prefix: ObjectPrefix::ClassId(CLASS_TORPEDO),
+            object_id: id,
+            body: ObjectBody::Torpedo {
+                torpedo_type: 2,
+                rest: vec![1, 2, 3],
+            },
+        }
+        .emit()
+    }
+
+    /// 0x06 object-exploding for `id`, as in `create_relay_destroy_and_respawn`.
+    fn exploding(id: u32) -> Vec<u8> {
+        let mut m = hex("06298100004e00800000000000");
+        m.extend_from_slice(&id.to_le_bytes());
+        m.extend_from_slice(&hex("0000000000001841"));
+        m
+    }
+
+    fn destroy(id: u32) -> Vec<u8> {
+        let mut m = vec![0x14];
+        m.extend_from_slice(&id.to_le_bytes());
+        m
+    }
+
+    /// First id of a player slot.
+    fn slot_base(slot: u8) -> u32 {
+        SLOT_BASE + u32::from(slot) * SLOT_SPAN
+    }
+
+    /// The queues and the ship index agree with the table, and the bounds hold.
+    fn check_invariants(r: &ObjectRegistry) {
+        assert!(r.len() <= MAX_OBJECTS);
+        assert!(r.ended.len() <= MAX_ENDED);
+        assert_eq!(r.live.len() + r.ended.len(), r.len());
+        for (&seq, id) in &r.live {
+            let o = r.get(*id).expect("live entry in the table");
+            assert!(!o.ended && o.is_alive() && o.exploded_frame.is_none());
+            assert_eq!(o.seq, seq);
+        }
+        for id in &r.ended {
+            let o = r.get(*id).expect("ended entry in the table");
+            assert!(o.ended && (o.exploded_frame.is_some() || o.destroyed_frame.is_some()));
+        }
+        let ships: BTreeSet<u32> = r
+            .iter()
+            .filter(|o| o.kind == ObjectKind::Ship)
+            .map(|o| o.object_id)
+            .collect();
+        assert_eq!(ships, r.ships);
+    }
+
+    /// `owner_ship` by its definition: a scan of the whole table.
+    fn owner_by_scan(r: &ObjectRegistry, id: u32) -> Option<u32> {
+        if r.get(id).is_some() {
+            return Some(id);
+        }
+        let slot = slot_of(id)?;
+        r.iter()
+            .filter(|o| o.kind == ObjectKind::Ship && o.object_id < id)
+            .filter(|o| slot_of(o.object_id) == Some(slot))
+            .map(|o| o.object_id)
+            .max()
     }
 
     #[test]
@@ -337,6 +489,7 @@ mod tests {
 
         // Exploding event, then DestroyObject.
         let boom = hex("06298100004e00800000000000ffffff3f0000000000001841");
+        assert_eq!(exploding(0x3FFF_FFFF), boom);
         assert!(r.observe(&boom, 40, &cat));
         assert!(r.observe(&hex("14ffffff3f"), 41, &cat));
         let o = r.get(0x3FFF_FFFF).unwrap();
@@ -391,5 +544,187 @@ mod tests {
         // Garbage never registers anything.
         assert!(!r.observe(&[0x03, 0x00], 1, &cat));
         assert!(!r.observe(&[0x14, 0x00], 1, &cat));
+    }
+
+    #[test]
+    fn only_the_most_recently_ended_objects_are_kept() {
+        let cat = ShipCatalog::stock();
+        let mut r = ObjectRegistry::new();
+        let extra = 40;
+        let n = (MAX_ENDED + extra) as u32;
+        // Ship after ship dies and respawns at a later id of its slot; most die as in
+        // stock play (exploding, no 0x14), some are destroyed.
+        let id = |k: u32| slot_base((k % 3) as u8) + (k / 3) * 34;
+        for k in 0..n {
+            assert!(r.observe(&ship(id(k), (k % 3) as u8, 3, "P"), 2 * k as u64, &cat));
+            let end = if k % 4 == 0 {
+                destroy(id(k))
+            } else {
+                exploding(id(k))
+            };
+            assert!(r.observe(&end, 2 * k as u64 + 1, &cat));
+        }
+        check_invariants(&r);
+        assert_eq!(r.len(), MAX_ENDED);
+        assert_eq!(
+            (r.forgotten(), r.forgotten_ships()),
+            (extra as u64, extra as u64)
+        );
+        assert_eq!(r.evicted(), 0);
+        for k in 0..extra as u32 {
+            assert!(r.get(id(k)).is_none(), "ship {k} forgotten");
+        }
+        let oldest_kept = r.get(id(extra as u32)).expect("ship ended 256th-last kept");
+        assert_eq!(
+            oldest_kept.destroyed_frame.or(oldest_kept.exploded_frame),
+            Some(2 * extra as u64 + 1)
+        );
+        // A late message about the last ship still names it and its subsystems.
+        let last = id(n - 1);
+        let slot = (n - 1) % 3;
+        let name = format!("Galaxy (P, slot {slot})");
+        assert_eq!(r.describe(last), Some(name.clone()));
+        assert_eq!(r.describe(last + 5), Some(format!("subsystem of {name}")));
+        // A second ending (a DestroyObject after the explosion, or a repeat) records
+        // its frame but forgets nothing.
+        assert!(r.observe(&destroy(last), 10_000, &cat));
+        assert!(!r.observe(&destroy(last), 10_001, &cat));
+        assert!(!r.observe(&exploding(last), 10_002, &cat));
+        check_invariants(&r);
+        assert_eq!(r.forgotten(), extra as u64);
+        // Live objects are not limited by the ended bound.
+        for k in 0..(MAX_ENDED as u32 + 10) {
+            r.observe(&torpedo(slot_base(5) + k, 5), 20_000, &cat);
+        }
+        check_invariants(&r);
+        assert_eq!(r.len(), 2 * MAX_ENDED + 10);
+        assert_eq!(r.forgotten(), extra as u64);
+    }
+
+    #[test]
+    fn an_id_created_again_leaves_the_ended_queue() {
+        let cat = ShipCatalog::stock();
+        let mut r = ObjectRegistry::new();
+        let a = slot_base(1);
+        r.observe(&ship(a, 1, 1, "A"), 1, &cat);
+        r.observe(&destroy(a), 2, &cat);
+        assert!(r.observe(&ship(a, 1, 3, "A"), 3, &cat));
+        // Enough other deaths to fill the queue: the new, live `a` must not be the
+        // entry pushed out.
+        for k in 0..MAX_ENDED as u32 {
+            let id = slot_base(2) + k * 34;
+            r.observe(&ship(id, 2, 1, "B"), 10 + k as u64, &cat);
+            r.observe(&exploding(id), 10 + k as u64, &cat);
+        }
+        check_invariants(&r);
+        let o = r.get(a).expect("recreated ship kept");
+        assert!(o.is_alive());
+        assert_eq!((o.class_name.as_str(), o.created_frame), ("Galaxy", 3));
+        assert_eq!(r.forgotten(), 0);
+        // An exploded wreck is not created again by a replayed creation.
+        r.observe(&exploding(a), 4999, &cat);
+        assert!(!r.observe(&ship(a, 1, 3, "A"), 5000, &cat));
+        assert_eq!(r.get(a).map(|o| o.creations_seen), Some(2));
+        // A destroyed ship's id reused by a torpedo leaves the ship index.
+        r.observe(&destroy(a), 5000, &cat);
+        r.observe(&torpedo(a, 1), 5001, &cat);
+        check_invariants(&r);
+        assert_eq!(r.describe(a + 1).as_deref(), Some("slot 1 object"));
+    }
+
+    #[test]
+    fn a_full_table_evicts_the_earliest_ended_then_the_oldest_live() {
+        let cat = ShipCatalog::stock();
+        let mut r = ObjectRegistry::new();
+        let id = |i: usize| 0x1000 + i as u32;
+        for i in 0..MAX_OBJECTS {
+            r.observe(&ship(id(i), 0, 1, "x"), i as u64, &cat);
+        }
+        assert!(r.observe(&destroy(id(10)), 9000, &cat));
+        assert!(r.observe(&exploding(id(5)), 9000, &cat));
+        assert!(r.observe(&destroy(id(20)), 9000, &cat));
+        let mut next = MAX_OBJECTS;
+        let mut create = |r: &mut ObjectRegistry| {
+            r.observe(&ship(id(next), 0, 1, "x"), 9001, &cat);
+            next += 1;
+        };
+        create(&mut r);
+        assert_eq!(r.evicted(), 1);
+        assert!(r.get(id(10)).is_none());
+        assert!(r.get(id(5)).is_some() && r.get(id(20)).is_some());
+        assert!(r.get(id(0)).is_some());
+        create(&mut r);
+        create(&mut r);
+        assert!(r.get(id(5)).is_none() && r.get(id(20)).is_none());
+        assert!(r.get(id(0)).is_some());
+        // No ended object left: the oldest live one goes.
+        create(&mut r);
+        assert!(r.get(id(0)).is_none());
+        assert!(r.get(id(1)).is_some());
+        assert_eq!((r.evicted(), r.forgotten()), (4, 0));
+        assert_eq!(r.len(), MAX_OBJECTS);
+        check_invariants(&r);
+    }
+
+    #[test]
+    fn owner_ship_index_agrees_with_a_scan() {
+        let cat = ShipCatalog::stock();
+        let mut r = ObjectRegistry::new();
+        // A fixed linear congruential sequence: deterministic, no dependency.
+        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = move |m: u32| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 33) % u64::from(m)) as u32
+        };
+        let mut created = Vec::new();
+        let mut checked = 0;
+        for step in 0..4000u64 {
+            let slot = next(4) as u8;
+            // Offsets overlap, so ids are reused across kinds and lives.
+            let id = slot_base(slot) + next(600);
+            match next(10) {
+                0..=3 => {
+                    r.observe(&ship(id, slot, 1 + next(8) as u8, "p"), step, &cat);
+                    created.push(id);
+                }
+                4 => {
+                    r.observe(&torpedo(id, slot), step, &cat);
+                    created.push(id);
+                }
+                k => {
+                    if !created.is_empty() {
+                        let victim = created[next(created.len() as u32) as usize];
+                        let end = if k < 8 {
+                            exploding(victim)
+                        } else {
+                            destroy(victim)
+                        };
+                        r.observe(&end, step, &cat);
+                    }
+                }
+            }
+            if step % 100 == 99 {
+                check_invariants(&r);
+                let ids: Vec<u32> = r.iter().map(|o| o.object_id).collect();
+                let probes = ids
+                    .iter()
+                    .flat_map(|&i| [i.wrapping_sub(1), i.wrapping_add(1)])
+                    .chain((0..200).map(|_| slot_base(next(5) as u8) + next(700)))
+                    .chain([0, SLOT_BASE - 1, SLOT_BASE, u32::MAX]);
+                for q in probes {
+                    assert_eq!(
+                        r.owner_ship(q).map(|o| o.object_id),
+                        owner_by_scan(&r, q),
+                        "owner of 0x{q:08X} at step {step}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        // The run did reach the ended bound.
+        assert!(r.forgotten() > 0);
+        assert!(checked > 10_000);
     }
 }

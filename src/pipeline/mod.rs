@@ -11,7 +11,7 @@ use crate::capture::{link_type, CaptureFormat, CaptureReader, Frame};
 use crate::diag::Direction;
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
-use crate::game::objects::{ObjectRegistry, MAX_OBJECTS};
+use crate::game::objects::{ObjectRegistry, MAX_ENDED, MAX_OBJECTS};
 use crate::game::opcodes::{self, DecodeContext};
 use crate::game::phases::{PhaseTracker, TransportEvent};
 use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WINDOW_SECS};
@@ -745,6 +745,13 @@ impl Pipeline {
                     "session {si}: object registry full ({MAX_OBJECTS} objects): {} object(s) \
                      not registered; later messages about them lack ship layouts and names",
                     st.registry.evicted()
+                ));
+            }
+            if st.registry.forgotten_ships() > 0 {
+                self.summary.add_problem(format!(
+                    "session {si}: only the {MAX_ENDED} most recently exploded or destroyed \
+                     objects are kept: {} earlier ship(s) are missing from the client ship lists",
+                    st.registry.forgotten_ships()
                 ));
             }
             if st.relay.evicted() > 0 {
