@@ -4,6 +4,7 @@
 //! original by the bytes' hash within a short time window.
 
 use crate::diag::Direction;
+use crate::transport::hash::Fingerprint;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -27,8 +28,7 @@ pub struct RelayLink<C> {
 
 #[derive(Debug, Clone)]
 struct Original<C> {
-    hash: u64,
-    len: usize,
+    print: Fingerprint,
     client: C,
     frame: u64,
     time: f64,
@@ -42,7 +42,7 @@ pub struct RelayLinker<C> {
     pending: VecDeque<Original<C>>,
     /// How many pending originals have each (hash, length): most host messages (its own
     /// StateUpdates) have no original, and this answers that without a scan.
-    index: FxHashMap<(u64, usize), u32>,
+    index: FxHashMap<Fingerprint, u32>,
     evicted: u64,
 }
 
@@ -59,25 +59,14 @@ impl<C> Default for RelayLinker<C> {
 impl<C> RelayLinker<C> {
     fn forget_oldest(&mut self) {
         if let Some(o) = self.pending.pop_front() {
-            if let Some(n) = self.index.get_mut(&(o.hash, o.len)) {
+            if let Some(n) = self.index.get_mut(&o.print) {
                 *n -= 1;
                 if *n == 0 {
-                    self.index.remove(&(o.hash, o.len));
+                    self.index.remove(&o.print);
                 }
             }
         }
     }
-}
-
-/// FNV-1a: fast on short messages, and together with the length a collision inside a
-/// two-second window is negligible.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01B3);
-    }
-    h
 }
 
 impl<C: Copy + PartialEq> RelayLinker<C> {
@@ -114,17 +103,18 @@ impl<C: Copy + PartialEq> RelayLinker<C> {
         {
             self.forget_oldest();
         }
-        let hash = fnv1a(payload);
+        // Word-at-a-time hash with the length: a collision inside the window is
+        // negligible, and a byte-serial hash cost more than the rest of the linker.
+        let print = Fingerprint::of(payload);
         match dir {
             Direction::C2S => {
                 if self.pending.len() >= MAX_PENDING {
                     self.forget_oldest();
                     self.evicted += 1;
                 }
-                *self.index.entry((hash, payload.len())).or_default() += 1;
+                *self.index.entry(print).or_default() += 1;
                 self.pending.push_back(Original {
-                    hash,
-                    len: payload.len(),
+                    print,
                     client,
                     frame,
                     time,
@@ -133,7 +123,7 @@ impl<C: Copy + PartialEq> RelayLinker<C> {
                 None
             }
             Direction::S2C => {
-                if !self.index.contains_key(&(hash, payload.len())) {
+                if !self.index.contains_key(&print) {
                     return None;
                 }
                 // Newest first: the latest identical original is the one being relayed.
@@ -142,7 +132,7 @@ impl<C: Copy + PartialEq> RelayLinker<C> {
                     .pending
                     .iter_mut()
                     .rev()
-                    .find(|o| o.hash == hash && o.len == payload.len() && o.time <= time)?;
+                    .find(|o| o.print == print && o.time <= time)?;
                 o.copies += 1;
                 Some(RelayLink {
                     original_client: o.client,

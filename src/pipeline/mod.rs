@@ -599,11 +599,11 @@ impl Pipeline {
                                 true,
                                 &mut rec.relay_of,
                             );
-                            rec.assembled = Some(Assembled {
+                            rec.assembled = Some(Box::new(Assembled {
                                 game,
                                 bytes: done.payload,
                                 frames: done.frames,
-                            });
+                            }));
                         }
                     }
                     Some(_) => {}

@@ -67,7 +67,8 @@ pub struct MessageRecord {
     /// delivered (retransmitted copies are decoded too, but flagged).
     pub game: Option<GameMessage>,
     /// Set on the fragment that completed a set: the reassembled message.
-    pub assembled: Option<Assembled>,
+    /// Boxed: rare, and inline it would double the size of every record.
+    pub assembled: Option<Box<Assembled>>,
     /// For a host→client copy of a client's message: the frame of the client's original.
     pub relay_of: Option<u64>,
     pub warnings: Vec<Warning>,
