@@ -12,6 +12,7 @@ use crate::pipeline::summary::CaptureSummary;
 use crate::pipeline::{Config, Control, Detail, NullSink, Pipeline, Sink};
 use crate::report::decode::{packet_csv, packet_lines, LineContext, CSV_HEADER};
 use crate::report::diff::{self, Comparison, Digest, Fetcher};
+use crate::report::fingerprint::LeanFingerprints;
 use crate::report::info;
 use crate::report::json_stream;
 use crate::report::names::Names;
@@ -480,13 +481,19 @@ fn stats_parallel(
 
 struct DigestSink<'a> {
     digest: &'a mut Digest,
-    cmp: &'a Comparison,
+    fingerprints: LeanFingerprints<'a>,
 }
 
 impl Sink for DigestSink<'_> {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
-        self.digest.add(p, names, self.cmp);
+        let fp = &self.fingerprints;
+        self.digest
+            .add_with(p, names, |g, m, game| fp.of(g, m, game));
         Ok(Control::Continue)
+    }
+
+    fn detail(&self) -> Detail {
+        Detail::Lean
     }
 }
 
@@ -516,7 +523,7 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             &cfg,
             &mut DigestSink {
                 digest: &mut d,
-                cmp: &cmp,
+                fingerprints: LeanFingerprints::new(&cmp, &cfg.ships),
             },
             out,
         )

@@ -12,7 +12,7 @@ use super::text::value_text;
 use crate::diag::Direction;
 use crate::game::field::{Field, Value};
 use crate::game::GameMessage;
-use crate::pipeline::record::PacketRecord;
+use crate::pipeline::record::{GamePacket, MessageRecord, PacketBody, PacketRecord};
 use comfy_table::Cell;
 use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -54,13 +54,14 @@ impl Comparison {
         }
         Comparison { ignore }
     }
-    fn ignored(&self, name: &str) -> bool {
+    /// Whether fields called `name` are left out, at any depth.
+    pub fn ignores(&self, name: &str) -> bool {
         self.ignore.iter().any(|i| i == name)
     }
 
     /// Fingerprint of a message: opcode and every non-ignored field, recursively.
     pub fn fingerprint(&self, g: &GameMessage) -> u64 {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut h = super::fingerprint::FoldHasher::default();
         g.opcode.hash(&mut h);
         self.hash_fields(&g.fields, &mut h);
         h.finish()
@@ -68,7 +69,7 @@ impl Comparison {
 
     fn hash_fields(&self, fields: &[Field], h: &mut impl Hasher) {
         for f in fields {
-            if self.ignored(&f.name) {
+            if self.ignores(&f.name) {
                 continue;
             }
             f.name.hash(h);
@@ -114,7 +115,7 @@ impl Comparison {
         for i in 0..n {
             let (fa, fb) = (a.get(i), b.get(i));
             let name = fa.or(fb).map(|f| f.name.to_string()).unwrap_or_default();
-            if self.ignored(&name) {
+            if self.ignores(&name) {
                 continue;
             }
             let path = if prefix.is_empty() {
@@ -164,20 +165,32 @@ pub struct Digest {
 }
 
 impl Digest {
+    /// Add a full record: messages are fingerprinted by their field trees.
     pub fn add(&mut self, p: &PacketRecord, names: &dyn Names, cmp: &Comparison) {
+        self.add_with(p, names, |_, _, game| cmp.fingerprint(game));
+    }
+
+    /// Add a record whose delivered messages `fingerprint` reduces (lean records take
+    /// [`LeanFingerprints::of`](super::fingerprint::LeanFingerprints::of)).
+    pub fn add_with(
+        &mut self,
+        p: &PacketRecord,
+        names: &dyn Names,
+        fingerprint: impl Fn(&GamePacket, &MessageRecord, &GameMessage) -> u64,
+    ) {
         self.stats.add(p, names);
         let key = FlowKey {
             session: p.session,
             client: p.client,
             direction: p.direction,
         };
-        if let crate::pipeline::record::PacketBody::Game(g) = &p.body {
+        if let PacketBody::Game(g) = &p.body {
             for m in &g.messages {
                 if let Some(game) = m.delivered_game() {
                     self.flows
                         .entry(key)
                         .or_default()
-                        .push(MessageDigest::new(game.opcode, cmp.fingerprint(game)));
+                        .push(MessageDigest::new(game.opcode, fingerprint(g, m, game)));
                 }
             }
         }

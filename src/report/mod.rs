@@ -2,6 +2,7 @@
 
 pub mod decode;
 pub mod diff;
+pub mod fingerprint;
 pub mod html;
 pub mod info;
 pub mod json;
