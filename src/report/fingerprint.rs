@@ -314,3 +314,253 @@ fn typed_state_updates(cmp: &Comparison, catalog: &ShipCatalog) -> bool {
         !stand_in && !su_field && !in_layouts(name)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::stateupdate::{encode, Cf16, Delta, Dir3};
+    use crate::game::subsys::PowerSetting;
+    use crate::pipeline::record::{PacketBody, PacketRecord};
+    use crate::pipeline::{Config, Control, Detail, Pipeline, Sink};
+    use crate::report::names::Names;
+    use std::collections::HashMap;
+
+    /// (bytes, species the pipeline decoded it with) of every delivered StateUpdate.
+    #[derive(Default)]
+    struct StateUpdates(Vec<(Vec<u8>, Option<u16>)>);
+
+    impl Sink for StateUpdates {
+        fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> anyhow::Result<Control> {
+            let PacketBody::Game(g) = &p.body else {
+                return Ok(Control::Continue);
+            };
+            for m in &g.messages {
+                let Some(game) = m.delivered_game() else {
+                    continue;
+                };
+                let Some(su) = game.state_update.as_deref() else {
+                    continue;
+                };
+                let bytes = match (&m.assembled, m.payload_offset) {
+                    (Some(a), _) => a.bytes.clone(),
+                    (None, Some(at)) => g.plain[at..at + game.length].to_vec(),
+                    (None, None) => continue,
+                };
+                self.0.push((bytes, su.species));
+            }
+            Ok(Control::Continue)
+        }
+        fn detail(&self) -> Detail {
+            Detail::Lean
+        }
+    }
+
+    fn state_updates(capture: Vec<u8>) -> Vec<(Vec<u8>, Option<u16>)> {
+        let reader = crate::capture::CaptureReader::new(std::io::Cursor::new(capture)).unwrap();
+        let mut sink = StateUpdates::default();
+        Pipeline::new(Config::default())
+            .run(reader, &mut sink)
+            .unwrap();
+        sink.0
+    }
+
+    /// A synthetic session with losses (retransmissions) and five players, and the
+    /// shared real-peer captures when they are there.
+    fn corpus() -> Vec<(Vec<u8>, Option<u16>)> {
+        let mut args = crate::synth::SynthArgs::new("unused");
+        args.players = 5;
+        args.seed = 11;
+        args.loss = 0.02;
+        args.packets = Some(3_000);
+        let (_, capture) = crate::synth::generate(&args, Vec::new()).unwrap();
+        let mut all = state_updates(capture);
+        let shared = [
+            std::env::var_os("BCWIRE_SHARED").map(std::path::PathBuf::from),
+            Some(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
+            Some(std::path::PathBuf::from("/work/shared")),
+        ]
+        .into_iter()
+        .flatten()
+        .find(|p| p.join("captures/openbc").is_dir());
+        match shared {
+            Some(dir) => {
+                for name in ["a_single_client", "b2_valentines_replay"] {
+                    let path = dir.join(format!("captures/openbc/{name}/{name}.pcap"));
+                    all.extend(state_updates(std::fs::read(path).unwrap()));
+                }
+            }
+            None => eprintln!("note: shared captures not found; synthetic StateUpdates only"),
+        }
+        all
+    }
+
+    /// Every message once more with one byte changed in a few ways, so that pairs that
+    /// differ in exactly one place are plentiful.
+    fn with_one_byte_changed(msgs: &[(Vec<u8>, Option<u16>)]) -> Vec<(Vec<u8>, Option<u16>)> {
+        let mut out = Vec::new();
+        for (bytes, species) in msgs.iter().step_by(7).take(300) {
+            for i in 1..bytes.len() {
+                for v in [bytes[i] ^ 1, bytes[i] ^ 0x80, 0, 0xFF] {
+                    let mut b = bytes.clone();
+                    b[i] = v;
+                    out.push((b, *species));
+                }
+            }
+        }
+        out
+    }
+
+    /// Typed fingerprints are equal exactly when field-tree fingerprints are, over all
+    /// StateUpdates that take the typed way. Returns how many did.
+    fn assert_same_partition(cmp: &Comparison, msgs: &[(Vec<u8>, Option<u16>)]) -> usize {
+        let catalog = ShipCatalog::stock();
+        let lean = LeanFingerprints::new(cmp, &catalog);
+        assert!(lean.typed);
+        let mut by_fields: HashMap<u64, (u64, usize)> = HashMap::new();
+        let mut by_typed: HashMap<u64, (u64, usize)> = HashMap::new();
+        let mut typed = 0;
+        for (k, (bytes, species)) in msgs.iter().enumerate() {
+            let full = stateupdate::decode(bytes, *species, &catalog);
+            let Some(su) = full.state_update.as_deref() else {
+                continue;
+            };
+            if !full.warnings.is_empty() || matches!(su.subsystems, Some(SubsystemData::Raw { .. }))
+            {
+                continue;
+            }
+            typed += 1;
+            let f = cmp.fingerprint(&full);
+            let t = lean.state_update(su, species.and_then(|s| catalog.class(s)));
+            let (seen_t, first) = *by_fields.entry(f).or_insert((t, k));
+            assert_eq!(
+                seen_t, t,
+                "equal fields, different typed fingerprints: {:02x?} / {:02x?}",
+                msgs[first].0, bytes
+            );
+            let (seen_f, first) = *by_typed.entry(t).or_insert((f, k));
+            assert_eq!(
+                seen_f, f,
+                "different fields, equal typed fingerprints: {:02x?} / {:02x?}",
+                msgs[first].0, bytes
+            );
+        }
+        typed
+    }
+
+    #[test]
+    fn typed_fingerprints_partition_state_updates_as_their_fields_do() {
+        let mut msgs = corpus();
+        let changed = with_one_byte_changed(&msgs);
+        msgs.extend(changed);
+        for cmp in [
+            Comparison::new(false, &[]),
+            Comparison::new(true, &[]),
+            Comparison::new(false, &["clock".to_string(), "no_such_field".to_string()]),
+        ] {
+            let typed = assert_same_partition(&cmp, &msgs);
+            assert!(
+                typed > 10_000,
+                "only {typed} StateUpdates took the typed way"
+            );
+        }
+    }
+
+    /// Values the wire can write in more than one way, and ships whose layouts differ.
+    #[test]
+    fn equal_values_written_differently_are_equal_and_layouts_count() {
+        let catalog = ShipCatalog::stock();
+        let class = &catalog.classes()[0];
+        let base = StateUpdate {
+            species: Some(class.species_id),
+            object_id: 0x4000_0001,
+            game_time: 12.5,
+            flags: 0x92,
+            delta: Some(Delta {
+                dir: Dir3([10, 20, 30]),
+                magnitude: Cf16(0),
+            }),
+            speed: Some(Cf16(0x0FFF)),
+            power: Some(vec![PowerSetting {
+                index: 1,
+                value: 0xCC,
+            }]),
+            ..StateUpdate::default()
+        };
+        // A zero-length delta in another direction, and the same speed one scale up.
+        let mut other = base.clone();
+        other.delta = Some(Delta {
+            dir: Dir3([40, 50, 60]),
+            magnitude: Cf16(0),
+        });
+        other.speed = Some(Cf16(0x1000));
+        other.game_time = 99.0;
+        let msgs: Vec<_> = [&base, &other]
+            .iter()
+            .map(|su| (encode(su), su.species))
+            .collect();
+        assert_ne!(msgs[0].0, msgs[1].0);
+        let cmp = Comparison::new(false, &[]);
+        if cf16_values_meet() {
+            assert_eq!(assert_same_partition(&cmp, &msgs), 2);
+            let lean = LeanFingerprints::new(&cmp, &catalog);
+            assert_eq!(
+                lean.state_update(&base, Some(class)),
+                lean.state_update(&other, Some(class))
+            );
+        }
+        // Game time counts with --include-volatile.
+        let volatile = Comparison::new(true, &[]);
+        let lean = LeanFingerprints::new(&volatile, &catalog);
+        assert_ne!(
+            lean.state_update(&base, Some(class)),
+            lean.state_update(&other, Some(class))
+        );
+        // The power entry is named by the layout: another class, another name.
+        let lean = LeanFingerprints::new(&cmp, &catalog);
+        let named = |c: Option<&ShipClass>| lean.state_update(&base, c);
+        let second = &catalog.classes()[1];
+        let same_name = |a: &ShipClass, b: &ShipClass| {
+            a.entry(1).map(|e| &e.name) == b.entry(1).map(|e| &e.name)
+        };
+        assert_eq!(
+            named(Some(class)) == named(Some(second)),
+            same_name(class, second)
+        );
+        assert_ne!(named(Some(class)), named(None));
+    }
+
+    /// Whether cf16 scale 0 at full mantissa and scale 1 at zero decode to the same value
+    /// (the test above relies on it for "same value, other bytes").
+    fn cf16_values_meet() -> bool {
+        Cf16(0x0FFF).value() == Cf16(0x1000).value()
+    }
+
+    #[test]
+    fn ignoring_a_state_update_field_name_turns_typed_fingerprints_off() {
+        let catalog = ShipCatalog::stock();
+        let on = |ignore: &[&str], volatile: bool| {
+            let ignore: Vec<String> = ignore.iter().map(|s| s.to_string()).collect();
+            typed_state_updates(&Comparison::new(volatile, &ignore), &catalog)
+        };
+        assert!(on(&[], false));
+        assert!(on(&[], true));
+        assert!(on(&["game_time"], true));
+        assert!(on(&["chat_text_that_is_no_field"], false));
+        for name in ["speed", "summary", "index", "value", "index 3", "child 0"] {
+            assert!(!on(&[name], false), "{name}");
+        }
+        let entry = catalog.classes()[0].entry(0).unwrap().name.clone();
+        assert!(!on(&[&entry], false), "{entry}");
+    }
+
+    #[test]
+    fn numbered_names_hash_as_their_text() {
+        for n in [0usize, 7, 10, 255, 1_000_000] {
+            let mut a = FoldHasher::default();
+            hash_numbered(&mut a, b"index ", n);
+            let mut b = FoldHasher::default();
+            hash_name(&mut b, &format!("index {n}"));
+            assert_eq!(a.finish(), b.finish(), "{n}");
+        }
+    }
+}
