@@ -1,5 +1,6 @@
 //! Presentation: tables, JSON, JSON Lines, hex views. Decoders never print.
 
+pub mod align;
 pub mod decode;
 pub mod diff;
 pub mod fingerprint;
