@@ -1,9 +1,8 @@
-//! `info`, `decode`, `show`, `stats`, `flows` and `diff`: capture in, report out.
+//! `info`, `decode`, `show`, `stats` and `flows`: capture in, report out.
 
 use super::Output;
 use crate::cli::{
-    DecodeArgs, DecodeFormat, DiffArgs, FlowsArgs, InfoArgs, InputArgs, ShowArgs, StatsArgs,
-    TableOrJson,
+    DecodeArgs, DecodeFormat, FlowsArgs, InfoArgs, InputArgs, ShowArgs, StatsArgs, TableOrJson,
 };
 use crate::game::ships::ShipCatalog;
 use crate::pipeline::filter::{parse_duration_ns, Filter};
@@ -11,13 +10,12 @@ use crate::pipeline::record::{PacketBody, PacketRecord};
 use crate::pipeline::summary::CaptureSummary;
 use crate::pipeline::{Config, Control, Detail, NullSink, Pipeline, Sink};
 use crate::report::decode::{packet_csv, packet_lines, LineContext, CSV_HEADER};
-use crate::report::diff::{self, Comparison, Digest, Fetcher};
 use crate::report::info;
 use crate::report::json_stream;
 use crate::report::names::Names;
 use crate::report::stats::Stats;
 use crate::report::term::Palette;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::{json, Value as Json};
 use std::io::Write;
 
@@ -56,7 +54,7 @@ pub fn run_file(
     summary
 }
 
-fn warn_problems(path: &str, s: &CaptureSummary, out: Output) {
+pub fn warn_problems(path: &str, s: &CaptureSummary, out: Output) {
     if out.quiet {
         return;
     }
@@ -476,90 +474,4 @@ fn stats_parallel(
         total.merge(&r?);
     }
     Ok(total)
-}
-
-struct DigestSink<'a> {
-    digest: &'a mut Digest,
-    cmp: &'a Comparison,
-}
-
-impl Sink for DigestSink<'_> {
-    fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
-        self.digest.add(p, names, self.cmp);
-        Ok(Control::Continue)
-    }
-}
-
-struct FetchSink<'a> {
-    fetcher: &'a mut Fetcher,
-    wanted: &'a std::collections::BTreeSet<(diff::FlowKey, usize)>,
-}
-
-impl Sink for FetchSink<'_> {
-    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> Result<Control> {
-        self.fetcher.add(p, self.wanted);
-        Ok(if self.fetcher.complete(self.wanted) {
-            Control::Stop
-        } else {
-            Control::Continue
-        })
-    }
-}
-
-pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
-    let cfg = config(&a.input)?;
-    let cmp = Comparison::new(a.include_volatile, &a.ignore);
-    let digest = |path: &str| -> Result<Digest> {
-        let mut d = Digest::default();
-        let s = run_file(
-            path,
-            &cfg,
-            &mut DigestSink {
-                digest: &mut d,
-                cmp: &cmp,
-            },
-            out,
-        )
-        .with_context(|| format!("reading {path}"))?;
-        warn_problems(path, &s, out);
-        Ok(d)
-    };
-    let (da, db) = (digest(&a.a)?, digest(&a.b)?);
-    let mut result = diff::compare(&da, &db, a.max_differences);
-    if !result.wanted.is_empty() {
-        let mut fa = Fetcher::default();
-        let mut fb = Fetcher::default();
-        run_file(
-            &a.a,
-            &cfg,
-            &mut FetchSink {
-                fetcher: &mut fa,
-                wanted: &result.wanted,
-            },
-            out,
-        )?;
-        run_file(
-            &a.b,
-            &cfg,
-            &mut FetchSink {
-                fetcher: &mut fb,
-                wanted: &result.wanted,
-            },
-            out,
-        )?;
-        diff::explain(&mut result, &fa, &fb, &cmp);
-    }
-    match a.format {
-        TableOrJson::Table => write!(
-            w,
-            "{}",
-            diff::render(&result, &a.a, &a.b, Palette::new(out.color))
-        )?,
-        TableOrJson::Json => writeln!(
-            w,
-            "{}",
-            serde_json::to_string_pretty(&diff::to_json(&result))?
-        )?,
-    }
-    Ok(if result.is_same() { 0 } else { 1 })
 }

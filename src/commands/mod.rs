@@ -1,6 +1,7 @@
 //! Command implementations: argument handling, then the pipeline, then a report.
 
 mod capture_cmds;
+mod diff_cmd;
 mod inputs;
 mod progress;
 mod report_cmd;
@@ -74,7 +75,7 @@ fn run(command: Command, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> 
         Command::Show(a) => capture_cmds::show(a, out, w),
         Command::Stats(a) => capture_cmds::stats(a, out, w),
         Command::Flows(a) => capture_cmds::flows(a, out, w),
-        Command::Diff(a) => capture_cmds::diff(a, out, w),
+        Command::Diff(a) => diff_cmd::diff(a, out, w),
         Command::Synth(a) => {
             let report = crate::synth::run(&a)?;
             if !out.quiet {

@@ -110,6 +110,10 @@ impl SubsystemData {
 /// A field is present exactly when its flag is set (and the message was long enough).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StateUpdate {
+    /// The ship class whose layout named the 0x20 and 0x80 blocks, as the decoder was
+    /// given it (from the object registry, not from the bytes; not written by
+    /// [`encode`]). `None` when the object's class was unknown.
+    pub species: Option<u16>,
     pub object_id: u32,
     pub game_time: f32,
     pub flags: u8,
@@ -180,7 +184,7 @@ pub fn decode_reusing(
     keep_fields: bool,
     spare: Option<Box<StateUpdate>>,
 ) -> GameMessage {
-    let (su, spare_records) = match spare {
+    let (mut su, spare_records) = match spare {
         Some(mut su) => {
             let records = match su.subsystems.take() {
                 Some(SubsystemData::Decoded(block)) => block.records,
@@ -193,6 +197,7 @@ pub fn decode_reusing(
         // moving the whole value into a box at the end.
         None => (Box::default(), Vec::new()),
     };
+    su.species = species;
     let mut d = Decoder {
         f: if keep_fields {
             FieldReader::after_opcode(msg)
@@ -787,6 +792,7 @@ mod tests {
         let n = class.len();
         let owner = flags & 1 == 0;
         let mut su = StateUpdate {
+            species: Some(class.species_id),
             object_id: 0x4000_0000 + flags as u32,
             game_time: flags as f32 * 0.5,
             flags,

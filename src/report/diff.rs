@@ -5,6 +5,7 @@
 //! non-volatile fields). Digests are compared; for aligned messages whose fingerprints
 //! differ, a second look fetches their fields so the differences can be named.
 
+use super::align::{Aligner, Side};
 use super::names::Names;
 use super::stats::{right, table, Stats};
 use super::term::Palette;
@@ -12,7 +13,7 @@ use super::text::value_text;
 use crate::diag::Direction;
 use crate::game::field::{Field, Value};
 use crate::game::GameMessage;
-use crate::pipeline::record::PacketRecord;
+use crate::pipeline::record::{GamePacket, MessageRecord, PacketBody, PacketRecord};
 use comfy_table::Cell;
 use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -54,13 +55,14 @@ impl Comparison {
         }
         Comparison { ignore }
     }
-    fn ignored(&self, name: &str) -> bool {
+    /// Whether fields called `name` are left out, at any depth.
+    pub fn ignores(&self, name: &str) -> bool {
         self.ignore.iter().any(|i| i == name)
     }
 
     /// Fingerprint of a message: opcode and every non-ignored field, recursively.
     pub fn fingerprint(&self, g: &GameMessage) -> u64 {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut h = super::fingerprint::FoldHasher::default();
         g.opcode.hash(&mut h);
         self.hash_fields(&g.fields, &mut h);
         h.finish()
@@ -68,7 +70,7 @@ impl Comparison {
 
     fn hash_fields(&self, fields: &[Field], h: &mut impl Hasher) {
         for f in fields {
-            if self.ignored(&f.name) {
+            if self.ignores(&f.name) {
                 continue;
             }
             f.name.hash(h);
@@ -114,7 +116,7 @@ impl Comparison {
         for i in 0..n {
             let (fa, fb) = (a.get(i), b.get(i));
             let name = fa.or(fb).map(|f| f.name.to_string()).unwrap_or_default();
-            if self.ignored(&name) {
+            if self.ignores(&name) {
                 continue;
             }
             let path = if prefix.is_empty() {
@@ -154,6 +156,13 @@ impl MessageDigest {
     pub fn opcode(self) -> u8 {
         (self.0 >> 56) as u8
     }
+    /// The 8 bytes as one word.
+    pub fn raw(self) -> u64 {
+        self.0
+    }
+    pub fn from_raw(raw: u64) -> MessageDigest {
+        MessageDigest(raw)
+    }
 }
 
 /// What one capture reduces to.
@@ -164,20 +173,32 @@ pub struct Digest {
 }
 
 impl Digest {
+    /// Add a full record: messages are fingerprinted by their field trees.
     pub fn add(&mut self, p: &PacketRecord, names: &dyn Names, cmp: &Comparison) {
+        self.add_with(p, names, |_, _, game| cmp.fingerprint(game));
+    }
+
+    /// Add a record whose delivered messages `fingerprint` reduces (lean records take
+    /// [`LeanFingerprints::of`](super::fingerprint::LeanFingerprints::of)).
+    pub fn add_with(
+        &mut self,
+        p: &PacketRecord,
+        names: &dyn Names,
+        fingerprint: impl Fn(&GamePacket, &MessageRecord, &GameMessage) -> u64,
+    ) {
         self.stats.add(p, names);
         let key = FlowKey {
             session: p.session,
             client: p.client,
             direction: p.direction,
         };
-        if let crate::pipeline::record::PacketBody::Game(g) = &p.body {
+        if let PacketBody::Game(g) = &p.body {
             for m in &g.messages {
                 if let Some(game) = m.delivered_game() {
                     self.flows
                         .entry(key)
                         .or_default()
-                        .push(MessageDigest::new(game.opcode, cmp.fingerprint(game)));
+                        .push(MessageDigest::new(game.opcode, fingerprint(g, m, game)));
                 }
             }
         }
@@ -230,9 +251,25 @@ impl DiffResult {
 }
 
 pub fn compare(a: &Digest, b: &Digest, max_differences: usize) -> DiffResult {
+    let mut al = Aligner::new(max_differences);
+    for (side, d) in [(Side::A, a), (Side::B, b)] {
+        for (k, seq) in &d.flows {
+            for m in seq {
+                al.push(side, *k, *m);
+            }
+        }
+        al.end(side);
+    }
     let mut r = DiffResult::default();
+    count_rows(&mut r, &a.stats, &b.stats);
+    al.finish(&mut r);
+    r
+}
+
+/// The opcode and dirty-flag count rows of two captures' statistics.
+pub fn count_rows(r: &mut DiffResult, a: &Stats, b: &Stats) {
     for dir in [Direction::C2S, Direction::S2C] {
-        let (da, db) = (&a.stats.dirs[dir.index()], &b.stats.dirs[dir.index()]);
+        let (da, db) = (&a.dirs[dir.index()], &b.dirs[dir.index()]);
         let ops: BTreeSet<u8> = da.opcodes.keys().chain(db.opcodes.keys()).collect();
         for op in ops {
             let x = da.opcodes.get(&op).copied().unwrap_or(0);
@@ -249,71 +286,6 @@ pub fn compare(a: &Digest, b: &Digest, max_differences: usize) -> DiffResult {
             }
         }
     }
-    for k in a.flows.keys() {
-        if !b.flows.contains_key(k) {
-            r.only_in_a.push(*k);
-        }
-    }
-    for k in b.flows.keys() {
-        if !a.flows.contains_key(k) {
-            r.only_in_b.push(*k);
-        }
-    }
-    // Multiset of (direction, opcode, fingerprint): messages with no twin on the other side.
-    let mut bag: HashMap<(Direction, MessageDigest), i64> = HashMap::new();
-    for (k, seq) in &a.flows {
-        for d in seq {
-            *bag.entry((k.direction, *d)).or_default() += 1;
-        }
-    }
-    for (k, seq) in &b.flows {
-        for d in seq {
-            *bag.entry((k.direction, *d)).or_default() -= 1;
-        }
-    }
-    let mut unmatched: BTreeMap<(Direction, u8), (u64, u64)> = BTreeMap::new();
-    for ((dir, d), n) in bag {
-        let e = unmatched.entry((dir, d.opcode())).or_default();
-        if n > 0 {
-            e.0 += n as u64;
-        } else if n < 0 {
-            e.1 += (-n) as u64;
-        }
-    }
-    r.unmatched = unmatched
-        .into_iter()
-        .filter(|(_, (x, y))| *x > 0 || *y > 0)
-        .map(|((d, op), (x, y))| (d, op, x, y))
-        .collect();
-    for (k, sa) in &a.flows {
-        let Some(sb) = b.flows.get(k) else { continue };
-        let n = sa.len().max(sb.len());
-        let mut diverged = false;
-        for i in 0..n {
-            let (x, y) = (sa.get(i), sb.get(i));
-            if x == y {
-                continue;
-            }
-            if !diverged {
-                r.divergences.push(Divergence {
-                    flow: *k,
-                    index: i,
-                    a_opcode: x.map(|v| v.opcode()),
-                    b_opcode: y.map(|v| v.opcode()),
-                });
-                diverged = true;
-            }
-            if let (Some(x), Some(y)) = (x, y) {
-                if x.opcode() == y.opcode() && r.wanted.len() < max_differences {
-                    r.wanted.insert((*k, i));
-                }
-            }
-            if r.wanted.len() >= max_differences {
-                break;
-            }
-        }
-    }
-    r
 }
 
 /// Collects the game messages at wanted (flow, index) positions during a second look.
@@ -505,4 +477,254 @@ pub fn to_json(r: &DiffResult) -> Json {
             "differences": m.differences.iter().map(|(p, x, y)| json!({"field": p, "a": x, "b": y})).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `compare` as it was before alignment became incremental: the reference.
+    #[allow(clippy::all)]
+    fn reference_compare(a: &Digest, b: &Digest, max_differences: usize) -> DiffResult {
+        let mut r = DiffResult::default();
+        for dir in [Direction::C2S, Direction::S2C] {
+            let (da, db) = (&a.stats.dirs[dir.index()], &b.stats.dirs[dir.index()]);
+            let ops: BTreeSet<u8> = da.opcodes.keys().chain(db.opcodes.keys()).collect();
+            for op in ops {
+                let x = da.opcodes.get(&op).copied().unwrap_or(0);
+                let y = db.opcodes.get(&op).copied().unwrap_or(0);
+                r.opcode_rows.push((dir, op, x, y));
+            }
+            for flags in 0..=255u8 {
+                let (x, y) = (
+                    da.dirty_flags[flags as usize],
+                    db.dirty_flags[flags as usize],
+                );
+                if x != 0 || y != 0 {
+                    r.flag_rows.push((dir, flags, x, y));
+                }
+            }
+        }
+        for k in a.flows.keys() {
+            if !b.flows.contains_key(k) {
+                r.only_in_a.push(*k);
+            }
+        }
+        for k in b.flows.keys() {
+            if !a.flows.contains_key(k) {
+                r.only_in_b.push(*k);
+            }
+        }
+        // Multiset of (direction, opcode, fingerprint): messages with no twin on the other side.
+        let mut bag: HashMap<(Direction, MessageDigest), i64> = HashMap::new();
+        for (k, seq) in &a.flows {
+            for d in seq {
+                *bag.entry((k.direction, *d)).or_default() += 1;
+            }
+        }
+        for (k, seq) in &b.flows {
+            for d in seq {
+                *bag.entry((k.direction, *d)).or_default() -= 1;
+            }
+        }
+        let mut unmatched: BTreeMap<(Direction, u8), (u64, u64)> = BTreeMap::new();
+        for ((dir, d), n) in bag {
+            let e = unmatched.entry((dir, d.opcode())).or_default();
+            if n > 0 {
+                e.0 += n as u64;
+            } else if n < 0 {
+                e.1 += (-n) as u64;
+            }
+        }
+        r.unmatched = unmatched
+            .into_iter()
+            .filter(|(_, (x, y))| *x > 0 || *y > 0)
+            .map(|((d, op), (x, y))| (d, op, x, y))
+            .collect();
+        for (k, sa) in &a.flows {
+            let Some(sb) = b.flows.get(k) else { continue };
+            let n = sa.len().max(sb.len());
+            let mut diverged = false;
+            for i in 0..n {
+                let (x, y) = (sa.get(i), sb.get(i));
+                if x == y {
+                    continue;
+                }
+                if !diverged {
+                    r.divergences.push(Divergence {
+                        flow: *k,
+                        index: i,
+                        a_opcode: x.map(|v| v.opcode()),
+                        b_opcode: y.map(|v| v.opcode()),
+                    });
+                    diverged = true;
+                }
+                if let (Some(x), Some(y)) = (x, y) {
+                    if x.opcode() == y.opcode() && r.wanted.len() < max_differences {
+                        r.wanted.insert((*k, i));
+                    }
+                }
+                if r.wanted.len() >= max_differences {
+                    break;
+                }
+            }
+        }
+        r
+    }
+
+    /// A tiny deterministic generator (xorshift).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    fn flow(i: u64) -> FlowKey {
+        FlowKey {
+            session: (i / 4) as usize,
+            client: (i / 2 % 2) as usize,
+            direction: if i.is_multiple_of(2) {
+                Direction::C2S
+            } else {
+                Direction::S2C
+            },
+        }
+    }
+
+    /// Two digests with flows that share prefixes, differ in places (same or other
+    /// opcode), end early, or exist on one side only.
+    fn pair(rng: &mut Rng) -> (Digest, Digest) {
+        let (mut a, mut b) = (Digest::default(), Digest::default());
+        for f in 0..rng.below(7) {
+            let key = flow(f);
+            let len = rng.below(40) as usize;
+            let seq: Vec<MessageDigest> = (0..len)
+                .map(|_| MessageDigest::new(rng.below(3) as u8, rng.below(6)))
+                .collect();
+            let mut other = seq.clone();
+            for _ in 0..rng.below(4) {
+                if !other.is_empty() {
+                    let i = rng.below(other.len() as u64) as usize;
+                    other[i] = MessageDigest::new(rng.below(3) as u8, rng.below(6));
+                }
+            }
+            other.truncate(len.saturating_sub(rng.below(3) as usize * 5));
+            if rng.below(3) == 0 {
+                other.extend((0..rng.below(8)).map(|_| MessageDigest::new(1, rng.below(6))));
+            }
+            // A digest holds a flow once it has a message.
+            let (in_a, in_b) = match rng.below(6) {
+                0 => (true, false),
+                1 => (false, true),
+                _ => (true, true),
+            };
+            if in_a && !seq.is_empty() {
+                a.flows.insert(key, seq);
+            }
+            if in_b && !other.is_empty() {
+                b.flows.insert(key, other);
+            }
+        }
+        (a, b)
+    }
+
+    fn same(x: &DiffResult, y: &DiffResult) -> bool {
+        let div = |r: &DiffResult| {
+            r.divergences
+                .iter()
+                .map(|d| (d.flow, d.index, d.a_opcode, d.b_opcode))
+                .collect::<Vec<_>>()
+        };
+        x.only_in_a == y.only_in_a
+            && x.only_in_b == y.only_in_b
+            && x.unmatched == y.unmatched
+            && div(x) == div(y)
+            && x.wanted == y.wanted
+    }
+
+    #[test]
+    fn incremental_alignment_in_any_interleaving_equals_the_reference() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for round in 0..400 {
+            let (a, b) = pair(&mut rng);
+            for max in [0, 1, 3, 20] {
+                let want = reference_compare(&a, &b, max);
+                assert!(
+                    same(&compare(&a, &b, max), &want),
+                    "round {round} max {max}"
+                );
+                // B first, then A; and the two interleaved at random.
+                let mut orders = vec![vec![Side::B, Side::A]];
+                let mut mixed = Vec::new();
+                let (na, nb): (usize, usize) = (
+                    a.flows.values().map(Vec::len).sum(),
+                    b.flows.values().map(Vec::len).sum(),
+                );
+                let (mut ia, mut ib) = (0, 0);
+                while ia < na || ib < nb {
+                    if ib >= nb || (ia < na && rng.below(2) == 0) {
+                        mixed.push(Side::A);
+                        ia += 1;
+                    } else {
+                        mixed.push(Side::B);
+                        ib += 1;
+                    }
+                }
+                orders.push(mixed);
+                for order in orders {
+                    let mut al = Aligner::new(max);
+                    let mut next = [
+                        a.flows
+                            .iter()
+                            .flat_map(|(k, s)| s.iter().map(move |d| (*k, *d)))
+                            .collect::<Vec<_>>()
+                            .into_iter(),
+                        b.flows
+                            .iter()
+                            .flat_map(|(k, s)| s.iter().map(move |d| (*k, *d)))
+                            .collect::<Vec<_>>()
+                            .into_iter(),
+                    ];
+                    let drive = |al: &mut Aligner,
+                                 next: &mut [std::vec::IntoIter<(FlowKey, MessageDigest)>; 2],
+                                 side: Side| {
+                        let it = &mut next[if side == Side::A { 0 } else { 1 }];
+                        it.next().map(|(k, d)| al.push(side, k, d))
+                    };
+                    if order.len() == 2 {
+                        for side in order {
+                            while drive(&mut al, &mut next, side).is_some() {}
+                            al.end(side);
+                        }
+                    } else {
+                        // As `bcwire diff` reads: a capture ends as soon as it runs out.
+                        let mut ended = [na == 0, nb == 0];
+                        for (i, side) in [Side::A, Side::B].into_iter().enumerate() {
+                            if ended[i] {
+                                al.end(side);
+                            }
+                        }
+                        for side in order {
+                            drive(&mut al, &mut next, side);
+                            let i = if side == Side::A { 0 } else { 1 };
+                            if !ended[i] && next[i].len() == 0 {
+                                ended[i] = true;
+                                al.end(side);
+                            }
+                        }
+                    }
+                    let mut r = DiffResult::default();
+                    al.finish(&mut r);
+                    assert!(same(&r, &want), "round {round} max {max}: interleaved");
+                }
+            }
+        }
+    }
 }

@@ -1,7 +1,9 @@
 //! Presentation: tables, JSON, JSON Lines, hex views. Decoders never print.
 
+pub mod align;
 pub mod decode;
 pub mod diff;
+pub mod fingerprint;
 pub mod html;
 pub mod info;
 pub mod json;
