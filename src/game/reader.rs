@@ -34,7 +34,9 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-pub type DecodeResult<T> = Result<T, DecodeError>;
+/// Boxed so that a successful read returns in registers: every field read goes through
+/// a `DecodeResult`, and an inline error made each of them a 70-byte value.
+pub type DecodeResult<T> = Result<T, Box<DecodeError>>;
 
 /// Byte reader with the engine's packed-boolean state machine.
 #[derive(Debug, Clone)]
@@ -87,29 +89,40 @@ impl<'a> Reader<'a> {
         self.bits_left
     }
 
+    #[cold]
     pub fn error(
         &self,
         field: impl Into<Cow<'static, str>>,
         expected: impl Into<Cow<'static, str>>,
-    ) -> DecodeError {
-        DecodeError {
+    ) -> Box<DecodeError> {
+        Box::new(DecodeError {
             offset: self.pos,
             field: field.into(),
             expected: expected.into(),
             available: self.remaining(),
-        }
+        })
+    }
+
+    /// The error of a read of `n` bytes past the end, out of line: reads are inlined
+    /// everywhere and almost never fail.
+    #[cold]
+    #[inline(never)]
+    fn too_short(&self, field: &'static str, n: usize) -> Box<DecodeError> {
+        self.error(field, format!("{n} byte(s)"))
     }
 
     /// Take `n` bytes.
+    #[inline]
     pub fn bytes(&mut self, n: usize, field: &'static str) -> DecodeResult<&'a [u8]> {
         if self.remaining() < n {
-            return Err(self.error(field, format!("{n} byte(s)")));
+            return Err(self.too_short(field, n));
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
         Ok(s)
     }
 
+    #[inline]
     fn array<const N: usize>(&mut self, field: &'static str) -> DecodeResult<[u8; N]> {
         let s = self.bytes(N, field)?;
         let mut a = [0u8; N];
@@ -126,21 +139,27 @@ impl<'a> Reader<'a> {
         s
     }
 
+    #[inline]
     pub fn u8(&mut self, field: &'static str) -> DecodeResult<u8> {
         Ok(self.array::<1>(field)?[0])
     }
+    #[inline]
     pub fn i8(&mut self, field: &'static str) -> DecodeResult<i8> {
         Ok(self.u8(field)? as i8)
     }
+    #[inline]
     pub fn u16(&mut self, field: &'static str) -> DecodeResult<u16> {
         Ok(u16::from_le_bytes(self.array(field)?))
     }
+    #[inline]
     pub fn u32(&mut self, field: &'static str) -> DecodeResult<u32> {
         Ok(u32::from_le_bytes(self.array(field)?))
     }
+    #[inline]
     pub fn i32(&mut self, field: &'static str) -> DecodeResult<i32> {
         Ok(i32::from_le_bytes(self.array(field)?))
     }
+    #[inline]
     pub fn f32(&mut self, field: &'static str) -> DecodeResult<f32> {
         Ok(f32::from_le_bytes(self.array(field)?))
     }

@@ -9,7 +9,7 @@ use super::compressed::{cf16_decode, cf16_encode, cv3_decode, cv3_encode};
 use super::dirty::flag_names;
 use super::field::{Field, Span, Value};
 use super::message::GameMessage;
-use super::reader::{DecodeError, FieldReader};
+use super::reader::{DecodeError, DecodeResult, FieldReader};
 use super::ships::{ShipCatalog, ShipClass};
 use super::subsys::{
     block_fields, fitting_classes, power_entry, power_fields, read_block_into, read_power_block,
@@ -270,12 +270,12 @@ impl Decoder<'_, '_> {
     }
 
     /// Record a failed read and keep the rest of the message as raw bytes.
-    fn fail(&mut self, e: DecodeError) {
+    fn fail(&mut self, e: Box<DecodeError>) {
         self.warn("decode_error", e.offset, e.to_string());
         self.f.rest("undecoded");
     }
 
-    fn header(&mut self) -> Result<(), DecodeError> {
+    fn header(&mut self) -> DecodeResult<()> {
         // Check the length first so a short message yields no half header.
         if self.f.r.remaining() < 9 {
             return Err(self.f.r.error("header", "9 bytes after the opcode"));
@@ -291,7 +291,7 @@ impl Decoder<'_, '_> {
         Ok(())
     }
 
-    fn body(&mut self) -> Result<(), DecodeError> {
+    fn body(&mut self) -> DecodeResult<()> {
         let flags = self.su.flags;
         if flags & flag::POSITION != 0 {
             // Check the whole vector first so a short message loses no bytes.
@@ -371,12 +371,12 @@ impl Decoder<'_, '_> {
         Ok(())
     }
 
-    fn dir3(&mut self, field: &'static str) -> Result<Dir3, DecodeError> {
+    fn dir3(&mut self, field: &'static str) -> DecodeResult<Dir3> {
         let b = self.f.r.bytes(3, field)?;
         Ok(Dir3([b[0], b[1], b[2]]))
     }
 
-    fn subsystem_block(&mut self) -> Result<(), DecodeError> {
+    fn subsystem_block(&mut self) -> DecodeResult<()> {
         let at = self.f.r.pos();
         if self.f.r.is_empty() {
             return Err(self.f.r.error("subsystem block", "a start index byte"));

@@ -569,7 +569,7 @@ impl PowerSetting {
 
 /// Read 0x80 pairs to the end of the message. An odd last byte is an error located at
 /// that byte; the pairs before it are returned with it.
-pub fn read_power_block(r: &mut Reader<'_>) -> (Vec<PowerSetting>, Option<DecodeError>) {
+pub fn read_power_block(r: &mut Reader<'_>) -> (Vec<PowerSetting>, Option<Box<DecodeError>>) {
     let mut out = Vec::with_capacity(r.remaining() / 2);
     while !r.is_empty() {
         if r.remaining() < 2 {

@@ -38,18 +38,18 @@ impl<'a> BitReader<'a> {
         self.bit.is_multiple_of(8)
     }
 
-    fn error(&self, field: &'static str, bits: usize) -> DecodeError {
+    fn error(&self, field: &'static str, bits: usize) -> Box<DecodeError> {
         let expected = if bits.is_multiple_of(8) && self.is_aligned() {
             format!("{} byte(s)", bits / 8)
         } else {
             format!("{bits} bit(s) at bit {}", self.bit % 8)
         };
-        DecodeError {
+        Box::new(DecodeError {
             offset: self.byte_pos(),
             field: field.into(),
             expected: expected.into(),
             available: self.buf.len().saturating_sub(self.byte_pos()),
-        }
+        })
     }
 
     /// Read `n` (0..=64) bits as an unsigned integer, first bit most significant.
