@@ -87,7 +87,7 @@ enum State {
 
 /// Reads frames one at a time; the format is detected from the magic bytes.
 pub struct CaptureReader {
-    src: BufReader<Box<dyn Read>>,
+    src: BufReader<Box<dyn Read + Send>>,
     format: CaptureFormat,
     state: State,
     /// Bytes consumed from the input so far.
@@ -104,8 +104,8 @@ pub struct CaptureReader {
 
 impl CaptureReader {
     /// Reads the file header from `r`; the first bytes decide between pcap and pcapng.
-    pub fn new(r: impl Read + 'static) -> Result<CaptureReader, CaptureError> {
-        let src: Box<dyn Read> = Box::new(r);
+    pub fn new(r: impl Read + Send + 'static) -> Result<CaptureReader, CaptureError> {
+        let src: Box<dyn Read + Send> = Box::new(r);
         let mut reader = CaptureReader {
             src: BufReader::with_capacity(1 << 16, src),
             format: CaptureFormat::PcapNg,

@@ -29,6 +29,8 @@ pub fn config(input: &InputArgs) -> Result<Config> {
     Ok(Config {
         game_port: input.port,
         ships,
+        read_ahead: true,
+        front_thread: true,
     })
 }
 
@@ -47,7 +49,10 @@ pub fn run_file(
         verbose: out.verbose > 0,
         seen: 0,
     };
-    let summary = Pipeline::new(config.clone()).run(input.reader, &mut observed);
+    let mut config = config.clone();
+    // Standard input may be a live capture: hand each frame on as soon as it arrives.
+    config.read_ahead &= path != "-";
+    let summary = Pipeline::new(config).run(input.reader, &mut observed);
     if let Some(p) = &input.progress {
         p.finish();
     }

@@ -64,7 +64,7 @@ pub fn open(path: &str, quiet: bool) -> Result<Input> {
         });
     }
     let read = Arc::new(AtomicU64::new(0));
-    let source: Box<dyn Read> = if path == "-" {
+    let source: Box<dyn Read + Send> = if path == "-" {
         Box::new(std::io::stdin())
     } else {
         Box::new(

@@ -4,10 +4,11 @@
 //! State that outlives a datagram is bounded by the limits of the stage that owns it.
 
 pub mod filter;
+pub mod front;
 pub mod record;
 pub mod summary;
 
-use crate::capture::{link_type, CaptureFormat, CaptureReader, Frame};
+use crate::capture::{link_type, CaptureFormat, CaptureReader};
 use crate::diag::Direction;
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
@@ -18,7 +19,7 @@ use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WI
 use crate::game::ships::ShipCatalog;
 use crate::game::stateupdate::StateUpdate;
 use crate::game::GameMessage;
-use crate::net::{Datagram, NetDecoder, NetOutcome};
+use crate::net::{FragmentReport, NetOutcome};
 use crate::report::names::Names;
 use crate::transport::facts::MAX_EVENTS_PER_CLIENT;
 use crate::transport::low::{utf16le_to_string, LowBody, LowKind};
@@ -35,8 +36,9 @@ use record::{
     Assembled, FragmentRef, GamePacket, MessageRecord, PacketBody, PacketRecord, TransportInfo,
 };
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
+use front::{FrameMeta, Front, FrontEnd, Item};
 use rustc_hash::FxHashMap as HashMap;
-use smallvec::SmallVec;
+use std::sync::mpsc;
 use summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
 
 /// Sessions listed one by one in the summary. Later ones are only counted (in
@@ -94,6 +96,12 @@ impl Sink for NullSink {
 pub struct Config {
     pub game_port: u16,
     pub ships: ShipCatalog,
+    /// Read ahead and decipher game datagrams in groups; off, every frame is handed
+    /// on as soon as it is read (a live capture).
+    pub read_ahead: bool,
+    /// With `read_ahead`, run the reading on a thread of its own when there is a
+    /// second core.
+    pub front_thread: bool,
 }
 
 impl Default for Config {
@@ -101,6 +109,8 @@ impl Default for Config {
         Config {
             game_port: crate::flow::DEFAULT_GAME_PORT,
             ships: ShipCatalog::stock(),
+            read_ahead: true,
+            front_thread: true,
         }
     }
 }
@@ -129,7 +139,6 @@ struct StreamCounts {
 /// The whole decoding state of one capture.
 pub struct Pipeline {
     config: Config,
-    net: NetDecoder,
     flows: SessionTable,
     /// Game-layer state of each live session, by index; released when it retires.
     sessions: HashMap<usize, SessionState>,
@@ -149,33 +158,21 @@ pub struct Pipeline {
     /// because `GameMessage::state_update` is: reusing the box is the point.
     #[allow(clippy::vec_box)]
     spare_updates: Vec<Box<StateUpdate>>,
-    /// Game-port datagrams read ahead, deciphered together when `cipher::LANES` are
-    /// waiting (or something else comes), then handled in capture order.
-    pending: Vec<Pending>,
+    /// Payload buffers of handled datagrams, to go back to the front for reuse.
+    spare_payloads: Vec<Vec<u8>>,
 }
 
-/// A datagram read ahead of its turn.
-struct Pending {
-    frame: FrameMeta,
-    datagram: Datagram,
-}
+/// Front items handled per turn without a front thread: few, so that a stop reads
+/// little ahead.
+const INLINE_BATCH: usize = 16;
+/// Front items per batch handed between threads: enough to make the handover cheap.
+const THREAD_BATCH: usize = 512;
+/// Batches on their way between the threads: bounds the datagrams held at once.
+const BATCHES_IN_FLIGHT: usize = 2;
 
-/// What the summary needs of a frame once its datagram is handled.
-#[derive(Debug, Clone, Copy)]
-struct FrameMeta {
-    ts_ns: i64,
-    len: usize,
-    link_type: u32,
-}
-
-impl FrameMeta {
-    fn of(frame: &Frame) -> FrameMeta {
-        FrameMeta {
-            ts_ns: frame.ts_ns,
-            len: frame.data.len(),
-            link_type: frame.link_type,
-        }
-    }
+/// Whether a front thread can run beside decoding: only with a second core.
+fn front_thread_pays() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
 }
 
 /// At most this many spare StateUpdates are kept (a datagram carries a few).
@@ -225,7 +222,6 @@ impl Pipeline {
         Pipeline {
             flows: SessionTable::new(config.game_port),
             config,
-            net: NetDecoder::default(),
             sessions: HashMap::default(),
             tracker: Tracker::new(),
             reassembler: Reassembler::new(Default::default()),
@@ -237,101 +233,120 @@ impl Pipeline {
             spare_messages: Vec::new(),
             spare_packet: Packet::default(),
             spare_updates: Vec::new(),
-            pending: Vec::with_capacity(cipher::LANES),
+            spare_payloads: Vec::new(),
         }
     }
 
     /// Read a whole capture, handing each BC datagram's record to `sink`.
-    pub fn run(mut self, mut reader: CaptureReader, sink: &mut dyn Sink) -> Result<CaptureSummary> {
+    ///
+    /// The front (reading, network layers, deciphering) runs on a thread of its own
+    /// when the machine has a second core and `read_ahead` allows it; the records and
+    /// the summary are the same either way.
+    pub fn run(mut self, reader: CaptureReader, sink: &mut dyn Sink) -> Result<CaptureSummary> {
         self.summary.format = format_name(reader.format());
         self.lean = sink.detail() == Detail::Lean;
-        let mut frame = Frame::default();
-        loop {
-            let read = reader.read_into(&mut frame);
-            if !matches!(read, Ok(true)) && self.flush(sink)? == Control::Stop {
-                // Datagrams read ahead come before whatever ends or interrupts the read.
-                break;
+        let read_ahead = self.config.read_ahead;
+        let front = Front::new(reader, self.config.game_port, read_ahead);
+        let end = if read_ahead && self.config.front_thread && front_thread_pays() {
+            self.run_with_front_thread(front, sink)?
+        } else {
+            self.run_inline(front, sink)?
+        };
+        // After a stop, what lies beyond it (a cut at the end of the file, fragment
+        // sets that later frames might complete) is not reported.
+        if let Some(end) = end {
+            if let Some(t) = &end.truncation {
+                self.summary.add_problem(t.to_warning().to_string());
             }
-            match read {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) if e.is_fatal() => {
-                    self.summary.add_problem(e.to_string());
-                    break;
-                }
-                Err(e) => {
-                    self.summary.add_problem(e.to_string());
-                    continue;
-                }
-            }
-            if self.read_frame(&frame, sink)? == Control::Stop {
-                break;
-            }
-        }
-        for p in std::mem::take(&mut self.pending) {
-            self.net.recycle(p.datagram.payload);
-        }
-        if let Some(t) = reader.truncation() {
-            self.summary.add_problem(t.to_warning().to_string());
+            self.add_fragment_problems(&end.fragments);
         }
         Ok(self.finish())
     }
 
-    /// Decodes a frame's network layers; a game-port datagram waits in `pending` to be
-    /// deciphered with others, anything else is handled at once (after those waiting).
-    fn read_frame(&mut self, frame: &Frame, sink: &mut dyn Sink) -> Result<Control> {
-        let meta = FrameMeta::of(frame);
-        match self.net.decode(frame) {
-            NetOutcome::Datagram(d) if self.deciphers_ahead(&d) => {
-                self.pending.push(Pending {
-                    frame: meta,
-                    datagram: d,
-                });
-                if self.pending.len() < cipher::LANES {
-                    return Ok(Control::Continue);
-                }
-                self.flush(sink)
+    /// Front and decoding in turn on this thread, a few frames at a time.
+    fn run_inline(&mut self, mut front: Front, sink: &mut dyn Sink) -> Result<Option<FrontEnd>> {
+        let max = if self.config.read_ahead {
+            INLINE_BATCH
+        } else {
+            1
+        };
+        let mut batch = Vec::with_capacity(INLINE_BATCH + cipher::LANES);
+        loop {
+            let more = front.fill(&mut batch, max);
+            let control = self.handle_items(&mut batch, sink)?;
+            for p in self.spare_payloads.drain(..) {
+                front.recycle(p);
             }
-            other => match self.flush(sink)? {
-                Control::Stop => Ok(Control::Stop),
-                Control::Continue => self.frame(meta, other, false, sink),
-            },
-        }
-    }
-
-    /// Whether a datagram may be deciphered before its flow is known: a game-port
-    /// payload that is not GameSpy text. Classification reads only its clear first
-    /// byte, and datagrams that turn out not to be BC never show their payload.
-    fn deciphers_ahead(&self, d: &Datagram) -> bool {
-        let port = self.config.game_port;
-        d.payload.len() >= 2
-            && d.payload.first() != Some(&cipher::GAMESPY_MARK)
-            && (d.src.port() == port || d.dst.port() == port)
-    }
-
-    /// Deciphers the datagrams waiting in `pending` side by side, then handles them in
-    /// capture order.
-    fn flush(&mut self, sink: &mut dyn Sink) -> Result<Control> {
-        if self.pending.is_empty() {
-            return Ok(Control::Continue);
-        }
-        let mut pending = std::mem::take(&mut self.pending);
-        {
-            let mut views: SmallVec<[&mut [u8]; cipher::LANES]> = pending
-                .iter_mut()
-                .map(|p| p.datagram.payload.as_mut_slice())
-                .collect();
-            cipher::decrypt_many(&mut views);
-        }
-        let mut control = Control::Continue;
-        for p in pending.drain(..) {
             if control == Control::Stop {
-                self.net.recycle(p.datagram.payload);
-            } else {
-                control = self.frame(p.frame, NetOutcome::Datagram(p.datagram), true, sink)?;
+                return Ok(None);
+            }
+            if !more {
+                return Ok(Some(front.finish()));
             }
         }
-        self.pending = pending;
+    }
+
+    /// The front on a thread of its own, handing over batches through a bounded
+    /// channel; emptied batches and payload buffers go back for reuse.
+    fn run_with_front_thread(
+        &mut self,
+        mut front: Front,
+        sink: &mut dyn Sink,
+    ) -> Result<Option<FrontEnd>> {
+        let (batches, received) = mpsc::sync_channel::<Vec<Item>>(BATCHES_IN_FLIGHT);
+        let (returns, returned) = mpsc::channel::<(Vec<Item>, Vec<Vec<u8>>)>();
+        let reading = std::thread::Builder::new()
+            .name("bcwire-front".into())
+            .spawn(move || {
+                loop {
+                    let (mut batch, payloads) = returned
+                        .try_recv()
+                        .unwrap_or_else(|_| (Vec::with_capacity(THREAD_BATCH), Vec::new()));
+                    for p in payloads {
+                        front.recycle(p);
+                    }
+                    batch.clear();
+                    let more = front.fill(&mut batch, THREAD_BATCH);
+                    // A closed channel means decoding stopped: nothing more to read.
+                    if batches.send(batch).is_err() {
+                        return None;
+                    }
+                    if !more {
+                        return Some(front.finish());
+                    }
+                }
+            })?;
+        for mut batch in received.iter() {
+            let control = self.handle_items(&mut batch, sink)?;
+            let payloads = std::mem::take(&mut self.spare_payloads);
+            // The front may have finished already; then nothing is reused.
+            let _ = returns.send((batch, payloads));
+            if control == Control::Stop {
+                // Dropping the receiver ends the front at its next batch.
+                return Ok(None);
+            }
+        }
+        reading
+            .join()
+            .map_err(|_| anyhow::anyhow!("the capture reading thread failed"))
+    }
+
+    /// Handles a batch of front items in order; after a stop the rest are dropped.
+    fn handle_items(&mut self, batch: &mut Vec<Item>, sink: &mut dyn Sink) -> Result<Control> {
+        let mut control = Control::Continue;
+        for item in batch.drain(..) {
+            if control == Control::Stop {
+                continue;
+            }
+            match item {
+                Item::Frame {
+                    meta,
+                    outcome,
+                    deciphered,
+                } => control = self.frame(meta, outcome, deciphered, sink)?,
+                Item::Problem(p) | Item::Fatal(p) => self.summary.add_problem(p),
+            }
+        }
         Ok(control)
     }
 
@@ -443,7 +458,7 @@ impl Pipeline {
             }
             spare.clear();
             self.spare_messages = spare;
-            self.net.recycle(g.plain);
+            self.spare_payloads.push(g.plain);
         }
         control
     }
@@ -878,8 +893,7 @@ impl Pipeline {
         ));
     }
 
-    fn finish(mut self) -> CaptureSummary {
-        let frag = self.net.finish();
+    fn add_fragment_problems(&mut self, frag: &FragmentReport) {
         for l in &frag.leftovers {
             self.summary
                 .add_problem(format!("IP fragments never completed: {l}"));
@@ -890,6 +904,9 @@ impl Pipeline {
                 frag.not_listed
             ));
         }
+    }
+
+    fn finish(mut self) -> CaptureSummary {
         let table_full = self.flows.dropped_count();
         if table_full > 0 {
             let c = self.flows.config();

@@ -1,0 +1,176 @@
+//! The front of the pipeline: reading frames, the network layers and deciphering.
+//!
+//! None of it depends on what later stages learn (sessions, clients, phases), so it can
+//! run ahead of them — on another thread when the machine has a core to spare — and
+//! hand over batches of [`Item`]s in capture order.
+//!
+//! Deciphering happens here, before a datagram's flow is known: a game-port payload
+//! that is not GameSpy text is deciphered as soon as it is read, a few at a time so
+//! that their independent keystream chains overlap (`cipher::decrypt_many`).
+//! Classification reads only the clear first byte, and datagrams that turn out not to
+//! be BC never show their payload, so nothing sees the difference.
+
+use crate::capture::{CaptureReader, Frame, Truncation};
+use crate::net::{Datagram, FragmentReport, NetDecoder, NetOutcome};
+use crate::transport::cipher;
+use smallvec::SmallVec;
+
+/// Frame bytes per batch at most (give or take a frame): with few batches in flight,
+/// this bounds the memory held between the stages whatever the frame sizes.
+pub const MAX_BATCH_BYTES: usize = 256 * 1024;
+
+/// What the summary needs of a frame once its datagram is handled.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameMeta {
+    pub ts_ns: i64,
+    pub len: usize,
+    pub link_type: u32,
+}
+
+impl FrameMeta {
+    fn of(frame: &Frame) -> FrameMeta {
+        FrameMeta {
+            ts_ns: frame.ts_ns,
+            len: frame.data.len(),
+            link_type: frame.link_type,
+        }
+    }
+}
+
+/// One step of the capture, in order.
+#[derive(Debug)]
+pub enum Item {
+    /// A frame and what the network layers made of it; `deciphered` says whether a
+    /// game payload was already deciphered.
+    Frame {
+        meta: FrameMeta,
+        outcome: NetOutcome,
+        deciphered: bool,
+    },
+    /// A read error that does not end the capture.
+    Problem(String),
+    /// A read error that ends the capture.
+    Fatal(String),
+}
+
+/// How the read ended: what the summary reports once every item is handled.
+#[derive(Debug, Default)]
+pub struct FrontEnd {
+    pub truncation: Option<Truncation>,
+    pub fragments: FragmentReport,
+}
+
+/// Reads frames into batches of items.
+pub struct Front {
+    reader: CaptureReader,
+    net: NetDecoder,
+    game_port: u16,
+    frame: Frame,
+    /// Game-port datagrams waiting to be deciphered together.
+    waiting: Vec<(FrameMeta, Datagram)>,
+    /// How many wait at most: `cipher::LANES`, or 1 to hand each frame on at once.
+    gather: usize,
+    done: bool,
+}
+
+impl Front {
+    /// With `gather` false every frame is handed on as soon as it is read (a live
+    /// capture on standard input); otherwise game datagrams are deciphered in groups.
+    pub fn new(reader: CaptureReader, game_port: u16, gather: bool) -> Front {
+        Front {
+            reader,
+            net: NetDecoder::default(),
+            game_port,
+            frame: Frame::default(),
+            waiting: Vec::with_capacity(cipher::LANES),
+            gather: if gather { cipher::LANES } else { 1 },
+            done: false,
+        }
+    }
+
+    /// Appends up to about `max` items (and at most about [`MAX_BATCH_BYTES`] of frame
+    /// data) to `batch`; false once the capture has ended (the last items are in
+    /// `batch`).
+    pub fn fill(&mut self, batch: &mut Vec<Item>, max: usize) -> bool {
+        let mut bytes = 0;
+        while !self.done && batch.len() < max && bytes < MAX_BATCH_BYTES {
+            match self.reader.read_into(&mut self.frame) {
+                Ok(true) => {}
+                Ok(false) => self.done = true,
+                Err(e) => {
+                    // Datagrams read before the error come before it.
+                    self.decipher_waiting(batch);
+                    if e.is_fatal() {
+                        batch.push(Item::Fatal(e.to_string()));
+                        self.done = true;
+                    } else {
+                        batch.push(Item::Problem(e.to_string()));
+                    }
+                    continue;
+                }
+            }
+            if self.done {
+                break;
+            }
+            let meta = FrameMeta::of(&self.frame);
+            bytes += meta.len;
+            match self.net.decode(&self.frame) {
+                NetOutcome::Datagram(d) if self.deciphers_ahead(&d) => {
+                    self.waiting.push((meta, d));
+                    if self.waiting.len() >= self.gather {
+                        self.decipher_waiting(batch);
+                    }
+                }
+                outcome => {
+                    self.decipher_waiting(batch);
+                    batch.push(Item::Frame {
+                        meta,
+                        outcome,
+                        deciphered: false,
+                    });
+                }
+            }
+        }
+        self.decipher_waiting(batch);
+        !self.done
+    }
+
+    /// Hands a payload buffer back for reuse.
+    pub fn recycle(&mut self, payload: Vec<u8>) {
+        self.net.recycle(payload);
+    }
+
+    /// Ends the read: truncation and incomplete IP fragment sets.
+    pub fn finish(mut self) -> FrontEnd {
+        FrontEnd {
+            truncation: self.reader.truncation().cloned(),
+            fragments: self.net.finish(),
+        }
+    }
+
+    /// A game-port payload that is not GameSpy text.
+    fn deciphers_ahead(&self, d: &Datagram) -> bool {
+        d.payload.len() >= 2
+            && d.payload.first() != Some(&cipher::GAMESPY_MARK)
+            && (d.src.port() == self.game_port || d.dst.port() == self.game_port)
+    }
+
+    fn decipher_waiting(&mut self, batch: &mut Vec<Item>) {
+        if self.waiting.is_empty() {
+            return;
+        }
+        {
+            let mut views: SmallVec<[&mut [u8]; cipher::LANES]> = self
+                .waiting
+                .iter_mut()
+                .map(|(_, d)| d.payload.as_mut_slice())
+                .collect();
+            cipher::decrypt_many(&mut views);
+        }
+        batch.extend(self.waiting.drain(..).map(|(meta, d)| Item::Frame {
+            meta,
+            outcome: NetOutcome::Datagram(d),
+            deciphered: true,
+        }));
+    }
+}
