@@ -5,8 +5,8 @@
 //! little; but a flow only one capture has, or has much later, is held until the
 //! other capture ends. Each flow's digests form a queue of segments, oldest first,
 //! each either in memory or spilled to a temporary file shared by all flows
-//! ([`HeldStore`]). When the digests in memory over all flows pass a budget, the
-//! larger segments are written out; a spilled segment is read back a piece at a time
+//! ([`HeldStore`]). When the digests in memory over all flows pass a budget, each
+//! flow's newest digests are written out; a spilled segment is read back a piece at a time
 //! when the other capture catches up. The queue gives back exactly the digests pushed,
 //! in order: spilling changes where they wait, not what is compared.
 //!
@@ -173,17 +173,28 @@ impl HeldQueue {
         self.segments.is_empty()
     }
 
-    /// Write out the segments in memory that are at least a piece long.
+    /// Write out the newest digests, if at least a piece of them is in memory. Only
+    /// the back segment takes pushes; a segment in front is a piece read back, about
+    /// to be compared, and writing it out again would only cost disk.
     pub fn spill(&mut self, store: &mut HeldStore) -> io::Result<()> {
-        for s in self.segments.iter_mut() {
-            if let Segment::Memory(m) = s {
-                if m.len() >= store.piece {
-                    let at = store.write(m)?;
-                    store.in_memory -= m.len();
-                    *s = Segment::Spilled { at, count: m.len() };
-                }
+        let Some(Segment::Memory(m)) = self.segments.back() else {
+            return Ok(());
+        };
+        if m.len() < store.piece {
+            return Ok(());
+        }
+        let count = m.len();
+        let at = store.write(m)?;
+        store.in_memory -= count;
+        self.segments.pop_back();
+        // Written right after this flow's previous spill: one segment.
+        if let Some(Segment::Spilled { at: prev, count: n }) = self.segments.back_mut() {
+            if *prev + (*n * DIGEST) as u64 == at {
+                *n += count;
+                return Ok(());
             }
         }
+        self.segments.push_back(Segment::Spilled { at, count });
         Ok(())
     }
 }
