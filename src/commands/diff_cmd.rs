@@ -93,12 +93,13 @@ fn read_side(
 
 /// Read `sides` at once, one thread each, feeding `al` one batch of each in turn (so
 /// that neither capture runs far ahead of the other); each side's result, in order.
+/// Fails when the aligner cannot spill to (or read back from) its temporary files.
 fn read_sides(
     sides: &[(&str, Side, Output)],
     cfg: &Config,
     cmp: &Comparison,
     al: &mut Aligner,
-) -> Vec<Result<(Stats, CaptureSummary)>> {
+) -> Result<Vec<Result<(Stats, CaptureSummary)>>> {
     std::thread::scope(|scope| {
         let mut readers: Vec<(Side, Receiver<Batch>)> = Vec::new();
         let mut handles = Vec::new();
@@ -107,27 +108,38 @@ fn read_sides(
             readers.push((side, rx));
             handles.push(scope.spawn(move || read_side(path, cfg, cmp, out, tx)));
         }
-        while !readers.is_empty() {
-            readers.retain(|(side, rx)| match rx.recv() {
-                Ok(batch) => {
-                    for (k, d) in batch {
-                        al.push(*side, k, d);
-                    }
-                    true
+        let mut failed: Option<std::io::Error> = None;
+        while !readers.is_empty() && failed.is_none() {
+            readers.retain(|(side, rx)| {
+                if failed.is_some() {
+                    return false;
                 }
-                Err(_) => {
-                    al.end(*side);
+                let kept = match rx.recv() {
+                    Ok(batch) => batch
+                        .into_iter()
+                        .try_for_each(|(k, d)| al.push(*side, k, d))
+                        .map(|()| true),
+                    Err(_) => al.end(*side).map(|()| false),
+                };
+                kept.unwrap_or_else(|e| {
+                    failed = Some(e);
                     false
-                }
+                })
             });
         }
-        handles
+        // Without receivers, reading threads still running stop at their next batch.
+        drop(readers);
+        let results = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(anyhow::anyhow!("a reading thread stopped")))
             })
-            .collect()
+            .collect();
+        match failed {
+            Some(e) => Err(e).context("diff: spilling to a temporary file"),
+            None => Ok(results),
+        }
     })
 }
 
@@ -158,8 +170,8 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         ..out
     };
     let results = if out.verbose > 0 {
-        let mut r = read_sides(&[(&a.a, Side::A, out)], &cfg, &cmp, &mut al);
-        r.extend(read_sides(&[(&a.b, Side::B, out)], &cfg, &cmp, &mut al));
+        let mut r = read_sides(&[(&a.a, Side::A, out)], &cfg, &cmp, &mut al)?;
+        r.extend(read_sides(&[(&a.b, Side::B, out)], &cfg, &cmp, &mut al)?);
         r
     } else {
         read_sides(
@@ -167,7 +179,7 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             &cfg,
             &cmp,
             &mut al,
-        )
+        )?
     };
     let mut read = Vec::new();
     for (path, r) in [&a.a, &a.b].into_iter().zip(results) {
@@ -177,7 +189,8 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     }
     let mut result = DiffResult::default();
     diff::count_rows(&mut result, &read[0], &read[1]);
-    al.finish(&mut result);
+    al.finish(&mut result)
+        .context("diff: reading back what was spilled to a temporary file")?;
     if !result.wanted.is_empty() {
         let mut fa = Fetcher::default();
         let mut fb = Fetcher::default();

@@ -7,12 +7,24 @@
 //! in it (none once the flow has diverged and its first differences are noted), and a
 //! digest seen in both captures cancels out of the twin count. Read in step, two
 //! captures of the same session hold little; what one capture has and the other lacks
-//! (a flow only in A, messages without twins) is held until the end.
+//! (a flow only in A, messages without twins) is held until the end, in memory up to
+//! a budget and on disk past it ([`TwinCounts`], [`HeldQueue`]): the result is the same
+//! whatever the budget.
 
 use super::diff::{DiffResult, Divergence, FlowKey, MessageDigest};
+use super::held::{HeldQueue, HeldStore};
+use super::twin_counts::TwinCounts;
 use crate::diag::Direction;
 use rustc_hash::FxHashMap;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
+use std::io;
+
+/// Memory `bcwire diff` spends on what two captures do not share before spilling it
+/// to temporary files: a quarter for each direction's twin counts, half for the
+/// digests flows hold. Small enough that peak memory no longer depends on how much
+/// the captures differ (two unrelated 100,000-frame captures already fill it), large
+/// enough that captures of one session never spill.
+pub const DEFAULT_BUDGET: usize = 16 << 20;
 
 /// Which capture a digest comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +48,7 @@ struct FlowAlign {
     /// Delivered messages of A and B.
     len: [usize; 2],
     /// Digests of the capture that is ahead, from position `len[behind]` on.
-    ahead: VecDeque<MessageDigest>,
+    ahead: HeldQueue,
     /// The first position where the sequences differ, with both opcodes.
     divergence: Option<(usize, Option<u8>, Option<u8>)>,
     /// The first differing positions (at most the cap) where both have a message of
@@ -71,29 +83,32 @@ impl FlowAlign {
     }
 
     /// `ended` has no more messages: the positions held past its end all differ.
-    fn flush_past_end(&mut self, ended: Side, max: usize) {
+    fn flush_past_end(&mut self, ended: Side, max: usize, store: &mut HeldStore) -> io::Result<()> {
         let (e, o) = (ended.index(), 1 - ended.index());
         if self.len[e] == 0 {
             // A flow the ended capture never had: not compared.
-            self.ahead.clear();
-            return;
+            self.ahead.clear(store);
+            return Ok(());
         }
         if self.len[e] >= self.len[o] {
             // What is held (if anything) is the ended side's, waiting for the other.
-            return;
+            return Ok(());
         }
-        let from = self.len[e];
-        let held = std::mem::take(&mut self.ahead);
-        for (k, d) in held.into_iter().enumerate() {
-            if self.settled(max) {
+        let mut index = self.len[e];
+        while !self.settled(max) {
+            let Some(d) = self.ahead.pop_front(store)? else {
                 break;
-            }
+            };
+            let d = MessageDigest::from_raw(d);
             let (a, b) = match ended {
                 Side::A => (None, Some(d)),
                 Side::B => (Some(d), None),
             };
-            self.compare(from + k, a, b, max);
+            self.compare(index, a, b, max);
+            index += 1;
         }
+        self.ahead.clear(store);
+        Ok(())
     }
 }
 
@@ -103,44 +118,60 @@ pub struct Aligner {
     max_differences: usize,
     flows: FxHashMap<FlowKey, FlowAlign>,
     /// Per direction: digest → (copies in A) − (copies in B), zero entries removed.
-    twins: [FxHashMap<u64, i64>; 2],
+    twins: [TwinCounts; 2],
+    /// Where the flows' `ahead` digests are spilled.
+    held: HeldStore,
     ended: [bool; 2],
 }
 
 impl Aligner {
     /// `max_differences`: how many differing positions to name, over all flows.
     pub fn new(max_differences: usize) -> Aligner {
+        Aligner::with_budget(max_differences, DEFAULT_BUDGET)
+    }
+
+    /// Spilling past `budget` bytes (see [`DEFAULT_BUDGET`]); the result does not
+    /// depend on it.
+    pub fn with_budget(max_differences: usize, budget: usize) -> Aligner {
         Aligner {
             max_differences,
             flows: FxHashMap::default(),
-            twins: Default::default(),
+            twins: [TwinCounts::new(budget / 4), TwinCounts::new(budget / 4)],
+            held: HeldStore::new(budget / 2),
             ended: [false; 2],
         }
     }
 
-    /// The next delivered message of `flow` in capture `side`.
-    pub fn push(&mut self, side: Side, flow: FlowKey, d: MessageDigest) {
-        let twins = &mut self.twins[flow.direction.index()];
+    /// Twin-count runs and held segments written to disk so far.
+    pub fn spills(&self) -> usize {
+        self.twins[0].runs() + self.twins[1].runs() + self.held.spills()
+    }
+
+    /// The next delivered message of `flow` in capture `side`; fails only when
+    /// spilling to (or reading back from) a temporary file fails.
+    pub fn push(&mut self, side: Side, flow: FlowKey, d: MessageDigest) -> io::Result<()> {
         let delta = if side == Side::A { 1 } else { -1 };
-        match twins.entry(d.raw()) {
-            std::collections::hash_map::Entry::Occupied(mut e) => {
-                *e.get_mut() += delta;
-                if *e.get() == 0 {
-                    e.remove();
-                }
+        self.twins[flow.direction.index()].add(d.raw(), delta)?;
+        self.align(side, flow, d)?;
+        if self.held.over_budget() {
+            for f in self.flows.values_mut() {
+                f.ahead.spill(&mut self.held)?;
             }
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(delta);
-            }
+            self.held.spilled_all();
         }
+        Ok(())
+    }
+
+    fn align(&mut self, side: Side, flow: FlowKey, d: MessageDigest) -> io::Result<()> {
+        let store = &mut self.held;
         let (s, o) = (side.index(), 1 - side.index());
         let max = self.max_differences;
         let f = self.flows.entry(flow).or_default();
         let index = f.len[s];
         f.len[s] += 1;
         if f.settled(max) {
-            f.ahead.clear();
-            return;
+            f.ahead.clear(store);
+            return Ok(());
         }
         let pair = |mine: Option<MessageDigest>, theirs: Option<MessageDigest>| match side {
             Side::A => (mine, theirs),
@@ -148,8 +179,8 @@ impl Aligner {
         };
         if index < f.len[o] {
             // The other capture is ahead here: its digest at `index` is the oldest held.
-            if let Some(theirs) = f.ahead.pop_front() {
-                let (a, b) = pair(Some(d), Some(theirs));
+            if let Some(theirs) = f.ahead.pop_front(store)? {
+                let (a, b) = pair(Some(d), Some(MessageDigest::from_raw(theirs)));
                 f.compare(index, a, b, max);
             }
         } else if self.ended[o] {
@@ -160,24 +191,26 @@ impl Aligner {
                 f.compare(index, a, b, max);
             }
         } else {
-            f.ahead.push_back(d);
+            f.ahead.push_back(d.raw(), store);
         }
+        Ok(())
     }
 
     /// Capture `side` has no more messages.
-    pub fn end(&mut self, side: Side) {
+    pub fn end(&mut self, side: Side) -> io::Result<()> {
         self.ended[side.index()] = true;
         let max = self.max_differences;
         for f in self.flows.values_mut() {
-            f.flush_past_end(side, max);
+            f.flush_past_end(side, max, &mut self.held)?;
         }
+        Ok(())
     }
 
     /// Fill in the flows, twins, divergences and wanted positions of `r`.
-    pub fn finish(mut self, r: &mut DiffResult) {
+    pub fn finish(mut self, r: &mut DiffResult) -> io::Result<()> {
         for side in [Side::A, Side::B] {
             if !self.ended[side.index()] {
-                self.end(side);
+                self.end(side)?;
             }
         }
         let max = self.max_differences;
@@ -203,9 +236,12 @@ impl Aligner {
             r.wanted
                 .extend(f.candidates.iter().take(room).map(|&i| (*k, i)));
         }
+        // Only sums per opcode come out of the twin counts: the order they are visited
+        // in (table order, or merged runs) does not show.
         let mut unmatched: BTreeMap<(Direction, u8), (u64, u64)> = BTreeMap::new();
-        for dir in [Direction::C2S, Direction::S2C] {
-            for (&raw, &n) in &self.twins[dir.index()] {
+        let [c2s, s2c] = self.twins;
+        for (dir, twins) in [(Direction::C2S, c2s), (Direction::S2C, s2c)] {
+            twins.for_each_total(|raw, n| {
                 let e = unmatched
                     .entry((dir, MessageDigest::from_raw(raw).opcode()))
                     .or_default();
@@ -214,12 +250,13 @@ impl Aligner {
                 } else {
                     e.1 += n.unsigned_abs();
                 }
-            }
+            })?;
         }
         r.unmatched = unmatched
             .into_iter()
             .filter(|(_, (x, y))| *x > 0 || *y > 0)
             .map(|((d, op), (x, y))| (d, op, x, y))
             .collect();
+        Ok(())
     }
 }

@@ -250,20 +250,21 @@ impl DiffResult {
     }
 }
 
-pub fn compare(a: &Digest, b: &Digest, max_differences: usize) -> DiffResult {
+/// Compare two digests; fails only when spilling to a temporary file fails.
+pub fn compare(a: &Digest, b: &Digest, max_differences: usize) -> std::io::Result<DiffResult> {
     let mut al = Aligner::new(max_differences);
     for (side, d) in [(Side::A, a), (Side::B, b)] {
         for (k, seq) in &d.flows {
             for m in seq {
-                al.push(side, *k, *m);
+                al.push(side, *k, *m)?;
             }
         }
-        al.end(side);
+        al.end(side)?;
     }
     let mut r = DiffResult::default();
     count_rows(&mut r, &a.stats, &b.stats);
-    al.finish(&mut r);
-    r
+    al.finish(&mut r)?;
+    Ok(r)
 }
 
 /// The opcode and dirty-flag count rows of two captures' statistics.
@@ -482,6 +483,7 @@ pub fn to_json(r: &DiffResult) -> Json {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::align::DEFAULT_BUDGET;
 
     /// `compare` as it was before alignment became incremental: the reference.
     #[allow(clippy::all)]
@@ -652,12 +654,13 @@ mod tests {
     #[test]
     fn incremental_alignment_in_any_interleaving_equals_the_reference() {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut spilled_rounds = 0;
         for round in 0..400 {
             let (a, b) = pair(&mut rng);
             for max in [0, 1, 3, 20] {
                 let want = reference_compare(&a, &b, max);
                 assert!(
-                    same(&compare(&a, &b, max), &want),
+                    same(&compare(&a, &b, max).unwrap(), &want),
                     "round {round} max {max}"
                 );
                 // B first, then A; and the two interleaved at random.
@@ -678,8 +681,13 @@ mod tests {
                     }
                 }
                 orders.push(mixed);
-                for order in orders {
-                    let mut al = Aligner::new(max);
+                // Spilling everything (a budget of nothing), some, or nothing at all.
+                let budgets = [0, 8 * (1 + rng.below(64) as usize), DEFAULT_BUDGET];
+                for (order, budget) in orders
+                    .iter()
+                    .flat_map(|o| budgets.iter().map(move |b| (o.clone(), *b)))
+                {
+                    let mut al = Aligner::with_budget(max, budget);
                     let mut next = [
                         a.flows
                             .iter()
@@ -696,19 +704,19 @@ mod tests {
                                  next: &mut [std::vec::IntoIter<(FlowKey, MessageDigest)>; 2],
                                  side: Side| {
                         let it = &mut next[if side == Side::A { 0 } else { 1 }];
-                        it.next().map(|(k, d)| al.push(side, k, d))
+                        it.next().map(|(k, d)| al.push(side, k, d).unwrap())
                     };
                     if order.len() == 2 {
                         for side in order {
                             while drive(&mut al, &mut next, side).is_some() {}
-                            al.end(side);
+                            al.end(side).unwrap();
                         }
                     } else {
                         // As `bcwire diff` reads: a capture ends as soon as it runs out.
                         let mut ended = [na == 0, nb == 0];
                         for (i, side) in [Side::A, Side::B].into_iter().enumerate() {
                             if ended[i] {
-                                al.end(side);
+                                al.end(side).unwrap();
                             }
                         }
                         for side in order {
@@ -716,15 +724,25 @@ mod tests {
                             let i = if side == Side::A { 0 } else { 1 };
                             if !ended[i] && next[i].len() == 0 {
                                 ended[i] = true;
-                                al.end(side);
+                                al.end(side).unwrap();
                             }
                         }
                     }
+                    if budget == DEFAULT_BUDGET {
+                        assert_eq!(al.spills(), 0, "round {round}: small inputs fit");
+                    } else if budget == 0 && al.spills() > 0 {
+                        spilled_rounds += 1;
+                    }
                     let mut r = DiffResult::default();
-                    al.finish(&mut r);
-                    assert!(same(&r, &want), "round {round} max {max}: interleaved");
+                    al.finish(&mut r).unwrap();
+                    assert!(
+                        same(&r, &want),
+                        "round {round} max {max} budget {budget}: interleaved"
+                    );
                 }
             }
         }
+        // Most pairs differ somewhere: spilling must have been exercised, not skipped.
+        assert!(spilled_rounds > 400, "{spilled_rounds}");
     }
 }

@@ -69,7 +69,7 @@ impl Sink for FetchSink<'_> {
 /// files names the differing fields of the first mismatches).
 pub fn compare_files(a: &CaptureReport, b: &CaptureReport, config: &Config) -> Result<DiffResult> {
     let cmp = Comparison::new(false, &[]);
-    let mut result = diff::compare(&a.digest, &b.digest, MAX_DIFFERENCES);
+    let mut result = diff::compare(&a.digest, &b.digest, MAX_DIFFERENCES)?;
     if !result.wanted.is_empty() {
         let fetch = |path: &str| -> Result<Fetcher> {
             let mut f = Fetcher::default();
