@@ -204,23 +204,6 @@ fn opcode_hex_json(out: &mut Vec<u8>, op: u8) {
     hex_twin_json(out, op as u64, 2);
 }
 
-/// `float_json` of `crate::game::field`: a value that came from an `f32` is written as
-/// the `f64` nearest to the `f32`'s `Display` form (5.13, not 5.130000114…), through
-/// the shortest-digits writer of [`super::json_float`] (tested equal to that path);
-/// non-finite values become strings.
-fn float_json(out: &mut Vec<u8>, v: f64) {
-    if !v.is_finite() {
-        let _ = write!(out, "\"{v}\"");
-        return;
-    }
-    let short = v as f32;
-    if short as f64 == v {
-        super::json_float::write_f32(out, short);
-    } else {
-        f64_json(out, v);
-    }
-}
-
 /// A key of a fields object: a field name, a `_N` suffix that makes it unique, and the
 /// `_hex` ending of a twin, compared as the text they make.
 #[derive(Clone, Copy)]
@@ -451,14 +434,74 @@ fn shape_hash(fields: &[Field]) -> u64 {
 /// few hundred at most.
 const MAX_LAYOUTS: usize = 4096;
 
+/// The JSON text of one f32 value, as [`PacketWriter`] keeps it (`len` 0: empty).
+#[derive(Clone, Copy)]
+struct FloatText {
+    bits: u32,
+    len: u8,
+    text: [u8; 23],
+}
+
+/// Slots of the f32 text cache, indexed by a hash of the bit pattern.
+const FLOAT_SLOTS: usize = 1024;
+
 /// Writes `"type":"packet"` records, keeping the [`Layout`] of each sequence of field
-/// names seen: one per output stream.
-#[derive(Default)]
+/// names seen and the text of recent f32 values (most are percentages of a byte, so a
+/// few hundred distinct values): one per output stream.
 pub struct PacketWriter {
     layouts: FxHashMap<u64, Rc<Layout>>,
+    floats: Box<[FloatText]>,
+}
+
+impl Default for PacketWriter {
+    fn default() -> PacketWriter {
+        let empty = FloatText {
+            bits: 0,
+            len: 0,
+            text: [0; 23],
+        };
+        PacketWriter {
+            layouts: FxHashMap::default(),
+            floats: vec![empty; FLOAT_SLOTS].into_boxed_slice(),
+        }
+    }
 }
 
 impl PacketWriter {
+    /// `float_json` of `crate::game::field`: a value that came from an `f32` is written
+    /// as the `f64` nearest to the `f32`'s `Display` form (5.13, not 5.130000114…),
+    /// through the shortest-digits writer of [`super::json_float`] (tested equal to that
+    /// path); non-finite values become strings.
+    fn float(&mut self, out: &mut Vec<u8>, v: f64) {
+        if !v.is_finite() {
+            let _ = write!(out, "\"{v}\"");
+            return;
+        }
+        let short = v as f32;
+        if short as f64 != v {
+            f64_json(out, v);
+            return;
+        }
+        let bits = short.to_bits();
+        let slot = bits.wrapping_mul(0x9E37_79B1) as usize >> (32 - FLOAT_SLOTS.trailing_zeros());
+        let Some(cached) = self.floats.get_mut(slot) else {
+            super::json_float::write_f32(out, short);
+            return;
+        };
+        if cached.len > 0 && cached.bits == bits {
+            out.extend_from_slice(&cached.text[..cached.len as usize]);
+            return;
+        }
+        let start = out.len();
+        super::json_float::write_f32(out, short);
+        let text = &out[start..];
+        if text.len() <= cached.text.len() {
+            cached.bits = bits;
+            cached.len = text.len() as u8;
+            cached.text[..text.len()].copy_from_slice(text);
+        }
+    }
+
     fn fields(&mut self, out: &mut Vec<u8>, fields: &[Field]) {
         let h = shape_hash(fields);
         let layout = match self.layouts.get(&h) {
@@ -495,7 +538,7 @@ impl PacketWriter {
             Value::Uint(n) | Value::Hex(n) => u64_json(out, *n),
             Value::Int(n) => i64_json(out, *n),
             Value::ObjectId(n) => u64_json(out, *n as u64),
-            Value::Float(f) => float_json(out, *f),
+            Value::Float(f) => self.float(out, *f),
             Value::Text(s) => str_json(out, s),
             Value::Vec3(v) => {
                 out.push(b'[');
@@ -503,7 +546,7 @@ impl PacketWriter {
                     if k > 0 {
                         out.push(b',');
                     }
-                    float_json(out, *c as f64);
+                    self.float(out, *c as f64);
                 }
                 out.push(b']');
             }
@@ -825,7 +868,41 @@ mod tests {
     }
 
     #[test]
+    fn every_escaped_byte_is_found_wherever_it_stands() {
+        for len in 0..20 {
+            for at in 0..len {
+                for b in [0u8, 0x1F, b'"', b'\\', b'\n'] {
+                    let mut text = vec![b'a'; len];
+                    text[at] = b;
+                    let s = String::from_utf8(text).unwrap();
+                    let mut out = Vec::new();
+                    str_json(&mut out, &s);
+                    assert_eq!(out, serde_json::to_string(&s).unwrap().as_bytes());
+                }
+            }
+        }
+    }
+
+    #[test]
     fn floats_and_integers_are_written_as_serde_json_does() {
+        // One writer throughout, each value twice: its text worked out, then cached
+        // (or evicted by a value of the same slot).
+        let mut w = PacketWriter::default();
+        let mut check = |v: f64| {
+            let field = [Field::new("v", Value::Float(v), Span::new(0, 1))];
+            let expected = via_value(&field);
+            for _ in 0..2 {
+                let mut out = Vec::new();
+                w.float(&mut out, v);
+                assert_eq!(
+                    format!("{{\"v\":{}}}", String::from_utf8(out).unwrap()),
+                    expected
+                );
+            }
+        };
+        for byte in 0..=255u8 {
+            check((byte as f32 / 255.0 * 100.0) as f64);
+        }
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         for _ in 0..20_000 {
             x ^= x << 13;
@@ -834,14 +911,7 @@ mod tests {
             let f32v = f32::from_bits(x as u32);
             let f64v = f64::from_bits(x);
             for v in [f32v as f64, f64v, (x % 100_000) as f64 / 1000.0] {
-                let mut out = Vec::new();
-                float_json(&mut out, v);
-                let field = [Field::new("v", Value::Float(v), Span::new(0, 1))];
-                let expected = via_value(&field);
-                assert_eq!(
-                    format!("{{\"v\":{}}}", String::from_utf8(out).unwrap()),
-                    expected
-                );
+                check(v);
             }
             let mut out = Vec::new();
             i64_json(&mut out, x as i64);
