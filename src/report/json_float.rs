@@ -366,7 +366,7 @@ mod tests {
         }
     }
 
-    /// All 2^32 patterns (about 20 minutes in release on two cores):
+    /// All 2^32 patterns (about 25 CPU minutes in release, split over the cores):
     /// `cargo test --release --lib json_float -- --ignored`.
     #[test]
     #[ignore]
