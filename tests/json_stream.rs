@@ -1,19 +1,23 @@
 //! The streaming JSON writer of `decode --format jsonl` writes exactly what serializing
 //! the `serde_json::Value` of `packet_json` writes, for every record of the real-peer
-//! captures, with and without hex, and with a message filter.
+//! captures and of synthetic sessions, with and without hex, and with a message filter;
+//! both a fresh writer per record and one writer for the whole run (as `decode` keeps,
+//! with its cached key layouts and f32 texts).
 
 mod common;
 
 use bcwire::pipeline::record::{MessageRecord, PacketBody, PacketRecord};
 use bcwire::pipeline::{self, Config, Control, Pipeline, Sink};
 use bcwire::report::json::packet_json;
-use bcwire::report::json_stream::write_packet;
+use bcwire::report::json_stream::{write_packet, PacketWriter};
 use bcwire::report::names::Names;
 use serde_json::Value as Json;
 
+#[derive(Default)]
 struct Compare {
     records: usize,
     messages: usize,
+    writer: PacketWriter,
 }
 
 /// Keep every other message (by offset), to exercise the filtered form.
@@ -31,6 +35,10 @@ impl Sink for Compare {
             let mut out = Vec::new();
             write_packet(&mut out, p, hex, client.as_deref(), &describe, &|_| true);
             assert_eq!(String::from_utf8(out)?, expected, "frame {}", p.frame);
+            let mut out = Vec::new();
+            self.writer
+                .write_packet(&mut out, p, hex, client.as_deref(), &describe, &|_| true);
+            assert_eq!(String::from_utf8(out)?, expected, "frame {}", p.frame);
         }
         // The filtered form drops messages from the array, as DecodeSink did.
         let mut j = packet_json(p, false, client.as_deref(), &describe);
@@ -45,7 +53,7 @@ impl Sink for Compare {
             self.messages += g.messages.len();
         }
         let mut out = Vec::new();
-        write_packet(
+        self.writer.write_packet(
             &mut out,
             p,
             false,
@@ -66,10 +74,7 @@ impl Sink for Compare {
 
 #[test]
 fn streamed_records_equal_serialized_values() {
-    let mut sink = Compare {
-        records: 0,
-        messages: 0,
-    };
+    let mut sink = Compare::default();
     for (name, folder) in common::shared_captures() {
         for ext in ["pcap", "pcapng"] {
             let path = folder.join(format!("{name}.{ext}"));
@@ -81,5 +86,22 @@ fn streamed_records_equal_serialized_values() {
     }
     if common::shared_dir().is_some() {
         assert!(sink.records > 100 && sink.messages > 100);
+    }
+}
+
+#[test]
+fn streamed_synthetic_records_equal_serialized_values() {
+    for seed in [7, 11] {
+        let mut args = bcwire::synth::SynthArgs::new("unused");
+        args.players = 3;
+        args.packets = Some(3_000);
+        args.seed = seed;
+        let (_, pcap) = bcwire::synth::generate(&args, Vec::new()).unwrap();
+        let reader = bcwire::capture::CaptureReader::new(std::io::Cursor::new(pcap)).unwrap();
+        let mut sink = Compare::default();
+        Pipeline::new(Config::default())
+            .run(reader, &mut sink)
+            .unwrap();
+        assert!(sink.records > 2_500 && sink.messages > 3_000, "seed {seed}");
     }
 }

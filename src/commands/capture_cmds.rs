@@ -129,6 +129,8 @@ struct DecodeSink<'w> {
     warnings: u64,
     /// The record being written, reused.
     line: Vec<u8>,
+    /// The JSON writer, which keeps the key text of the fields objects it has seen.
+    json: json_stream::PacketWriter,
 }
 
 impl DecodeSink<'_> {
@@ -193,7 +195,7 @@ impl Sink for DecodeSink<'_> {
                     line.extend_from_slice(if self.written == 0 { b"[\n" } else { b",\n" });
                 }
                 let all = filter.selects_all_messages();
-                json_stream::write_packet(
+                self.json.write_packet(
                     line,
                     p,
                     self.hex,
@@ -228,6 +230,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         messages: 0,
         warnings: 0,
         line: Vec::new(),
+        json: json_stream::PacketWriter::default(),
     };
     let mut s = run_file(&a.file, &cfg, &mut sink, out)?;
     warn_problems(&a.file, &s, out);

@@ -447,7 +447,8 @@ pub fn block_fields(read: &BlockRead, class: &ShipClass, block_start: usize) -> 
         Value::Text(start_name.to_string()),
         Span::new(block_start, block_start + 1),
     ));
-    let mut summary = String::new();
+    // A record's summary is ~50 bytes ("Warp Core 100%, batteries 100% / 100%; ").
+    let mut summary = String::with_capacity(64 * read.block.records.len());
     for (rec, span) in read.block.records.iter().zip(&read.spans) {
         let Some(entry) = class.entry(rec.index as usize) else {
             continue;
@@ -473,14 +474,18 @@ pub fn block_fields(read: &BlockRead, class: &ShipClass, block_start: usize) -> 
 
 fn record_field(rec: &SubsystemRecord, span: &RecordSpan, entry: &SubsystemLayout) -> Field {
     let at = span.start;
-    let mut g = vec![
-        Field::new("index", Value::Uint(rec.index as u64), Span::new(at, at)),
-        Field::new(
-            "condition_pct",
-            Value::Float(byte_pct(rec.condition)),
-            Span::new(at, at + 1),
-        ),
-    ];
+    // index, condition, children, and at most three format fields.
+    let mut g = Vec::with_capacity(6);
+    g.push(Field::new(
+        "index",
+        Value::Uint(rec.index as u64),
+        Span::new(at, at),
+    ));
+    g.push(Field::new(
+        "condition_pct",
+        Value::Float(byte_pct(rec.condition)),
+        Span::new(at, at + 1),
+    ));
     if !rec.children.is_empty() {
         let children = rec
             .children

@@ -13,8 +13,11 @@ use crate::game::field::{Field, Value};
 use crate::pipeline::record::{
     FragmentRef, GamePacket, MessageRecord, PacketBody, PacketRecord, TransportInfo,
 };
+use rustc_hash::FxHashMap;
 use serde_json::ser::{CompactFormatter, Formatter};
 use std::io::Write;
+use std::net::SocketAddr;
+use std::rc::Rc;
 
 // Writing into a Vec cannot fail: the io::Results below are ignored on purpose.
 
@@ -46,11 +49,42 @@ fn f64_json(out: &mut Vec<u8>, f: f64) {
     }
 }
 
+/// Whether `bytes` holds a byte `serde_json` escapes (`"`, `\\`, a control character),
+/// eight bytes at a time: most strings written here have none.
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte below n sets its high bit in (x - n·ONES) & !x & HIGH (exact for the word).
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * n as u64) & !x & HIGH;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(c);
+        let x = u64::from_le_bytes(word);
+        let quote = x ^ (ONES * b'"' as u64);
+        let backslash = x ^ (ONES * b'\\' as u64);
+        if below(x, 0x20) | below(quote, 1) | below(backslash, 1) != 0 {
+            return true;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
 /// A string with `serde_json`'s escapes: `\"`, `\\`, `\b \t \n \f \r`, and `\u00xx`
 /// for the other control characters; everything else as is.
 fn str_json(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
     let bytes = s.as_bytes();
+    if !needs_escape(bytes) {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
+    out.push(b'"');
     let mut run = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let esc: &[u8] = match b {
@@ -88,6 +122,27 @@ fn hex_bytes_json(out: &mut Vec<u8>, bytes: &[u8]) {
         out.push(DIGITS[(b & 15) as usize]);
     }
     out.push(b'"');
+}
+
+/// `"ip:port"` as `SocketAddr`'s `Display` writes it (IPv4 by hand, IPv6 through it).
+fn addr_json(out: &mut Vec<u8>, addr: &SocketAddr) {
+    match addr {
+        SocketAddr::V4(a) => {
+            out.push(b'"');
+            for (k, octet) in a.ip().octets().iter().enumerate() {
+                if k > 0 {
+                    out.push(b'.');
+                }
+                u64_json(out, *octet as u64);
+            }
+            out.push(b':');
+            u64_json(out, a.port() as u64);
+            out.push(b'"');
+        }
+        SocketAddr::V6(_) => {
+            let _ = write!(out, "\"{addr}\"");
+        }
+    }
 }
 
 /// Writes one object whose keys are fixed words given in sorted order (checked in
@@ -147,76 +202,6 @@ fn warnings_json<'w>(out: &mut Vec<u8>, all: impl Iterator<Item = &'w Warning>) 
 
 fn opcode_hex_json(out: &mut Vec<u8>, op: u8) {
     hex_twin_json(out, op as u64, 2);
-}
-
-/// `Value::to_json` of `crate::game::field`, written directly.
-fn field_value_json(out: &mut Vec<u8>, v: &Value) {
-    match v {
-        Value::Bool(b) => bool_json(out, *b),
-        Value::Uint(n) | Value::Hex(n) => u64_json(out, *n),
-        Value::Int(n) => i64_json(out, *n),
-        Value::ObjectId(n) => u64_json(out, *n as u64),
-        Value::Float(f) => float_json(out, *f),
-        Value::Text(s) => str_json(out, s),
-        Value::Vec3(v) => {
-            out.push(b'[');
-            for (k, c) in v.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                float_json(out, *c as f64);
-            }
-            out.push(b']');
-        }
-        Value::Bytes(b) => hex_bytes_json(out, b),
-        Value::List(items) => {
-            out.push(b'[');
-            for (k, item) in items.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                field_value_json(out, item);
-            }
-            out.push(b']');
-        }
-        Value::Group(fields) => fields_json(out, fields),
-    }
-}
-
-/// `float_json` of `crate::game::field`: a value that came from an `f32` is written as
-/// the `f64` nearest to the `f32`'s shortest decimal form (5.13, not 5.130000114…);
-/// non-finite values become strings.
-fn float_json(out: &mut Vec<u8>, v: f64) {
-    if !v.is_finite() {
-        let _ = write!(out, "\"{v}\"");
-        return;
-    }
-    let short = v as f32;
-    if short as f64 == v {
-        // The f32's `Display` form (as `field.rs` does; other shortest-digit writers
-        // may settle a tie differently), read back as an f64.
-        let mut buf = [0u8; 96];
-        let mut cursor = std::io::Cursor::new(&mut buf[..]);
-        if write!(cursor, "{short}").is_ok() {
-            let n = cursor.position() as usize;
-            if let Some(parsed) = std::str::from_utf8(&buf[..n])
-                .ok()
-                .and_then(|s| s.parse::<f64>().ok())
-            {
-                f64_json(out, parsed);
-                return;
-            }
-        }
-    }
-    f64_json(out, v);
-}
-
-/// What a key of a fields object holds.
-#[derive(Clone, Copy)]
-enum FieldEntry<'a> {
-    Value(&'a Value),
-    /// The `<name>_hex` twin of an id or hex value.
-    HexTwin(&'a Value),
 }
 
 /// A key of a fields object: a field name, a `_N` suffix that makes it unique, and the
@@ -311,57 +296,274 @@ fn hex_twin_json(out: &mut Vec<u8>, v: u64, width: usize) {
     out.push(b'"');
 }
 
-/// Insert or replace, as a map does.
-fn put<'a>(map: &mut Vec<(Key<'a>, FieldEntry<'a>)>, k: Key<'a>, e: FieldEntry<'a>) {
-    match map.iter_mut().find(|(x, _)| x.eq_text(&k)) {
-        Some(slot) => slot.1 = e,
-        None => map.push((k, e)),
+/// The keys of one fields object, in output order: the JSON text of each key (`"name":`,
+/// with the comma before every key but the first) and the field its value comes from.
+/// It depends only on the field names and on which values have a hex twin, so it is
+/// worked out once per such sequence and reused ([`PacketWriter`]).
+struct Layout {
+    /// The names this layout was made for, one after another, to confirm a cache hit.
+    names: Box<[u8]>,
+    /// Per field: its name's length and whether its value has a hex twin.
+    shape: Box<[(u32, bool)]>,
+    slots: Box<[Slot]>,
+    /// The keys' JSON text, one after another.
+    text: Box<[u8]>,
+}
+
+/// One key of a [`Layout`]: its text is `text[start..end]`; it holds the value of
+/// `fields[field]`, or that value's hex twin.
+#[derive(Clone, Copy)]
+struct Slot {
+    start: u32,
+    end: u32,
+    field: u32,
+    twin: bool,
+}
+
+fn has_twin(v: &Value) -> bool {
+    matches!(v, Value::ObjectId(_) | Value::Hex(_))
+}
+
+impl Layout {
+    /// `fields_to_json`'s keys: names made unique with `_2`, `_3`, … and a `<name>_hex`
+    /// twin for ids and hex values, with the same insert-and-replace order as the map it
+    /// mirrors, sorted as the map sorts them.
+    fn of(fields: &[Field]) -> Layout {
+        let mut map: Vec<(Key<'_>, u32, bool)> = Vec::with_capacity(fields.len() + 4);
+        let contains =
+            |map: &[(Key<'_>, u32, bool)], key: &Key<'_>| map.iter().any(|(k, ..)| k.eq_text(key));
+        // Insert or replace, as a map does.
+        fn put<'a>(map: &mut Vec<(Key<'a>, u32, bool)>, k: Key<'a>, field: u32, twin: bool) {
+            match map.iter_mut().find(|(x, ..)| x.eq_text(&k)) {
+                Some(slot) => (slot.1, slot.2) = (field, twin),
+                None => map.push((k, field, twin)),
+            }
+        }
+        for (i, f) in fields.iter().enumerate() {
+            let mut key = Key {
+                name: &f.name,
+                n: 0,
+                hex: false,
+            };
+            if contains(&map, &key) {
+                key.n = 2;
+                while contains(&map, &key) {
+                    key.n += 1;
+                }
+            }
+            if has_twin(&f.value) {
+                put(&mut map, Key { hex: true, ..key }, i as u32, true);
+            }
+            put(&mut map, key, i as u32, false);
+        }
+        map.sort_unstable_by(|a, b| a.0.cmp_text(&b.0));
+        let mut text = Vec::new();
+        let mut slots = Vec::with_capacity(map.len());
+        for (k, (key, field, twin)) in map.iter().enumerate() {
+            let start = text.len() as u32;
+            if k > 0 {
+                text.push(b',');
+            }
+            key.write(&mut text);
+            text.push(b':');
+            slots.push(Slot {
+                start,
+                end: text.len() as u32,
+                field: *field,
+                twin: *twin,
+            });
+        }
+        Layout {
+            names: fields
+                .iter()
+                .flat_map(|f| f.name.bytes())
+                .collect::<Vec<u8>>()
+                .into(),
+            shape: fields
+                .iter()
+                .map(|f| (f.name.len() as u32, has_twin(&f.value)))
+                .collect(),
+            slots: slots.into(),
+            text: text.into(),
+        }
+    }
+
+    /// Whether this layout was made for these names and twins.
+    fn fits(&self, fields: &[Field]) -> bool {
+        if self.shape.len() != fields.len() {
+            return false;
+        }
+        let mut at = 0;
+        for (f, &(len, twin)) in fields.iter().zip(self.shape.iter()) {
+            let name = f.name.as_bytes();
+            if name.len() != len as usize
+                || has_twin(&f.value) != twin
+                || self.names.get(at..at + name.len()) != Some(name)
+            {
+                return false;
+            }
+            at += name.len();
+        }
+        true
     }
 }
 
-/// `fields_to_json`: names made unique with `_2`, `_3`, … and a `<name>_hex` twin for
-/// ids and hex values, with the same insert-and-replace order as the map it mirrors.
-fn fields_json(out: &mut Vec<u8>, fields: &[Field]) {
-    let mut map: Vec<(Key<'_>, FieldEntry<'_>)> = Vec::with_capacity(fields.len() + 4);
-    let contains =
-        |map: &[(Key<'_>, FieldEntry<'_>)], key: &Key<'_>| map.iter().any(|(k, _)| k.eq_text(key));
+/// A hash of the names of `fields` and of which values have a hex twin.
+fn shape_hash(fields: &[Field]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mix = |h: u64, x: u64| (h.rotate_left(5) ^ x).wrapping_mul(K);
+    let mut h = fields.len() as u64;
     for f in fields {
-        let mut key = Key {
-            name: &f.name,
-            n: 0,
-            hex: false,
+        let name = f.name.as_bytes();
+        h = mix(h, name.len() as u64 | (has_twin(&f.value) as u64) << 63);
+        let mut chunks = name.chunks_exact(8);
+        for c in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(c);
+            h = mix(h, u64::from_le_bytes(word));
+        }
+        let mut word = [0u8; 8];
+        word[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        h = mix(h, u64::from_le_bytes(word));
+    }
+    h
+}
+
+/// At most this many layouts are kept; others are worked out each time. Decoders name
+/// their fields from a fixed set (code and the ship catalog), so real input needs a
+/// few hundred at most.
+const MAX_LAYOUTS: usize = 4096;
+
+/// The JSON text of one f32 value, as [`PacketWriter`] keeps it (`len` 0: empty).
+#[derive(Clone, Copy)]
+struct FloatText {
+    bits: u32,
+    len: u8,
+    text: [u8; 23],
+}
+
+/// Slots of the f32 text cache, indexed by a hash of the bit pattern.
+const FLOAT_SLOTS: usize = 1024;
+
+/// Writes `"type":"packet"` records, keeping the [`Layout`] of each sequence of field
+/// names seen and the text of recent f32 values (most are percentages of a byte, so a
+/// few hundred distinct values): one per output stream.
+pub struct PacketWriter {
+    layouts: FxHashMap<u64, Rc<Layout>>,
+    floats: Box<[FloatText]>,
+}
+
+impl Default for PacketWriter {
+    fn default() -> PacketWriter {
+        let empty = FloatText {
+            bits: 0,
+            len: 0,
+            text: [0; 23],
         };
-        if contains(&map, &key) {
-            key.n = 2;
-            while contains(&map, &key) {
-                key.n += 1;
+        PacketWriter {
+            layouts: FxHashMap::default(),
+            floats: vec![empty; FLOAT_SLOTS].into_boxed_slice(),
+        }
+    }
+}
+
+impl PacketWriter {
+    /// `float_json` of `crate::game::field`: a value that came from an `f32` is written
+    /// as the `f64` nearest to the `f32`'s `Display` form (5.13, not 5.130000114…),
+    /// through the shortest-digits writer of [`super::json_float`] (tested equal to that
+    /// path); non-finite values become strings.
+    fn float(&mut self, out: &mut Vec<u8>, v: f64) {
+        if !v.is_finite() {
+            let _ = write!(out, "\"{v}\"");
+            return;
+        }
+        let short = v as f32;
+        if short as f64 != v {
+            f64_json(out, v);
+            return;
+        }
+        let bits = short.to_bits();
+        let slot = bits.wrapping_mul(0x9E37_79B1) as usize >> (32 - FLOAT_SLOTS.trailing_zeros());
+        let Some(cached) = self.floats.get_mut(slot) else {
+            super::json_float::write_f32(out, short);
+            return;
+        };
+        if cached.len > 0 && cached.bits == bits {
+            out.extend_from_slice(&cached.text[..cached.len as usize]);
+            return;
+        }
+        let start = out.len();
+        super::json_float::write_f32(out, short);
+        let text = &out[start..];
+        if text.len() <= cached.text.len() {
+            cached.bits = bits;
+            cached.len = text.len() as u8;
+            cached.text[..text.len()].copy_from_slice(text);
+        }
+    }
+
+    fn fields(&mut self, out: &mut Vec<u8>, fields: &[Field]) {
+        let h = shape_hash(fields);
+        let layout = match self.layouts.get(&h) {
+            Some(l) if l.fits(fields) => Rc::clone(l),
+            // A hash shared by two shapes (never seen): the first keeps the entry.
+            Some(_) => Rc::new(Layout::of(fields)),
+            None => {
+                let l = Rc::new(Layout::of(fields));
+                if self.layouts.len() < MAX_LAYOUTS {
+                    self.layouts.insert(h, Rc::clone(&l));
+                }
+                l
+            }
+        };
+        out.push(b'{');
+        for s in layout.slots.iter() {
+            out.extend_from_slice(&layout.text[s.start as usize..s.end as usize]);
+            // `fits` checked that `fields` has the layout's length.
+            let v = &fields[s.field as usize].value;
+            match (s.twin, v) {
+                (false, v) => self.value(out, v),
+                (true, Value::ObjectId(v)) => hex_twin_json(out, *v as u64, 8),
+                (true, Value::Hex(v)) => hex_twin_json(out, *v, natural_width(*v)),
+                (true, _) => out.extend_from_slice(b"null"),
             }
         }
-        if matches!(f.value, Value::ObjectId(_) | Value::Hex(_)) {
-            put(
-                &mut map,
-                Key { hex: true, ..key },
-                FieldEntry::HexTwin(&f.value),
-            );
-        }
-        put(&mut map, key, FieldEntry::Value(&f.value));
+        out.push(b'}');
     }
-    map.sort_unstable_by(|a, b| a.0.cmp_text(&b.0));
-    out.push(b'{');
-    for (k, (key, e)) in map.iter().enumerate() {
-        if k > 0 {
-            out.push(b',');
-        }
-        key.write(out);
-        out.push(b':');
-        match e {
-            FieldEntry::Value(v) => field_value_json(out, v),
-            FieldEntry::HexTwin(Value::ObjectId(v)) => hex_twin_json(out, *v as u64, 8),
-            FieldEntry::HexTwin(Value::Hex(v)) => hex_twin_json(out, *v, natural_width(*v)),
-            FieldEntry::HexTwin(_) => out.extend_from_slice(b"null"),
+
+    /// `Value::to_json` of `crate::game::field`, written directly.
+    fn value(&mut self, out: &mut Vec<u8>, v: &Value) {
+        match v {
+            Value::Bool(b) => bool_json(out, *b),
+            Value::Uint(n) | Value::Hex(n) => u64_json(out, *n),
+            Value::Int(n) => i64_json(out, *n),
+            Value::ObjectId(n) => u64_json(out, *n as u64),
+            Value::Float(f) => self.float(out, *f),
+            Value::Text(s) => str_json(out, s),
+            Value::Vec3(v) => {
+                out.push(b'[');
+                for (k, c) in v.iter().enumerate() {
+                    if k > 0 {
+                        out.push(b',');
+                    }
+                    self.float(out, *c as f64);
+                }
+                out.push(b']');
+            }
+            Value::Bytes(b) => hex_bytes_json(out, b),
+            Value::List(items) => {
+                out.push(b'[');
+                for (k, item) in items.iter().enumerate() {
+                    if k > 0 {
+                        out.push(b',');
+                    }
+                    self.value(out, item);
+                }
+                out.push(b']');
+            }
+            Value::Group(fields) => self.fields(out, fields),
         }
     }
-    out.push(b'}');
 }
 
 fn fragment_json(out: &mut Vec<u8>, f: Option<FragmentRef>) {
@@ -376,7 +578,12 @@ fn fragment_json(out: &mut Vec<u8>, f: Option<FragmentRef>) {
 }
 
 /// `message_json`, written directly (keys in sorted order).
-fn message_json(out: &mut Vec<u8>, msg: &MessageRecord, names: &dyn Fn(u32) -> Option<String>) {
+fn message_json(
+    w: &mut PacketWriter,
+    out: &mut Vec<u8>,
+    msg: &MessageRecord,
+    names: &dyn Fn(u32) -> Option<String>,
+) {
     let mut o = Obj::new(out);
     let game = msg.game.as_ref();
     if let TransportInfo::Ack {
@@ -402,7 +609,7 @@ fn message_json(out: &mut Vec<u8>, msg: &MessageRecord, names: &dyn Fn(u32) -> O
     if let Some(a) = &msg.assembled {
         let g = &a.game;
         let mut m = Obj::new(o.key("assembled"));
-        fields_json(m.key("fields"), &g.fields);
+        w.fields(m.key("fields"), &g.fields);
         let frames = m.key("frames");
         frames.push(b'[');
         for (k, f) in a.frames.iter().enumerate() {
@@ -422,8 +629,8 @@ fn message_json(out: &mut Vec<u8>, msg: &MessageRecord, names: &dyn Fn(u32) -> O
     // A game message's fields replace a connection-management message's (never both
     // in practice; the map keeps the last insert).
     match (game, &msg.transport) {
-        (Some(g), _) => fields_json(o.key("fields"), &g.fields),
-        (None, TransportInfo::Low { fields, .. }) => fields_json(o.key("fields"), fields),
+        (Some(g), _) => w.fields(o.key("fields"), &g.fields),
+        (None, TransportInfo::Low { fields, .. }) => w.fields(o.key("fields"), fields),
         _ => {}
     }
     if let TransportInfo::Data { flags_len, .. } = &msg.transport {
@@ -477,6 +684,7 @@ fn message_json(out: &mut Vec<u8>, msg: &MessageRecord, names: &dyn Fn(u32) -> O
 }
 
 fn messages_json(
+    w: &mut PacketWriter,
     out: &mut Vec<u8>,
     g: &GamePacket,
     names: &dyn Fn(u32) -> Option<String>,
@@ -489,13 +697,14 @@ fn messages_json(
             out.push(b',');
         }
         first = false;
-        message_json(out, m, names);
+        message_json(w, out, m, names);
     }
     out.push(b']');
 }
 
 /// Append the JSON of `packet_json(p, with_hex, client_name, names)` to `out`, with only
-/// the messages `keep` accepts in `messages`.
+/// the messages `keep` accepts in `messages`. A writer that writes many records is
+/// faster: [`PacketWriter::write_packet`].
 pub fn write_packet(
     out: &mut Vec<u8>,
     p: &PacketRecord,
@@ -504,40 +713,55 @@ pub fn write_packet(
     names: &dyn Fn(u32) -> Option<String>,
     keep: &dyn Fn(&MessageRecord) -> bool,
 ) {
-    let mut o = Obj::new(out);
-    u64_json(o.key("client"), p.client as u64);
-    if let Some(n) = client_name {
-        str_json(o.key("client_name"), n);
-    }
-    str_json(o.key("direction"), p.direction.as_str());
-    let _ = write!(o.key("dst"), "\"{}\"", p.dst);
-    u64_json(o.key("frame"), p.frame);
-    match &p.body {
-        PacketBody::GameSpy { text } => {
-            str_json(o.key("kind"), "gamespy");
-            u64_json(o.key("session"), p.session as u64);
-            let _ = write!(o.key("src"), "\"{}\"", p.src);
-            str_json(o.key("text"), text);
+    PacketWriter::default().write_packet(out, p, with_hex, client_name, names, keep);
+}
+
+impl PacketWriter {
+    /// [`write_packet`], reusing the layouts of earlier records.
+    pub fn write_packet(
+        &mut self,
+        out: &mut Vec<u8>,
+        p: &PacketRecord,
+        with_hex: bool,
+        client_name: Option<&str>,
+        names: &dyn Fn(u32) -> Option<String>,
+        keep: &dyn Fn(&MessageRecord) -> bool,
+    ) {
+        let mut o = Obj::new(out);
+        u64_json(o.key("client"), p.client as u64);
+        if let Some(n) = client_name {
+            str_json(o.key("client_name"), n);
         }
-        PacketBody::Game(g) => {
-            str_json(o.key("kind"), "game");
-            messages_json(o.key("messages"), g, names, keep);
-            u64_json(o.key("msg_count"), g.msg_count as u64);
-            u64_json(o.key("peer_id"), g.peer_id as u64);
-            if with_hex {
-                hex_bytes_json(o.key("plain_hex"), &g.plain);
+        str_json(o.key("direction"), p.direction.as_str());
+        addr_json(o.key("dst"), &p.dst);
+        u64_json(o.key("frame"), p.frame);
+        match &p.body {
+            PacketBody::GameSpy { text } => {
+                str_json(o.key("kind"), "gamespy");
+                u64_json(o.key("session"), p.session as u64);
+                addr_json(o.key("src"), &p.src);
+                str_json(o.key("text"), text);
             }
-            u64_json(o.key("session"), p.session as u64);
-            let _ = write!(o.key("src"), "\"{}\"", p.src);
+            PacketBody::Game(g) => {
+                str_json(o.key("kind"), "game");
+                messages_json(self, o.key("messages"), g, names, keep);
+                u64_json(o.key("msg_count"), g.msg_count as u64);
+                u64_json(o.key("peer_id"), g.peer_id as u64);
+                if with_hex {
+                    hex_bytes_json(o.key("plain_hex"), &g.plain);
+                }
+                u64_json(o.key("session"), p.session as u64);
+                addr_json(o.key("src"), &p.src);
+            }
         }
+        f64_json(o.key("time"), super::json::time_seconds(p.ts_ns));
+        str_json(o.key("type"), "packet");
+        u64_json(o.key("udp_length"), p.udp_len as u64);
+        if let PacketBody::Game(g) = &p.body {
+            warnings_json(o.key("warnings"), g.warnings.iter());
+        }
+        o.end();
     }
-    f64_json(o.key("time"), super::json::time_seconds(p.ts_ns));
-    str_json(o.key("type"), "packet");
-    u64_json(o.key("udp_length"), p.udp_len as u64);
-    if let PacketBody::Game(g) = &p.body {
-        warnings_json(o.key("warnings"), g.warnings.iter());
-    }
-    o.end();
 }
 
 #[cfg(test)]
@@ -550,9 +774,14 @@ mod tests {
     }
 
     fn direct(fields: &[Field]) -> String {
-        let mut out = Vec::new();
-        fields_json(&mut out, fields);
-        String::from_utf8(out).unwrap()
+        // Twice through one writer: the layout worked out, then the layout reused.
+        let mut w = PacketWriter::default();
+        let mut first = Vec::new();
+        w.fields(&mut first, fields);
+        let mut again = Vec::new();
+        w.fields(&mut again, fields);
+        assert_eq!(first, again);
+        String::from_utf8(first).unwrap()
     }
 
     #[test]
@@ -639,7 +868,41 @@ mod tests {
     }
 
     #[test]
+    fn every_escaped_byte_is_found_wherever_it_stands() {
+        for len in 0..20 {
+            for at in 0..len {
+                for b in [0u8, 0x1F, b'"', b'\\', b'\n'] {
+                    let mut text = vec![b'a'; len];
+                    text[at] = b;
+                    let s = String::from_utf8(text).unwrap();
+                    let mut out = Vec::new();
+                    str_json(&mut out, &s);
+                    assert_eq!(out, serde_json::to_string(&s).unwrap().as_bytes());
+                }
+            }
+        }
+    }
+
+    #[test]
     fn floats_and_integers_are_written_as_serde_json_does() {
+        // One writer throughout, each value twice: its text worked out, then cached
+        // (or evicted by a value of the same slot).
+        let mut w = PacketWriter::default();
+        let mut check = |v: f64| {
+            let field = [Field::new("v", Value::Float(v), Span::new(0, 1))];
+            let expected = via_value(&field);
+            for _ in 0..2 {
+                let mut out = Vec::new();
+                w.float(&mut out, v);
+                assert_eq!(
+                    format!("{{\"v\":{}}}", String::from_utf8(out).unwrap()),
+                    expected
+                );
+            }
+        };
+        for byte in 0..=255u8 {
+            check((byte as f32 / 255.0 * 100.0) as f64);
+        }
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         for _ in 0..20_000 {
             x ^= x << 13;
@@ -648,14 +911,7 @@ mod tests {
             let f32v = f32::from_bits(x as u32);
             let f64v = f64::from_bits(x);
             for v in [f32v as f64, f64v, (x % 100_000) as f64 / 1000.0] {
-                let mut out = Vec::new();
-                float_json(&mut out, v);
-                let field = [Field::new("v", Value::Float(v), Span::new(0, 1))];
-                let expected = via_value(&field);
-                assert_eq!(
-                    format!("{{\"v\":{}}}", String::from_utf8(out).unwrap()),
-                    expected
-                );
+                check(v);
             }
             let mut out = Vec::new();
             i64_json(&mut out, x as i64);

@@ -8,6 +8,7 @@ pub mod held;
 pub mod html;
 pub mod info;
 pub mod json;
+pub mod json_float;
 pub mod json_stream;
 pub mod names;
 pub mod show;
