@@ -451,6 +451,11 @@ fn stats_parallel(
         progress: false,
         ..out
     };
+    // Every core already reads a file: a reading thread per file would only compete.
+    let cfg = &Config {
+        front_thread: false,
+        ..cfg.clone()
+    };
     let results: Vec<Vec<(usize, Result<Stats>)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {

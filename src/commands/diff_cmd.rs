@@ -174,9 +174,15 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         r.extend(read_sides(&[(&a.b, Side::B, out)], &cfg, &cmp, &mut al)?);
         r
     } else {
+        // Both captures are read at once: a reading thread for each would only compete
+        // for the cores.
+        let side_cfg = Config {
+            front_thread: false,
+            ..cfg.clone()
+        };
         read_sides(
             &[(&a.a, Side::A, out), (&a.b, Side::B, quiet_bar)],
-            &cfg,
+            &side_cfg,
             &cmp,
             &mut al,
         )?

@@ -117,8 +117,11 @@ pub struct NetStats {
     pub skipped: u64,
 }
 
-/// Payload buffers kept for reuse: enough for the datagrams a caller holds at once.
-const MAX_SPARE_PAYLOADS: usize = 8;
+/// Payload buffers kept for reuse: enough for the datagrams a caller holds at once
+/// (the pipeline's batches in flight between its threads).
+const MAX_SPARE_PAYLOADS: usize = 1280;
+/// Larger buffers are freed rather than kept, so the spares stay small (2.5 MiB at most).
+const MAX_SPARE_CAPACITY: usize = 2048;
 
 /// Decodes frames one at a time; holds the fragment reassembly state.
 #[derive(Debug)]
@@ -175,7 +178,7 @@ impl NetDecoder {
     /// Hands back the payload buffer of a finished datagram, so that the next one can
     /// reuse its allocation instead of making a new one.
     pub fn recycle(&mut self, mut payload: Vec<u8>) {
-        if self.spare.len() < MAX_SPARE_PAYLOADS {
+        if self.spare.len() < MAX_SPARE_PAYLOADS && payload.capacity() <= MAX_SPARE_CAPACITY {
             payload.clear();
             self.spare.push(payload);
         }
