@@ -24,7 +24,14 @@ const BATCH: usize = 4096;
 /// keep the aligner's held digests to what the two captures differ by.
 const BATCHES_IN_FLIGHT: usize = 4;
 
-type Batch = Vec<(FlowKey, MessageDigest)>;
+/// What a reading thread hands to the aligner, in capture order.
+enum Entry {
+    Digest(FlowKey, MessageDigest),
+    /// The session can receive no more messages.
+    SessionEnded(usize),
+}
+
+type Batch = Vec<Entry>;
 
 /// Counts statistics and sends the digest of every delivered message to the aligner.
 struct DigestSink<'a> {
@@ -56,7 +63,8 @@ impl Sink for DigestSink<'_> {
         for m in &g.messages {
             if let Some(game) = m.delivered_game() {
                 let fp = self.fingerprints.of(g, m, game);
-                self.batch.push((key, MessageDigest::new(game.opcode, fp)));
+                self.batch
+                    .push(Entry::Digest(key, MessageDigest::new(game.opcode, fp)));
             }
         }
         if self.batch.len() >= BATCH && !self.send() {
@@ -67,6 +75,10 @@ impl Sink for DigestSink<'_> {
 
     fn detail(&self) -> Detail {
         Detail::Lean
+    }
+
+    fn session_ended(&mut self, session: usize) {
+        self.batch.push(Entry::SessionEnded(session));
     }
 }
 
@@ -117,7 +129,13 @@ fn read_sides(
                 let kept = match rx.recv() {
                     Ok(batch) => batch
                         .into_iter()
-                        .try_for_each(|(k, d)| al.push(*side, k, d))
+                        .try_for_each(|e| match e {
+                            Entry::Digest(k, d) => al.push(*side, k, d),
+                            Entry::SessionEnded(session) => {
+                                al.session_ended(*side, session);
+                                Ok(())
+                            }
+                        })
                         .map(|()| true),
                     Err(_) => al.end(*side).map(|()| false),
                 };

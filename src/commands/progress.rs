@@ -122,6 +122,10 @@ impl Sink for Observed<'_> {
     fn detail(&self) -> crate::pipeline::Detail {
         self.inner.detail()
     }
+
+    fn session_ended(&mut self, session: usize) {
+        self.inner.session_ended(session);
+    }
 }
 
 /// One stderr line per warning: frame, where, code, message.

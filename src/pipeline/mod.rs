@@ -78,6 +78,10 @@ pub trait Sink {
     fn detail(&self) -> Detail {
         Detail::Full
     }
+
+    /// Session `session` can receive no more datagrams: every record of it has been
+    /// handed over. Lets a sink that keeps per-session state let go of it.
+    fn session_ended(&mut self, _session: usize) {}
 }
 
 /// A sink that keeps nothing (for `info` and `flows`, which only need the summary).
@@ -383,6 +387,7 @@ impl Pipeline {
         let classified = self.flows.classify(&d);
         for (index, session) in self.flows.take_retired() {
             self.retire(index, &session, d.ts_ns);
+            sink.session_ended(index);
         }
         let s = &mut self.summary;
         let c = match classified {

@@ -15,7 +15,7 @@ use super::diff::{DiffResult, Divergence, FlowKey, MessageDigest};
 use super::held::{HeldQueue, HeldStore};
 use super::twin_counts::TwinCounts;
 use crate::diag::Direction;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 use std::io;
 
@@ -122,6 +122,10 @@ pub struct Aligner {
     /// Where the flows' `ahead` digests are spilled.
     held: HeldStore,
     ended: [bool; 2],
+    /// The flows of each session, for letting go of them once it has ended.
+    session_flows: FxHashMap<usize, Vec<FlowKey>>,
+    /// Sessions one capture has ended and the other not yet, per capture.
+    sessions_ended: [FxHashSet<usize>; 2],
 }
 
 impl Aligner {
@@ -139,6 +143,36 @@ impl Aligner {
             twins: [TwinCounts::new(budget / 4), TwinCounts::new(budget / 4)],
             held: HeldStore::new(budget / 2),
             ended: [false; 2],
+            session_flows: FxHashMap::default(),
+            sessions_ended: Default::default(),
+        }
+    }
+
+    /// Flows whose alignment is kept (for tests of [`Aligner::session_ended`]).
+    pub fn flows_kept(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Capture `side` can have no more messages in `session`. Once both captures have
+    /// ended it, its flows that read alike to their end (same length, no difference,
+    /// nothing held) can report nothing any more and are let go: a capture of many
+    /// sessions keeps only the flows that differ.
+    pub fn session_ended(&mut self, side: Side, session: usize) {
+        let other = 1 - side.index();
+        if !self.sessions_ended[other].remove(&session) {
+            self.sessions_ended[side.index()].insert(session);
+            return;
+        }
+        let Some(keys) = self.session_flows.remove(&session) else {
+            return;
+        };
+        for k in keys {
+            let alike = self.flows.get(&k).is_some_and(|f| {
+                f.len[0] == f.len[1] && f.divergence.is_none() && f.ahead.is_empty()
+            });
+            if alike {
+                self.flows.remove(&k);
+            }
         }
     }
 
@@ -166,7 +200,13 @@ impl Aligner {
         let store = &mut self.held;
         let (s, o) = (side.index(), 1 - side.index());
         let max = self.max_differences;
-        let f = self.flows.entry(flow).or_default();
+        let f = self.flows.entry(flow).or_insert_with(|| {
+            self.session_flows
+                .entry(flow.session)
+                .or_default()
+                .push(flow);
+            FlowAlign::default()
+        });
         let index = f.len[s];
         f.len[s] += 1;
         if f.settled(max) {

@@ -745,4 +745,62 @@ mod tests {
         // Most pairs differ somewhere: spilling must have been exercised, not skipped.
         assert!(spilled_rounds > 400, "{spilled_rounds}");
     }
+
+    #[test]
+    fn ended_sessions_let_go_of_alike_flows_and_change_nothing() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for round in 0..50 {
+            let sessions = 1 + rng.below(30);
+            let mut plain = Aligner::new(20);
+            let mut letting_go = Aligner::new(20);
+            let mut differing = 0;
+            for session in 0..sessions {
+                let mut side_a = Vec::new();
+                let mut side_b = Vec::new();
+                for f in 0..4 {
+                    let key = flow(session * 4 + f);
+                    let seq: Vec<MessageDigest> = (0..rng.below(12))
+                        .map(|_| MessageDigest::new(rng.below(3) as u8, rng.below(6)))
+                        .collect();
+                    let mut other = seq.clone();
+                    match rng.below(6) {
+                        0 if !other.is_empty() => other[0] = MessageDigest::new(7, 7),
+                        1 => other.push(MessageDigest::new(1, 1)),
+                        _ => {}
+                    }
+                    if seq != other {
+                        differing += 1;
+                    }
+                    side_a.extend(seq.into_iter().map(|d| (key, d)));
+                    side_b.extend(other.into_iter().map(|d| (key, d)));
+                }
+                // Either capture may end the session first.
+                let order = if rng.below(2) == 0 {
+                    [(Side::A, &side_a), (Side::B, &side_b)]
+                } else {
+                    [(Side::B, &side_b), (Side::A, &side_a)]
+                };
+                for (side, entries) in order {
+                    for &(k, d) in entries.iter() {
+                        plain.push(side, k, d).unwrap();
+                        letting_go.push(side, k, d).unwrap();
+                    }
+                    letting_go.session_ended(side, session as usize);
+                }
+            }
+            assert!(
+                letting_go.flows_kept() <= differing,
+                "round {round}: {} kept, {differing} differ",
+                letting_go.flows_kept()
+            );
+            let (mut want, mut got) = (DiffResult::default(), DiffResult::default());
+            for side in [Side::A, Side::B] {
+                plain.end(side).unwrap();
+                letting_go.end(side).unwrap();
+            }
+            plain.finish(&mut want).unwrap();
+            letting_go.finish(&mut got).unwrap();
+            assert!(same(&got, &want), "round {round}");
+        }
+    }
 }
