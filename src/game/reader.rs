@@ -111,6 +111,15 @@ impl<'a> Reader<'a> {
         self.error(field, format!("{n} byte(s)"))
     }
 
+    #[cold]
+    #[inline(never)]
+    fn bad_bit_group(&self, field: &'static str, b: u8) -> Box<DecodeError> {
+        self.error(
+            field,
+            format!("packed-bit byte with count 1..5, got {b:#04x}"),
+        )
+    }
+
     /// Take `n` bytes.
     #[inline]
     pub fn bytes(&mut self, n: usize, field: &'static str) -> DecodeResult<&'a [u8]> {
@@ -165,6 +174,7 @@ impl<'a> Reader<'a> {
     }
 
     /// One packed boolean (`primitives.md` §2): opens a group byte when none is open.
+    #[inline]
     pub fn bit(&mut self, field: &'static str) -> DecodeResult<bool> {
         if self.bits_left == 0 {
             let at = self.pos;
@@ -172,10 +182,7 @@ impl<'a> Reader<'a> {
             let count = b >> 5;
             if !(1..=5).contains(&count) {
                 self.pos = at;
-                return Err(self.error(
-                    field,
-                    format!("packed-bit byte with count 1..5, got {b:#04x}"),
-                ));
+                return Err(self.bad_bit_group(field, b));
             }
             self.group_byte = b;
             self.group_pos = at;

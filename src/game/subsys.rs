@@ -158,7 +158,7 @@ pub fn read_block_into(
         if keep_spans {
             spans.push(span);
         }
-        i = (i + 1) % n;
+        i = if i + 1 == n { 0 } else { i + 1 }; // no division per record
         if i == start as usize && !r.is_empty() {
             wrapped = true;
         }
@@ -279,7 +279,7 @@ pub fn plan_host_block(
             }
         }
         records.push(rec);
-        i = (i + 1) % n;
+        i = if i + 1 == n { 0 } else { i + 1 }; // no division per record
         if i == start || size >= HOST_BLOCK_BUDGET {
             break;
         }
@@ -321,7 +321,7 @@ pub fn block_fits(r: &Reader<'_>, class: &ShipClass) -> bool {
         if skip_record(&mut r, entry).is_err() {
             return false;
         }
-        i = (i + 1) % n;
+        i = if i + 1 == n { 0 } else { i + 1 }; // no division per record
         if i == start as usize && !r.is_empty() {
             // Wrapped past a full cycle: never a fit.
             return false;

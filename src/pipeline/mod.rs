@@ -80,7 +80,8 @@ pub trait Sink {
     }
 
     /// Session `session` can receive no more datagrams: every record of it has been
-    /// handed over. Lets a sink that keeps per-session state let go of it.
+    /// handed over. Lets a sink that keeps per-session state let go of it. Sessions
+    /// still open when the capture ends are not announced: the run's end covers them.
     fn session_ended(&mut self, _session: usize) {}
 }
 
