@@ -4,7 +4,8 @@
 //! run ahead of them — on another thread when the machine has a core to spare — and
 //! hand over batches of [`Item`]s in capture order.
 //!
-//! Deciphering happens here, before a datagram's flow is known: a game-port payload
+//! Deciphering (and the transport walk, which depends on the bytes alone) happens
+//! here, before a datagram's flow is known: a game-port payload
 //! that is not GameSpy text is deciphered as soon as it is read, a few at a time so
 //! that their independent keystream chains overlap (`cipher::decrypt_many`).
 //! Classification reads only the clear first byte, and datagrams that turn out not to
@@ -13,11 +14,15 @@
 use crate::capture::{CaptureReader, Frame, Truncation};
 use crate::net::{Datagram, FragmentReport, NetDecoder, NetOutcome};
 use crate::transport::cipher;
+use crate::transport::packet::{self, Packet};
 use smallvec::SmallVec;
 
 /// Frame bytes per batch at most (give or take a frame): with few batches in flight,
 /// this bounds the memory held between the stages whatever the frame sizes.
 pub const MAX_BATCH_BYTES: usize = 256 * 1024;
+
+/// Transport walks kept for reuse: enough for the batches in flight.
+const MAX_SPARE_PACKETS: usize = 1280;
 
 /// What the summary needs of a frame once its datagram is handled.
 #[derive(Debug, Clone, Copy)]
@@ -40,12 +45,13 @@ impl FrameMeta {
 /// One step of the capture, in order.
 #[derive(Debug)]
 pub enum Item {
-    /// A frame and what the network layers made of it; `deciphered` says whether a
-    /// game payload was already deciphered.
+    /// A frame and what the network layers made of it. `parsed` is set when a game
+    /// payload was deciphered here: its transport walk, which depends on the bytes
+    /// alone, done here too.
     Frame {
         meta: FrameMeta,
         outcome: NetOutcome,
-        deciphered: bool,
+        parsed: Option<Packet>,
     },
     /// A read error that does not end the capture.
     Problem(String),
@@ -70,6 +76,7 @@ pub struct Front {
     waiting: Vec<(FrameMeta, Datagram)>,
     /// How many wait at most: `cipher::LANES`, or 1 to hand each frame on at once.
     gather: usize,
+    spare_packets: Vec<Packet>,
     done: bool,
 }
 
@@ -84,6 +91,7 @@ impl Front {
             frame: Frame::default(),
             waiting: Vec::with_capacity(cipher::LANES),
             gather: if gather { cipher::LANES } else { 1 },
+            spare_packets: Vec::new(),
             done: false,
         }
     }
@@ -126,7 +134,7 @@ impl Front {
                     batch.push(Item::Frame {
                         meta,
                         outcome,
-                        deciphered: false,
+                        parsed: None,
                     });
                 }
             }
@@ -138,6 +146,13 @@ impl Front {
     /// Hands a payload buffer back for reuse.
     pub fn recycle(&mut self, payload: Vec<u8>) {
         self.net.recycle(payload);
+    }
+
+    /// Hands a transport walk back for reuse (its lists keep their capacity).
+    pub fn recycle_packet(&mut self, packet: Packet) {
+        if self.spare_packets.len() < MAX_SPARE_PACKETS {
+            self.spare_packets.push(packet);
+        }
     }
 
     /// Ends the read: truncation and incomplete IP fragment sets.
@@ -167,10 +182,14 @@ impl Front {
                 .collect();
             cipher::decrypt_many(&mut views);
         }
-        batch.extend(self.waiting.drain(..).map(|(meta, d)| Item::Frame {
-            meta,
-            outcome: NetOutcome::Datagram(d),
-            deciphered: true,
-        }));
+        for (meta, d) in self.waiting.drain(..) {
+            let mut packet = self.spare_packets.pop().unwrap_or_default();
+            packet::parse_into(&d.payload, &mut packet);
+            batch.push(Item::Frame {
+                meta,
+                outcome: NetOutcome::Datagram(d),
+                parsed: Some(packet),
+            });
+        }
     }
 }

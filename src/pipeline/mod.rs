@@ -158,7 +158,8 @@ pub struct Pipeline {
     /// The message list of the previous record, kept for its capacity.
     spare_messages: Vec<MessageRecord>,
     /// The transport walk of the previous datagram, kept for its capacity.
-    spare_packet: Packet,
+    /// Transport walks done with, to go back to the front (or be reused here).
+    spare_packets: Vec<Packet>,
     /// Typed StateUpdates of records already handed out, refilled by later ones. Boxed
     /// because `GameMessage::state_update` is: reusing the box is the point.
     #[allow(clippy::vec_box)]
@@ -236,7 +237,7 @@ impl Pipeline {
             summary: CaptureSummary::default(),
             lean: false,
             spare_messages: Vec::new(),
-            spare_packet: Packet::default(),
+            spare_packets: Vec::new(),
             spare_updates: Vec::new(),
             spare_payloads: Vec::new(),
         }
@@ -282,6 +283,12 @@ impl Pipeline {
             for p in self.spare_payloads.drain(..) {
                 front.recycle(p);
             }
+            if self.config.read_ahead {
+                // Only a gathering front walks packets; otherwise they are reused here.
+                for p in self.spare_packets.drain(..) {
+                    front.recycle_packet(p);
+                }
+            }
             if control == Control::Stop {
                 return Ok(None);
             }
@@ -299,16 +306,19 @@ impl Pipeline {
         sink: &mut dyn Sink,
     ) -> Result<Option<FrontEnd>> {
         let (batches, received) = mpsc::sync_channel::<Vec<Item>>(BATCHES_IN_FLIGHT);
-        let (returns, returned) = mpsc::channel::<(Vec<Item>, Vec<Vec<u8>>)>();
+        let (returns, returned) = mpsc::channel::<(Vec<Item>, Vec<Vec<u8>>, Vec<Packet>)>();
         let reading = std::thread::Builder::new()
             .name("bcwire-front".into())
             .spawn(move || {
                 loop {
-                    let (mut batch, payloads) = returned
-                        .try_recv()
-                        .unwrap_or_else(|_| (Vec::with_capacity(THREAD_BATCH), Vec::new()));
+                    let (mut batch, payloads, packets) = returned.try_recv().unwrap_or_else(|_| {
+                        (Vec::with_capacity(THREAD_BATCH), Vec::new(), Vec::new())
+                    });
                     for p in payloads {
                         front.recycle(p);
+                    }
+                    for p in packets {
+                        front.recycle_packet(p);
                     }
                     batch.clear();
                     let more = front.fill(&mut batch, THREAD_BATCH);
@@ -324,8 +334,9 @@ impl Pipeline {
         for mut batch in received.iter() {
             let control = self.handle_items(&mut batch, sink)?;
             let payloads = std::mem::take(&mut self.spare_payloads);
+            let packets = std::mem::take(&mut self.spare_packets);
             // The front may have finished already; then nothing is reused.
-            let _ = returns.send((batch, payloads));
+            let _ = returns.send((batch, payloads, packets));
             if control == Control::Stop {
                 // Dropping the receiver ends the front at its next batch.
                 return Ok(None);
@@ -347,8 +358,8 @@ impl Pipeline {
                 Item::Frame {
                     meta,
                     outcome,
-                    deciphered,
-                } => control = self.frame(meta, outcome, deciphered, sink)?,
+                    parsed,
+                } => control = self.frame(meta, outcome, parsed, sink)?,
                 Item::Problem(p) | Item::Fatal(p) => self.summary.add_problem(p),
             }
         }
@@ -361,7 +372,7 @@ impl Pipeline {
         &mut self,
         frame: FrameMeta,
         outcome: NetOutcome,
-        deciphered: bool,
+        parsed: Option<Packet>,
         sink: &mut dyn Sink,
     ) -> Result<Control> {
         let s = &mut self.summary;
@@ -421,13 +432,14 @@ impl Pipeline {
                 s.game_frames += 1;
                 // Decrypt in place: the encrypted bytes are not needed any more.
                 let mut plain = std::mem::take(&mut d.payload);
-                if !deciphered {
+                if parsed.is_none() {
                     cipher::decrypt(&mut plain);
                 }
                 self.facts
                     .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
                 PacketBody::Game(self.game_packet(
                     plain,
+                    parsed,
                     c.session,
                     c.client,
                     c.direction,
@@ -472,14 +484,21 @@ impl Pipeline {
     fn game_packet(
         &mut self,
         plain: Vec<u8>,
+        parsed: Option<Packet>,
         session: usize,
         client: usize,
         dir: Direction,
         ts_ns: i64,
         frame: u64,
     ) -> GamePacket {
-        let mut pkt: Packet = std::mem::take(&mut self.spare_packet);
-        packet::parse_into(&plain, &mut pkt);
+        let mut pkt = match parsed {
+            Some(p) => p,
+            None => {
+                let mut p = self.spare_packets.pop().unwrap_or_default();
+                packet::parse_into(&plain, &mut p);
+                p
+            }
+        };
         let stream: StreamKey = (session, client, dir);
         let ckey = (session, client);
         let time = ts_ns as f64 / 1e9;
@@ -505,7 +524,7 @@ impl Pipeline {
             messages,
             warnings: std::mem::take(&mut pkt.warnings),
         };
-        self.spare_packet = pkt;
+        self.spare_packets.push(pkt);
         g
     }
 
