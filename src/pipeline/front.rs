@@ -43,6 +43,9 @@ impl FrameMeta {
 }
 
 /// One step of the capture, in order.
+// Nearly every item is a frame: boxing it would allocate per frame for the sake of
+// the rare read error.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Item {
     /// A frame and what the network layers made of it. `parsed` is set when a game

@@ -440,9 +440,7 @@ impl Pipeline {
                 PacketBody::Game(self.game_packet(
                     plain,
                     parsed,
-                    c.session,
-                    c.client,
-                    c.direction,
+                    (c.session, c.client, c.direction),
                     d.ts_ns,
                     d.frame,
                 ))
@@ -485,12 +483,11 @@ impl Pipeline {
         &mut self,
         plain: Vec<u8>,
         parsed: Option<Packet>,
-        session: usize,
-        client: usize,
-        dir: Direction,
+        stream: StreamKey,
         ts_ns: i64,
         frame: u64,
     ) -> GamePacket {
+        let (session, client, dir) = stream;
         let mut pkt = match parsed {
             Some(p) => p,
             None => {
@@ -499,7 +496,6 @@ impl Pipeline {
                 p
             }
         };
-        let stream: StreamKey = (session, client, dir);
         let ckey = (session, client);
         let time = ts_ns as f64 / 1e9;
         let phase = self.phases.entry(ckey).or_default();
