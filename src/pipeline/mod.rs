@@ -350,19 +350,24 @@ impl Pipeline {
     /// Handles a batch of front items in order; after a stop the rest are dropped.
     fn handle_items(&mut self, batch: &mut Vec<Item>, sink: &mut dyn Sink) -> Result<Control> {
         let mut control = Control::Continue;
-        for item in batch.drain(..) {
+        // Items are handled in place: moving each (a few hundred bytes) out of the
+        // batch and into `frame` was a measurable share of the decoding thread.
+        for item in batch.iter_mut() {
             if control == Control::Stop {
-                continue;
+                break;
             }
             match item {
                 Item::Frame {
                     meta,
                     outcome,
                     parsed,
-                } => control = self.frame(meta, outcome, parsed, sink)?,
-                Item::Problem(p) | Item::Fatal(p) => self.summary.add_problem(p),
+                } => control = self.frame(*meta, outcome, parsed.take(), sink)?,
+                Item::Problem(p) | Item::Fatal(p) => {
+                    self.summary.add_problem(std::mem::take(p));
+                }
             }
         }
+        batch.clear();
         Ok(control)
     }
 
@@ -371,7 +376,7 @@ impl Pipeline {
     fn frame(
         &mut self,
         frame: FrameMeta,
-        outcome: NetOutcome,
+        outcome: &mut NetOutcome,
         parsed: Option<Packet>,
         sink: &mut dyn Sink,
     ) -> Result<Control> {
@@ -388,7 +393,7 @@ impl Pipeline {
                 s.link_types.insert(link.to_string(), 1);
             }
         }
-        let mut d = match outcome {
+        let d = match outcome {
             NetOutcome::Datagram(d) => d,
             NetOutcome::FragmentHeld => return Ok(Control::Continue),
             NetOutcome::Skipped(why) => {
@@ -396,7 +401,7 @@ impl Pipeline {
                 return Ok(Control::Continue);
             }
         };
-        let classified = self.flows.classify(&d);
+        let classified = self.flows.classify(d);
         for (index, session) in self.flows.take_retired() {
             self.retire(index, &session, d.ts_ns);
             sink.session_ended(index);
