@@ -23,6 +23,9 @@ pub const HOST_BLOCK_BUDGET: usize = 10;
 /// Reference value of a 0x80 byte for 100 % requested power (hypothesis, §6).
 pub const POWER_BYTE_FULL: f64 = 204.0;
 
+/// Capacity of a fresh record list: more than any stock class has entries.
+const RECORDS_REUSED: usize = 32;
+
 /// One record of a 0x20 block: the state of one top-level list entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubsystemRecord {
@@ -144,7 +147,11 @@ pub fn read_block_into(
     // Every record takes at least one byte: size the lists once.
     let most = n.min(r.remaining());
     records.clear();
-    records.reserve(most);
+    if records.capacity() < most {
+        // A fresh list rather than a grown one: growing copies the old buffer, and a
+        // list sized for any stock class is never grown again when it is reused.
+        records = Vec::with_capacity(most.max(RECORDS_REUSED));
+    }
     let mut spans = Vec::with_capacity(if keep_spans { most } else { 0 });
     let mut i = start as usize;
     let mut wrapped = false;
