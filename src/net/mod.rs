@@ -119,9 +119,10 @@ pub struct NetStats {
 
 /// Payload buffers kept for reuse: enough for the datagrams a caller holds at once
 /// (the pipeline's batches in flight between its threads).
-const MAX_SPARE_PAYLOADS: usize = 1280;
-/// Larger buffers are freed rather than kept, so the spares stay small (2.5 MiB at most).
-const MAX_SPARE_CAPACITY: usize = 2048;
+const MAX_SPARE_PAYLOADS: usize = 768;
+/// Larger buffers are freed rather than kept, so the spares stay small (384 KiB at
+/// most) and do not grow with the longest datagrams a long capture happens to have.
+const MAX_SPARE_CAPACITY: usize = 512;
 
 /// Decodes frames one at a time; holds the fragment reassembly state.
 #[derive(Debug)]

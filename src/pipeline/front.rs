@@ -19,10 +19,12 @@ use smallvec::SmallVec;
 
 /// Frame bytes per batch at most (give or take a frame): with few batches in flight,
 /// this bounds the memory held between the stages whatever the frame sizes.
-pub const MAX_BATCH_BYTES: usize = 256 * 1024;
+pub const MAX_BATCH_BYTES: usize = 128 * 1024;
 
 /// Transport walks kept for reuse: enough for the batches in flight.
-const MAX_SPARE_PACKETS: usize = 1280;
+const MAX_SPARE_PACKETS: usize = 768;
+/// Walks with longer message lists are freed rather than kept (see `MAX_SPARE_PACKETS`).
+const MAX_SPARE_MESSAGES: usize = 16;
 
 /// What the summary needs of a frame once its datagram is handled.
 #[derive(Debug, Clone, Copy)]
@@ -153,7 +155,9 @@ impl Front {
 
     /// Hands a transport walk back for reuse (its lists keep their capacity).
     pub fn recycle_packet(&mut self, packet: Packet) {
-        if self.spare_packets.len() < MAX_SPARE_PACKETS {
+        if self.spare_packets.len() < MAX_SPARE_PACKETS
+            && packet.messages.capacity() <= MAX_SPARE_MESSAGES
+        {
             self.spare_packets.push(packet);
         }
     }

@@ -172,7 +172,7 @@ pub struct Pipeline {
 /// little ahead.
 const INLINE_BATCH: usize = 16;
 /// Front items per batch handed between threads: enough to make the handover cheap.
-const THREAD_BATCH: usize = 512;
+const THREAD_BATCH: usize = 256;
 /// Batches on their way between the threads: bounds the datagrams held at once.
 const BATCHES_IN_FLIGHT: usize = 2;
 
