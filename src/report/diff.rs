@@ -489,24 +489,7 @@ mod tests {
     #[allow(clippy::all)]
     fn reference_compare(a: &Digest, b: &Digest, max_differences: usize) -> DiffResult {
         let mut r = DiffResult::default();
-        for dir in [Direction::C2S, Direction::S2C] {
-            let (da, db) = (&a.stats.dirs[dir.index()], &b.stats.dirs[dir.index()]);
-            let ops: BTreeSet<u8> = da.opcodes.keys().chain(db.opcodes.keys()).collect();
-            for op in ops {
-                let x = da.opcodes.get(&op).copied().unwrap_or(0);
-                let y = db.opcodes.get(&op).copied().unwrap_or(0);
-                r.opcode_rows.push((dir, op, x, y));
-            }
-            for flags in 0..=255u8 {
-                let (x, y) = (
-                    da.dirty_flags[flags as usize],
-                    db.dirty_flags[flags as usize],
-                );
-                if x != 0 || y != 0 {
-                    r.flag_rows.push((dir, flags, x, y));
-                }
-            }
-        }
+        count_rows(&mut r, &a.stats, &b.stats);
         for k in a.flows.keys() {
             if !b.flows.contains_key(k) {
                 r.only_in_a.push(*k);
@@ -575,18 +558,7 @@ mod tests {
     }
 
     /// A tiny deterministic generator (xorshift).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
+    use crate::report::test_rng::Rng;
 
     fn flow(i: u64) -> FlowKey {
         FlowKey {

@@ -203,15 +203,7 @@ impl HeldQueue {
 mod tests {
     use super::*;
 
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % n
-        }
-    }
+    use crate::report::test_rng::Rng;
 
     #[test]
     fn queues_give_back_what_was_pushed_in_order_whatever_was_spilled() {

@@ -14,5 +14,7 @@ pub mod names;
 pub mod show;
 pub mod stats;
 pub mod term;
+#[cfg(test)]
+mod test_rng;
 pub mod text;
 pub mod twin_counts;

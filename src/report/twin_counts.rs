@@ -282,16 +282,7 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    /// xorshift, deterministic.
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % n
-        }
-    }
+    use crate::report::test_rng::Rng;
 
     fn totals(t: TwinCounts) -> BTreeMap<u64, i64> {
         let mut out = BTreeMap::new();
