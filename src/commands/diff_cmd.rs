@@ -8,13 +8,14 @@ use crate::pipeline::record::{PacketBody, PacketRecord};
 use crate::pipeline::summary::CaptureSummary;
 use crate::pipeline::{Config, Control, Detail, Sink};
 use crate::report::align::{Aligner, Side};
-use crate::report::diff::{self, Comparison, DiffResult, Fetcher, FlowKey, MessageDigest};
+use crate::report::diff::{
+    self, Comparison, DiffResult, FetchSink, Fetcher, FlowKey, MessageDigest,
+};
 use crate::report::fingerprint::LeanFingerprints;
 use crate::report::names::Names;
 use crate::report::stats::Stats;
 use crate::report::term::Palette;
 use anyhow::{Context, Result};
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
@@ -159,22 +160,6 @@ fn read_sides(
             None => Ok(results),
         }
     })
-}
-
-struct FetchSink<'a> {
-    fetcher: &'a mut Fetcher,
-    wanted: &'a BTreeSet<(FlowKey, usize)>,
-}
-
-impl Sink for FetchSink<'_> {
-    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> Result<Control> {
-        self.fetcher.add(p, self.wanted);
-        Ok(if self.fetcher.complete(self.wanted) {
-            Control::Stop
-        } else {
-            Control::Continue
-        })
-    }
 }
 
 pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {

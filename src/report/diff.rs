@@ -14,6 +14,7 @@ use crate::diag::Direction;
 use crate::game::field::{Field, Value};
 use crate::game::GameMessage;
 use crate::pipeline::record::{GamePacket, MessageRecord, PacketBody, PacketRecord};
+use crate::pipeline::{Control, Sink};
 use comfy_table::Cell;
 use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -286,6 +287,23 @@ pub fn count_rows(r: &mut DiffResult, a: &Stats, b: &Stats) {
                 r.flag_rows.push((dir, flags, x, y));
             }
         }
+    }
+}
+
+/// A sink that fetches the `wanted` messages' fields and stops once it has them all.
+pub struct FetchSink<'a> {
+    pub fetcher: &'a mut Fetcher,
+    pub wanted: &'a BTreeSet<(FlowKey, usize)>,
+}
+
+impl Sink for FetchSink<'_> {
+    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> anyhow::Result<Control> {
+        self.fetcher.add(p, self.wanted);
+        Ok(if self.fetcher.complete(self.wanted) {
+            Control::Stop
+        } else {
+            Control::Continue
+        })
     }
 }
 

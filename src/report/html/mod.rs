@@ -21,10 +21,9 @@ pub use page::{render, Budget};
 
 use crate::pipeline::record::PacketRecord;
 use crate::pipeline::{self, Config, Control, Pipeline, Sink};
-use crate::report::diff::{self, Comparison, DiffResult, Fetcher};
+use crate::report::diff::{self, Comparison, DiffResult, FetchSink, Fetcher};
 use crate::report::names::Names;
 use anyhow::{Context, Result};
-use std::collections::BTreeSet;
 
 /// Field differences named in a two-capture page, at most.
 pub const MAX_DIFFERENCES: usize = 20;
@@ -47,22 +46,6 @@ pub fn collect_file(path: &str, config: &Config, fingerprints: bool) -> Result<C
         .run(reader, &mut CollectSink(&mut c))
         .with_context(|| format!("reading {path}"))?;
     Ok(c.finish(summary))
-}
-
-struct FetchSink<'a> {
-    fetcher: &'a mut Fetcher,
-    wanted: &'a BTreeSet<(diff::FlowKey, usize)>,
-}
-
-impl Sink for FetchSink<'_> {
-    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> Result<Control> {
-        self.fetcher.add(p, self.wanted);
-        Ok(if self.fetcher.complete(self.wanted) {
-            Control::Stop
-        } else {
-            Control::Continue
-        })
-    }
 }
 
 /// Compare two collected captures the way `bcwire diff` does (a second look at both
