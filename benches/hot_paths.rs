@@ -21,21 +21,13 @@ use bcwire::transport::{cipher, packet};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use std::path::PathBuf;
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 fn capture() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("BCWIRE_SHARED").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
-        Some(PathBuf::from("/work/shared")),
-    ];
-    let found = candidates
-        .into_iter()
-        .flatten()
-        .map(|d| d.join("captures/openbc/b2_valentines_replay/b2_valentines_replay.pcap"));
-    let path = found.into_iter().find(|p| p.is_file());
-    if path.is_none() {
-        eprintln!("note: shared captures not found; skipping the benchmarks");
-    }
-    path
+    let path = common::shared_dir()?
+        .join("captures/openbc/b2_valentines_replay/b2_valentines_replay.pcap");
+    path.is_file().then_some(path)
 }
 
 /// Everything the benchmarks feed on, taken from one pipeline run.

@@ -148,17 +148,22 @@ impl Front {
         !self.done
     }
 
-    /// Hands a payload buffer back for reuse.
-    pub fn recycle(&mut self, payload: Vec<u8>) {
-        self.net.recycle(payload);
-    }
-
-    /// Hands a transport walk back for reuse (its lists keep their capacity).
-    pub fn recycle_packet(&mut self, packet: Packet) {
-        if self.spare_packets.len() < MAX_SPARE_PACKETS
-            && packet.messages.capacity() <= MAX_SPARE_MESSAGES
-        {
-            self.spare_packets.push(packet);
+    /// Takes payload buffers and transport walks back for reuse (a bounded number of
+    /// small ones; the rest are freed).
+    pub fn take_back(
+        &mut self,
+        payloads: impl IntoIterator<Item = Vec<u8>>,
+        packets: impl IntoIterator<Item = Packet>,
+    ) {
+        for p in payloads {
+            self.net.recycle(p);
+        }
+        for p in packets {
+            if self.spare_packets.len() < MAX_SPARE_PACKETS
+                && p.messages.capacity() <= MAX_SPARE_MESSAGES
+            {
+                self.spare_packets.push(p);
+            }
         }
     }
 

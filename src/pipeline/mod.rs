@@ -280,15 +280,7 @@ impl Pipeline {
         loop {
             let more = front.fill(&mut batch, max);
             let control = self.handle_items(&mut batch, sink)?;
-            for p in self.spare_payloads.drain(..) {
-                front.recycle(p);
-            }
-            if self.config.read_ahead {
-                // Only a gathering front walks packets; otherwise they are reused here.
-                for p in self.spare_packets.drain(..) {
-                    front.recycle_packet(p);
-                }
-            }
+            front.take_back(self.spare_payloads.drain(..), self.spare_packets.drain(..));
             if control == Control::Stop {
                 return Ok(None);
             }
@@ -314,12 +306,7 @@ impl Pipeline {
                     let (mut batch, payloads, packets) = returned.try_recv().unwrap_or_else(|_| {
                         (Vec::with_capacity(THREAD_BATCH), Vec::new(), Vec::new())
                     });
-                    for p in payloads {
-                        front.recycle(p);
-                    }
-                    for p in packets {
-                        front.recycle_packet(p);
-                    }
+                    front.take_back(payloads, packets);
                     batch.clear();
                     let more = front.fill(&mut batch, THREAD_BATCH);
                     // A closed channel means decoding stopped: nothing more to read.
@@ -371,8 +358,8 @@ impl Pipeline {
         Ok(control)
     }
 
-    /// Handles one frame's network outcome; `deciphered` says whether a game payload
-    /// was already deciphered by [`Pipeline::flush`].
+    /// Handles one frame's network outcome; `parsed` is the transport walk the front
+    /// did when it deciphered the payload (none: the payload is still enciphered).
     fn frame(
         &mut self,
         frame: FrameMeta,
@@ -437,6 +424,9 @@ impl Pipeline {
                 s.game_frames += 1;
                 // Decrypt in place: the encrypted bytes are not needed any more.
                 let mut plain = std::mem::take(&mut d.payload);
+                // The front deciphers and walks every game-port datagram that is not
+                // GameSpy text, so a BC payload normally arrives parsed; this covers
+                // one that did not.
                 if parsed.is_none() {
                     cipher::decrypt(&mut plain);
                 }
