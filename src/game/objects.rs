@@ -158,14 +158,14 @@ impl ObjectRegistry {
         match msg.first() {
             Some(0x02) | Some(0x03) => self.observe_creation(msg, frame, catalog),
             Some(0x14) => match read_u32(msg, 1) {
-                Some(id) => self.mark_destroyed(id, frame),
+                Some(id) => self.mark_ended(id, frame, |o| &mut o.destroyed_frame),
                 None => false,
             },
             Some(0x06) => {
                 let exploding = read_u32(msg, 1) == Some(CLASS_OBJECT_EXPLODING)
                     && read_u32(msg, 5) == Some(EVENT_OBJECT_EXPLODING);
                 match read_u32(msg, 13) {
-                    Some(id) if exploding => self.mark_exploded(id, frame),
+                    Some(id) if exploding => self.mark_ended(id, frame, |o| &mut o.exploded_frame),
                     _ => false,
                 }
             }
@@ -173,22 +173,17 @@ impl ObjectRegistry {
         }
     }
 
-    fn mark_exploded(&mut self, id: u32, frame: u64) -> bool {
-        let changed = match self.objects.get_mut(&id) {
-            Some(o) if o.exploded_frame.is_none() => {
-                o.exploded_frame = Some(frame);
-                true
-            }
-            _ => false,
-        };
-        self.end(id);
-        changed
-    }
-
-    fn mark_destroyed(&mut self, id: u32, frame: u64) -> bool {
-        let changed = match self.objects.get_mut(&id) {
-            Some(o) if o.destroyed_frame.is_none() => {
-                o.destroyed_frame = Some(frame);
+    /// Records the frame an object exploded or was destroyed in (`when` picks which),
+    /// the first time only, and ends the object; whether anything changed.
+    fn mark_ended(
+        &mut self,
+        id: u32,
+        frame: u64,
+        when: fn(&mut ObjectInfo) -> &mut Option<u64>,
+    ) -> bool {
+        let changed = match self.objects.get_mut(&id).map(when) {
+            Some(slot) if slot.is_none() => {
+                *slot = Some(frame);
                 true
             }
             _ => false,
