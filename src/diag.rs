@@ -2,6 +2,9 @@
 //!
 //! Decoding never aborts on bad input: it records a [`Warning`] and goes on.
 
+mod code;
+
+pub use code::{Code, Kind, Layer};
 use serde_json::{json, Value as Json};
 use std::borrow::Cow;
 use std::fmt;
@@ -10,15 +13,15 @@ use std::fmt;
 /// to (the datagram for transport warnings, the game message for decode warnings).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {
-    /// Stable machine-readable code, e.g. `trailing_bytes`, `non_stock`, `decode_error`.
-    pub code: &'static str,
+    /// What the problem is; its text form is the stable name in JSON.
+    pub code: Code,
     pub offset: Option<usize>,
     pub message: Cow<'static, str>,
 }
 
 impl Warning {
     pub fn new(
-        code: &'static str,
+        code: Code,
         offset: Option<usize>,
         message: impl Into<Cow<'static, str>>,
     ) -> Warning {
@@ -30,7 +33,7 @@ impl Warning {
     }
 
     pub fn to_json(&self) -> Json {
-        json!({ "code": self.code, "offset": self.offset, "message": self.message })
+        json!({ "code": self.code.as_str(), "offset": self.offset, "message": self.message })
     }
 }
 

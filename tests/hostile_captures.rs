@@ -5,6 +5,7 @@
 //! the counters and warnings the limits produce, not through RSS).
 
 use bcwire::capture::{link_type, CaptureReader, CaptureWriter, Endian, TsResolution};
+use bcwire::diag::Code;
 use bcwire::net::build::{frame_udp, BuildOptions};
 use bcwire::net::{NetDecoder, DEFAULT_MAX_BYTES_HELD, DEFAULT_MAX_PENDING};
 use bcwire::pipeline::record::{PacketBody, PacketRecord};
@@ -128,11 +129,11 @@ fn game_of(p: &PacketRecord) -> &bcwire::pipeline::record::GamePacket {
 /// Every warning code of a packet (packet and message level).
 fn codes(p: &PacketRecord) -> Vec<&'static str> {
     let g = game_of(p);
-    let mut c: Vec<&str> = g.warnings.iter().map(|w| w.code).collect();
+    let mut c: Vec<&str> = g.warnings.iter().map(|w| w.code.as_str()).collect();
     for m in &g.messages {
-        c.extend(m.warnings.iter().map(|w| w.code));
+        c.extend(m.warnings.iter().map(|w| w.code.as_str()));
         if let Some(game) = &m.game {
-            c.extend(game.warnings.iter().map(|w| w.code));
+            c.extend(game.warnings.iter().map(|w| w.code.as_str()));
         }
     }
     c
@@ -330,7 +331,7 @@ fn lying_transport_and_string_lengths_are_located() {
                     .iter()
                     .flat_map(|m| m.game.iter().flat_map(|g| g.warnings.iter())),
             )
-            .find(|w| w.code == code)
+            .find(|w| w.code.as_str() == code)
             .cloned()
             .unwrap_or_else(|| panic!("frame {}: no {code} in {:?}", p.frame, codes(p)))
     };
@@ -573,7 +574,7 @@ fn ten_thousand_messages_in_one_datagram() {
         let w = g
             .warnings
             .iter()
-            .find(|w| w.code == "trailing_bytes")
+            .find(|w| w.code == Code::TrailingBytes)
             .expect("trailing bytes reported");
         assert_eq!(w.offset, Some(2 + 4 * count));
     }

@@ -1,5 +1,6 @@
 //! Layout files: the documented example loads and decodes; bad files are located.
 
+use bcwire::diag::Code;
 use bcwire::game::ships::ShipCatalog;
 use bcwire::game::stateupdate::{decode, encode, SubsystemData};
 use std::path::PathBuf;
@@ -41,7 +42,7 @@ fn example_file_adds_a_modded_class_over_stock() {
     assert_eq!(encode(su), msg);
     // Without the file the same block is an unknown layout, kept raw.
     let m = decode(&msg, Some(40), &ShipCatalog::stock());
-    assert_eq!(m.warnings[0].code, "unknown_layout");
+    assert_eq!(m.warnings[0].code, Code::NoLayout);
 }
 
 #[test]

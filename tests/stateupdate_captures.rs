@@ -1,6 +1,7 @@
 //! StateUpdates of the third-party captures (`shared/captures/openbc`): every one decodes
 //! without losing a byte, and the stock-compatible blocks decode with the Akira layout.
 
+use bcwire::diag::Code;
 use bcwire::game::ships::ShipCatalog;
 use bcwire::game::stateupdate::{decode, encode};
 use std::io::{BufRead, BufReader};
@@ -68,7 +69,7 @@ fn captured_state_updates_decode_without_losing_bytes() {
                 let su = m.state_update.as_deref().unwrap();
                 // Whatever was decoded (typed or raw) is written back byte for byte,
                 // unless the message was cut short inside a field.
-                if !m.warnings.iter().any(|w| w.code == "decode_error") {
+                if !m.warnings.iter().any(|w| w.code == Code::DecodeError) {
                     assert_eq!(encode(su), *msg, "{species:?} {:?}", m.warnings);
                 }
                 if species == Some(1) {
@@ -105,5 +106,5 @@ fn a_stock_compatible_captured_block_and_a_non_stock_one() {
     // packed byte per powered record: the stock Akira list cannot read it.
     let first = hex("1cffffff3fcccc4c3e2000ffffff20ffffffffffff20");
     let m = decode(&first, Some(1), &cat);
-    assert_eq!(m.warnings[0].code, "layout_mismatch", "{:?}", m.warnings);
+    assert_eq!(m.warnings[0].code, Code::LayoutMismatch, "{:?}", m.warnings);
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use bcwire::diag::Direction;
+use bcwire::diag::{Code, Direction};
 use bcwire::transport::cipher::{decrypt, decrypt_datagram, encrypt, DatagramKind};
 use bcwire::transport::facts::SessionFacts;
 use bcwire::transport::packet::{parse, MessageBody, Packet};
@@ -115,7 +115,7 @@ fn cipher_and_message_split_match_ground_truth() {
             assert_eq!(p.undecoded, None, "{ctx}");
             assert_eq!(p.emit(&plain), plain, "{ctx}: re-emit");
             for w in p.all_warnings() {
-                assert_eq!(w.code, "non_stock", "{ctx}: {w}");
+                assert_eq!(w.code, Code::NonStock, "{ctx}: {w}");
             }
             let truth = j["msgs"].as_array().unwrap();
             assert_eq!(p.messages.len(), truth.len(), "{ctx}");

@@ -4,7 +4,7 @@ use super::format::*;
 use super::{
     CaptureError, Frame, MAX_FRAME_LEN, MAX_INTERFACES, MAX_LINK_TYPES_LISTED, MAX_META_BLOCK_LEN,
 };
-use crate::diag::Warning;
+use crate::diag::{Code, Warning};
 use std::fmt;
 use std::io::{self, BufReader, Read};
 
@@ -38,7 +38,7 @@ pub struct Truncation {
 impl Truncation {
     pub fn to_warning(&self) -> Warning {
         Warning::new(
-            "truncated_capture",
+            Code::TruncatedCapture,
             usize::try_from(self.offset).ok(),
             self.to_string(),
         )

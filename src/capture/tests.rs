@@ -1,6 +1,7 @@
 //! Reader/writer tests: fixtures are written by the writer, by hand, and by `pcap-file`.
 
 use super::*;
+use crate::diag::Code;
 use std::io::{Cursor, Read};
 
 const T0: i64 = 1_795_339_104_607_468_123;
@@ -207,7 +208,7 @@ fn truncated_files_yield_complete_frames_then_warn() {
                         assert_eq!(t.frame, Some(complete as u64 + 1));
                     }
                     let w = t.to_warning();
-                    assert_eq!(w.code, "truncated_capture");
+                    assert_eq!(w.code, Code::TruncatedCapture);
                     assert_eq!(w.offset, Some(start as usize));
                 }
             }

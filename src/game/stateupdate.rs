@@ -16,7 +16,7 @@ use super::subsys::{
     write_block, write_power_block, PowerSetting, SubsystemBlock, SubsystemRecord,
 };
 use super::writer::Writer;
-use crate::diag::Warning;
+use crate::diag::{Code, Warning};
 
 pub const OPCODE: u8 = 0x1C;
 
@@ -213,7 +213,7 @@ pub fn decode_reusing(
     };
     if msg.first() != Some(&OPCODE) {
         d.warnings.push(Warning::new(
-            "decode_error",
+            Code::DecodeError,
             Some(0),
             format!("opcode byte is {:?}, expected 0x1C", msg.first()),
         ));
@@ -233,7 +233,7 @@ pub fn decode_reusing(
     if !header_ok {
         let at = f.r.pos();
         warnings.push(Warning::new(
-            "decode_error",
+            Code::DecodeError,
             Some(at),
             format!(
                 "StateUpdate header needs 10 bytes, message has {}",
@@ -264,14 +264,14 @@ struct Decoder<'a, 'c> {
 }
 
 impl Decoder<'_, '_> {
-    fn warn(&mut self, code: &'static str, offset: usize, message: String) {
+    fn warn(&mut self, code: Code, offset: usize, message: String) {
         self.warnings
             .push(Warning::new(code, Some(offset), message));
     }
 
     /// Record a failed read and keep the rest of the message as raw bytes.
     fn fail(&mut self, e: Box<DecodeError>) {
-        self.warn("decode_error", e.offset, e.to_string());
+        self.warn(Code::DecodeError, e.offset, e.to_string());
         self.f.rest("undecoded");
     }
 
@@ -349,7 +349,7 @@ impl Decoder<'_, '_> {
             if flags & flag::SUBSYSTEMS != 0 {
                 let at = self.f.r.pos();
                 self.warn(
-                    "both_blocks",
+                    Code::BothBlocks,
                     at,
                     "flags 0x20 and 0x80 are both set: the 0x20 block runs to the end of \
                      the message, so the 0x80 block is empty"
@@ -362,7 +362,7 @@ impl Decoder<'_, '_> {
             let at = self.f.r.pos();
             let n = self.f.r.remaining();
             self.warn(
-                "trailing_bytes",
+                Code::TrailingBytes,
                 at,
                 format!("{n} byte(s) after the last field of flags {flags:#04x}"),
             );
@@ -389,7 +389,7 @@ impl Decoder<'_, '_> {
                 Ok(read) if read.fits() => {
                     if read.wrapped_past_start {
                         self.warn(
-                            "subsystem_cycle",
+                            Code::SubsystemCycle,
                             at,
                             "records continue past a full cycle of the list".into(),
                         );
@@ -403,27 +403,28 @@ impl Decoder<'_, '_> {
                     return Ok(());
                 }
                 Ok(read) if read.wrapped_past_start => (
-                    "layout_mismatch",
+                    Code::LayoutMismatch,
                     at,
                     "records continue past a full cycle of the list".to_string(),
                 ),
                 Ok(read) => (
-                    "layout_mismatch",
+                    Code::LayoutMismatch,
                     probe.last_bit_pos(),
                     format!(
                         "{} packed boolean(s) left unread at the end of the block",
                         read.unread_bits
                     ),
                 ),
-                // Running out of bytes is a truncated record; a bad start index or a
-                // byte that cannot be a packed-bit byte means the layout is wrong.
+                // A bad start index or a byte that cannot be a packed-bit byte means
+                // the layout is wrong; running out of bytes means the block is shorter
+                // than the class's records (a reimplementation's own block).
                 Err(e) => {
                     let mismatch =
                         e.field.contains("start index") || e.expected.contains("packed-bit");
                     let code = if mismatch {
-                        "layout_mismatch"
+                        Code::LayoutMismatch
                     } else {
-                        "decode_error"
+                        Code::LayoutUnfit
                     };
                     (code, e.offset, e.to_string())
                 }
@@ -465,7 +466,7 @@ impl Decoder<'_, '_> {
                 format!("layouts that read it exactly: {}", names.join(", "))
             };
             self.warn(
-                "unknown_layout",
+                Code::NoLayout,
                 at,
                 format!("subsystem block kept raw: {who}; {fit}"),
             );
@@ -498,7 +499,7 @@ impl Decoder<'_, '_> {
         if let Some(class) = self.class {
             for (k, p) in pairs.iter().enumerate() {
                 if let Err(why) = power_entry(class, p.index) {
-                    self.warn("layout_mismatch", at + 2 * k, why);
+                    self.warn(Code::LayoutMismatch, at + 2 * k, why);
                 }
             }
         }
@@ -507,7 +508,7 @@ impl Decoder<'_, '_> {
         }
         self.su.power = Some(pairs);
         if let Some(e) = err {
-            self.warn("decode_error", e.offset, e.to_string());
+            self.warn(Code::DecodeError, e.offset, e.to_string());
             self.f.rest("power_block_trailing");
         }
     }
@@ -681,7 +682,7 @@ mod tests {
         let w = m
             .warnings
             .iter()
-            .find(|w| w.code == "unknown_layout")
+            .find(|w| w.code == Code::NoLayout)
             .unwrap();
         assert_eq!(w.offset, Some(10));
         // Not unique: Nebula has the Akira's wire structure, the Ambassador differs only
@@ -707,7 +708,7 @@ mod tests {
         assert_eq!(encode(su), SEED_001_EX2);
         // A class whose layout does not fit: located mismatch, raw bytes kept.
         let m = decode(&SEED_001_EX2, Some(3), &cat);
-        let w = m.warnings.iter().find(|w| w.code == "layout_mismatch");
+        let w = m.warnings.iter().find(|w| w.code == Code::LayoutMismatch);
         assert!(w.is_some(), "{:?}", m.warnings);
         assert_eq!(
             field(&m, "subsystem_block_raw").value,
@@ -726,7 +727,7 @@ mod tests {
         let w = m
             .warnings
             .iter()
-            .find(|w| w.code == "decode_error")
+            .find(|w| w.code == Code::LayoutUnfit)
             .unwrap();
         assert_eq!(w.offset, Some(12));
         assert!(m.fields.iter().any(|f| f.name == "subsystem_block_raw"));
@@ -737,12 +738,12 @@ mod tests {
         let w = m
             .warnings
             .iter()
-            .find(|w| w.code == "layout_mismatch")
+            .find(|w| w.code == Code::LayoutMismatch)
             .unwrap();
         assert_eq!(w.offset, Some(10));
         // Truncated position.
         let m = decode(&SEED_001_EX1[..15], Some(1), &cat);
-        assert_eq!(m.warnings[0].code, "decode_error");
+        assert_eq!(m.warnings[0].code, Code::DecodeError);
         assert_eq!(m.warnings[0].offset, Some(10));
         // Every prefix of both seeds decodes without panicking.
         for seed in [&SEED_001_EX1[..], &SEED_001_EX2[..]] {
@@ -772,18 +773,18 @@ mod tests {
         let mut msg = SEED_001_EX2[..9].to_vec();
         msg.extend_from_slice(&[0x10, 0x00, 0x00, 0xAB]);
         let m = decode(&msg, Some(1), &cat);
-        assert_eq!(m.warnings[0].code, "trailing_bytes");
+        assert_eq!(m.warnings[0].code, Code::TrailingBytes);
         assert_eq!(m.warnings[0].offset, Some(12));
         let mut msg = SEED_001_EX1.to_vec();
         msg.push(0x05);
         let m = decode(&msg, Some(1), &cat);
-        assert_eq!(m.warnings[0].code, "decode_error");
+        assert_eq!(m.warnings[0].code, Code::DecodeError);
         assert_eq!(m.warnings[0].offset, Some(39));
         // 0x80 pair naming the Warp Core (not powered).
         let mut msg = SEED_001_EX1.to_vec();
         msg.extend_from_slice(&[3, 0xCC]);
         let m = decode(&msg, Some(1), &cat);
-        assert_eq!(m.warnings[0].code, "layout_mismatch");
+        assert_eq!(m.warnings[0].code, Code::LayoutMismatch);
         assert_eq!(m.warnings[0].offset, Some(39));
     }
 
@@ -855,7 +856,7 @@ mod tests {
                 let unexpected: Vec<_> = m
                     .warnings
                     .iter()
-                    .filter(|w| w.code != "both_blocks")
+                    .filter(|w| w.code != Code::BothBlocks)
                     .collect();
                 assert!(
                     unexpected.is_empty(),

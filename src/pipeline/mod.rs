@@ -9,7 +9,7 @@ pub mod record;
 pub mod summary;
 
 use crate::capture::{link_type, CaptureFormat, CaptureReader};
-use crate::diag::Direction;
+use crate::diag::{Code, Direction};
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
 use crate::game::objects::{ObjectRegistry, MAX_ENDED, MAX_OBJECTS};
@@ -506,7 +506,7 @@ impl Pipeline {
         counts.non_stock += pkt
             .warnings
             .iter()
-            .filter(|w| w.code == "non_stock")
+            .filter(|w| w.code == Code::NonStock)
             .count() as u64;
         let g = GamePacket {
             peer_id: pkt.peer_id,
@@ -551,7 +551,11 @@ impl Pipeline {
         let counts = self.counts.entry(stream).or_default();
         counts.messages += 1;
         counts.warnings += m.warnings.len() as u64;
-        counts.non_stock += m.warnings.iter().filter(|w| w.code == "non_stock").count() as u64;
+        counts.non_stock += m
+            .warnings
+            .iter()
+            .filter(|w| w.code == Code::NonStock)
+            .count() as u64;
         // Reliable messages: a copy already seen is flagged and not delivered again.
         let mut deliver = true;
         if let Some(key) = SeqKey::of_message(m) {

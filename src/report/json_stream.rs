@@ -192,7 +192,7 @@ fn warnings_json<'w>(out: &mut Vec<u8>, all: impl Iterator<Item = &'w Warning>) 
             out.push(b',');
         }
         let mut o = Obj::new(out);
-        str_json(o.key("code"), w.code);
+        str_json(o.key("code"), w.code.as_str());
         str_json(o.key("message"), &w.message);
         opt_u64_json(o.key("offset"), w.offset.map(|v| v as u64));
         o.end();

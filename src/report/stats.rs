@@ -3,7 +3,7 @@
 use super::names::Names;
 use super::term::Palette;
 use crate::cli::StatsBy;
-use crate::diag::Direction;
+use crate::diag::{Code, Direction};
 use crate::game::dirty::flag_names;
 use crate::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
@@ -183,13 +183,21 @@ impl Stats {
         };
         d.game_datagrams += 1;
         d.warnings += g.warnings.len() as u64;
-        d.non_stock += g.warnings.iter().filter(|w| w.code == "non_stock").count() as u64;
+        d.non_stock += g
+            .warnings
+            .iter()
+            .filter(|w| w.code == Code::NonStock)
+            .count() as u64;
         let mut delivered_here = 0u64;
         for m in &g.messages {
             d.messages += 1;
             d.transport_types.add(m.transport_type, 1);
             d.warnings += m.warnings.len() as u64;
-            d.non_stock += m.warnings.iter().filter(|w| w.code == "non_stock").count() as u64;
+            d.non_stock += m
+                .warnings
+                .iter()
+                .filter(|w| w.code == Code::NonStock)
+                .count() as u64;
             if m.retransmission {
                 d.retransmissions += 1;
             }
@@ -213,7 +221,7 @@ impl Stats {
             d.non_stock += game
                 .warnings
                 .iter()
-                .filter(|w| w.code == "non_stock")
+                .filter(|w| w.code == Code::NonStock)
                 .count() as u64;
             d.opcodes.add(game.opcode, 1);
             d.opcode_bytes.add(game.opcode, game.length as u64);

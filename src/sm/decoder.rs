@@ -5,7 +5,7 @@ use super::delta::{self, SubUpdate};
 use super::packet::{self, Inner, COMPOUND, NETWORK_UPDATE};
 use super::state::ControllerTable;
 use super::update::{self, Update, CREATE, REMOVE};
-use crate::diag::Warning;
+use crate::diag::{Code, Warning};
 
 /// Which layer the input bytes are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -179,7 +179,7 @@ impl Decoder {
     fn packet(&mut self, packet: &[u8], report: &mut PacketReport) {
         let Some((&id, body)) = packet.split_first() else {
             report.warnings.push(Warning::new(
-                "input_empty",
+                Code::InputEmpty,
                 Some(0),
                 "empty input: expected a packet id byte",
             ));
@@ -230,7 +230,7 @@ impl Decoder {
         };
         let Some(tick) = data.get(..4) else {
             s.warnings.push(Warning::new(
-                "tick_truncated",
+                Code::TickTruncated,
                 Some(base),
                 format!("expected a 4-byte tick, {} byte(s) left", data.len()),
             ));
@@ -271,7 +271,7 @@ impl Decoder {
         if !learned && !self.overflow_reported {
             self.overflow_reported = true;
             warnings.push(Warning::new(
-                "state_table_full",
+                Code::StateTableFull,
                 Some(offset),
                 format!(
                     "controller table holds {} objects; later Creates are not learned",

@@ -8,7 +8,7 @@
 //! pseudo-code iterates the bitfield *bytes* instead of its bits and does not produce
 //! its own worked example (see the tests); the reading here does.
 
-use crate::diag::Warning;
+use crate::diag::{Code, Warning};
 
 /// Largest previous update (data bytes, size field excluded) a delta can refer to:
 /// 63 keep-bits plus the flag fill the 8-byte maximum bitfield.
@@ -90,7 +90,7 @@ pub fn split(stream: &[u8], base: usize) -> Split {
     out
 }
 
-type Problem = (&'static str, String);
+type Problem = (Code, String);
 
 /// Frame one sub-update at `pos`. Returns the update (offset relative to the stream)
 /// and an optional non-fatal note.
@@ -103,21 +103,21 @@ fn next(
     if first & 0x80 == 0 {
         let Some(size_bytes) = stream.get(pos..pos + 2) else {
             return Err((
-                "raw_truncated",
+                Code::RawTruncated,
                 "raw update: expected a 2-byte size, 1 byte left".into(),
             ));
         };
         let size = u16::from_be_bytes([size_bytes[0], size_bytes[1]]);
         if size < 2 {
             return Err((
-                "raw_size_invalid",
+                Code::RawSizeInvalid,
                 format!("raw update size {size} is smaller than its own 2-byte size field"),
             ));
         }
         let end = pos + size as usize;
         let Some(data) = stream.get(pos + 2..end) else {
             return Err((
-                "raw_truncated",
+                Code::RawTruncated,
                 format!(
                     "raw update of size {size}: expected {} data byte(s), {} left",
                     size - 2,
@@ -136,13 +136,13 @@ fn next(
 
     let Some(prev) = prev else {
         return Err((
-            "delta_without_previous",
+            Code::DeltaWithoutPrevious,
             "delta update with no previous update to apply it to".into(),
         ));
     };
     if prev.len() > MAX_DELTA_BASE {
         return Err((
-            "delta_base_too_large",
+            Code::DeltaBaseTooLarge,
             format!(
                 "delta update after a {}-byte update: a delta can only follow one of at most {MAX_DELTA_BASE} bytes",
                 prev.len()
@@ -152,7 +152,7 @@ fn next(
     let len = (prev.len() + 8) >> 3;
     let Some(field) = stream.get(pos..pos + len) else {
         return Err((
-            "bitfield_truncated",
+            Code::BitfieldTruncated,
             format!(
                 "delta update: expected a {len}-byte bitfield, {} byte(s) left",
                 stream.len() - pos
@@ -166,7 +166,7 @@ fn next(
         if (bitfield >> i) & 1 == 0 {
             let Some(&b) = stream.get(cursor) else {
                 return Err((
-                    "delta_truncated",
+                    Code::DeltaTruncated,
                     format!(
                         "delta update (bitfield {}): byte {i} of {} must come from the stream, which ended",
                         hex(field),
@@ -183,7 +183,7 @@ fn next(
     let unused = bitfield & !(1u64 << flag_bit) & !low_mask(prev.len());
     let note = (unused != 0).then(|| {
         (
-            "delta_unused_bits",
+            Code::DeltaUnusedBits,
             format!(
                 "delta bitfield {} sets bits beyond the {}-byte previous update",
                 hex(field),
@@ -428,7 +428,7 @@ mod tests {
     fn first_error(stream: &[u8]) -> (&'static str, Option<usize>, Option<(usize, usize)>) {
         let s = split(stream, 5);
         let w = s.warnings.first().expect("an error");
-        (w.code, w.offset, s.undecoded)
+        (w.code.as_str(), w.offset, s.undecoded)
     }
 
     #[test]
@@ -468,7 +468,7 @@ mod tests {
         stream.extend_from_slice(&[0x80, 0x00, 0x01]);
         let s = split(&stream, 0);
         assert_eq!(s.updates.len(), 1);
-        assert_eq!(s.warnings[0].code, "delta_truncated");
+        assert_eq!(s.warnings[0].code, Code::DeltaTruncated);
         assert!(s.warnings[0].message.contains("byte 1 of 8"));
     }
 
@@ -488,7 +488,7 @@ mod tests {
         stream.extend_from_slice(&[0x81, 0xff]);
         let s = split(&stream, 0);
         assert_eq!(s.updates.len(), 2);
-        assert_eq!(s.warnings[0].code, "delta_unused_bits");
+        assert_eq!(s.warnings[0].code, Code::DeltaUnusedBits);
         assert!(s.undecoded.is_none());
     }
 }

@@ -6,7 +6,7 @@
 //! - packet 29: `[0x1d]([size be u32 = 1 + data length][id u8][data])…`, compressed once
 //!   as a whole; the inner packets are not compressed again.
 
-use crate::diag::Warning;
+use crate::diag::{Code, Warning};
 
 pub const INITIALIZATION_UPDATE: u8 = 0x15;
 pub const NETWORK_UPDATE: u8 = 0x16;
@@ -38,7 +38,7 @@ pub fn is_update_stream(id: u8) -> bool {
 pub fn decompress(wire: &[u8], max_output: usize, buf: &mut Vec<u8>) -> Result<usize, Warning> {
     let Some((&id, block)) = wire.split_first() else {
         return Err(Warning::new(
-            "input_empty",
+            Code::InputEmpty,
             Some(0),
             "empty input: expected a packet id byte",
         ));
@@ -52,14 +52,14 @@ pub fn decompress(wire: &[u8], max_output: usize, buf: &mut Vec<u8>) -> Result<u
     match lz4_flex::block::decompress_into(block, &mut buf[1..]) {
         Ok(n) => Ok(n + 1),
         Err(lz4_flex::block::DecompressError::OutputTooSmall { expected, .. }) => Err(Warning::new(
-            "lz4_output_over_cap",
+            Code::Lz4OutputOverCap,
             Some(1),
             format!(
                 "LZ4 block needs at least {expected} output bytes, over the {max_output}-byte cap (--max-output)"
             ),
         )),
         Err(e) => Err(Warning::new(
-            "lz4_invalid",
+            Code::Lz4Invalid,
             Some(1),
             format!("LZ4 block of {} byte(s) is not valid: {e}", block.len()),
         )),
@@ -72,7 +72,7 @@ pub fn check_id(id: u8) -> Result<(), Warning> {
         Ok(())
     } else {
         Err(Warning::new(
-            "packet_id_unsupported",
+            Code::PacketIdUnsupported,
             Some(0),
             format!("packet id {id:#04x} ({id}): expected 0x15 (21), 0x16 (22) or 0x1d (29)"),
         ))
@@ -121,7 +121,7 @@ pub fn split_compound(body: &[u8], base: usize) -> (Vec<Inner>, Option<Warning>)
             return (
                 inners,
                 Some(Warning::new(
-                    "compound_truncated",
+                    Code::CompoundTruncated,
                     Some(at),
                     format!(
                         "inner packet #{n}: expected a 4-byte size, {} byte(s) left",
@@ -135,7 +135,7 @@ pub fn split_compound(body: &[u8], base: usize) -> (Vec<Inner>, Option<Warning>)
             return (
                 inners,
                 Some(Warning::new(
-                    "compound_size_invalid",
+                    Code::CompoundSizeInvalid,
                     Some(at),
                     format!("inner packet #{n}: size 0 leaves no room for its id byte"),
                 )),
@@ -146,7 +146,7 @@ pub fn split_compound(body: &[u8], base: usize) -> (Vec<Inner>, Option<Warning>)
             return (
                 inners,
                 Some(Warning::new(
-                    "compound_truncated",
+                    Code::CompoundTruncated,
                     Some(at),
                     format!("inner packet #{n}: size {size}, only {left} byte(s) left"),
                 )),
@@ -198,7 +198,7 @@ mod tests {
         let wire = emit_wire(&packet);
         let mut out = Vec::new();
         let e = decompress(&wire, 1000, &mut out).unwrap_err();
-        assert_eq!(e.code, "lz4_output_over_cap");
+        assert_eq!(e.code, Code::Lz4OutputOverCap);
         assert!(decompress(&wire, 4004, &mut out).is_ok());
         assert!(decompress(&wire, 4003, &mut out).is_err());
     }
@@ -207,11 +207,11 @@ mod tests {
     fn garbage_and_bad_ids() {
         let mut out = Vec::new();
         let e = decompress(&[0x16, 0xff], DEFAULT_MAX_OUTPUT, &mut out).unwrap_err();
-        assert_eq!(e.code, "lz4_invalid");
+        assert_eq!(e.code, Code::Lz4Invalid);
         let e = decompress(&[0x17, 0x00], DEFAULT_MAX_OUTPUT, &mut out).unwrap_err();
-        assert_eq!(e.code, "packet_id_unsupported");
+        assert_eq!(e.code, Code::PacketIdUnsupported);
         let e = decompress(&[], DEFAULT_MAX_OUTPUT, &mut out).unwrap_err();
-        assert_eq!(e.code, "input_empty");
+        assert_eq!(e.code, Code::InputEmpty);
     }
 
     #[test]
@@ -227,10 +227,10 @@ mod tests {
         assert_eq!(&packet[inners[1].data.clone()], &[1, 2]);
 
         let (_, err) = split_compound(&[0, 0, 0, 0, 0x16], 1);
-        assert_eq!(err.unwrap().code, "compound_size_invalid");
+        assert_eq!(err.unwrap().code, Code::CompoundSizeInvalid);
         let (_, err) = split_compound(&[0, 0, 0, 9, 0x16], 1);
-        assert_eq!(err.unwrap().code, "compound_truncated");
+        assert_eq!(err.unwrap().code, Code::CompoundTruncated);
         let (_, err) = split_compound(&[0, 0], 1);
-        assert_eq!(err.unwrap().code, "compound_truncated");
+        assert_eq!(err.unwrap().code, Code::CompoundTruncated);
     }
 }

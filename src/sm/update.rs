@@ -7,7 +7,7 @@
 
 use super::bits::BitReader;
 use super::names::{axis_name, object_type_name, pascal, update_type_name, MAX_OBJECT_TYPE};
-use crate::diag::Warning;
+use crate::diag::{Code, Warning};
 use crate::game::field::{Field, Span, Value};
 use crate::game::reader::DecodeResult;
 
@@ -123,7 +123,7 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
     };
     let Some(&first) = data.first() else {
         u.warnings.push(Warning::new(
-            "update_empty",
+            Code::UpdateEmpty,
             Some(0),
             "empty update: expected a type byte and a 4-byte object id",
         ));
@@ -136,7 +136,7 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
     let object_ok = u.object_type <= MAX_OBJECT_TYPE;
     if !type_ok {
         u.warnings.push(Warning::new(
-            "update_type_unknown",
+            Code::UpdateTypeUnknown,
             Some(0),
             format!(
                 "update type {} (byte {first:#04x}) is not one of 1 create, 2 p, 3 update, 5 remove",
@@ -146,7 +146,7 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
     }
     if !object_ok {
         u.warnings.push(Warning::new(
-            "object_type_invalid",
+            Code::ObjectTypeInvalid,
             Some(0),
             format!(
                 "object type {} (byte {first:#04x}) is above {MAX_OBJECT_TYPE}",
@@ -188,7 +188,7 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
             if let Some(want) = expected_body_len(u.object_type, c) {
                 if want != body_len {
                     u.warnings.push(Warning::new(
-                        "layout_mismatch",
+                        Code::LayoutMismatch,
                         Some(b.r.byte_pos()),
                         format!(
                             "learned controller type {c} means a {want}-byte body, found {body_len}"
@@ -209,7 +209,7 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
     }
     if u.update_type == P && u.object_type != JOINT {
         u.warnings.push(Warning::new(
-            "p_update_not_joint",
+            Code::PUpdateNotJoint,
             Some(0),
             "P updates are only documented for Joint objects; body left undecoded",
         ));
@@ -220,11 +220,11 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
     match result {
         Ok(Some(note)) => u
             .warnings
-            .push(Warning::new("layout_unknown", Some(body_at), note)),
+            .push(Warning::new(Code::NoLayout, Some(body_at), note)),
         Ok(None) => {}
         Err(e) => {
             u.warnings.push(Warning::new(
-                "update_truncated",
+                Code::UpdateTruncated,
                 Some(e.offset),
                 format!("{} ({})", e, u.display_name()),
             ));
@@ -238,8 +238,11 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
 }
 
 fn truncated(mut u: Update, mut b: Body<'_>, msg: String) -> Update {
-    u.warnings
-        .push(Warning::new("update_truncated", Some(b.r.byte_pos()), msg));
+    u.warnings.push(Warning::new(
+        Code::UpdateTruncated,
+        Some(b.r.byte_pos()),
+        msg,
+    ));
     b.rest("undecoded");
     u.fields = b.fields;
     u
@@ -252,7 +255,7 @@ fn finish(u: &mut Update, mut b: Body<'_>) {
         let pad = b.r.align();
         if pad != 0 {
             u.warnings.push(Warning::new(
-                "padding_nonzero",
+                Code::PaddingNonzero,
                 Some(at),
                 format!("padding bits {pad:#b} are not zero"),
             ));
@@ -262,7 +265,7 @@ fn finish(u: &mut Update, mut b: Body<'_>) {
     if !rest.is_empty() {
         let at = b.r.byte_end();
         u.warnings.push(Warning::new(
-            "trailing_bytes",
+            Code::TrailingBytes,
             Some(at),
             format!("{} byte(s) after the {} body", rest.len(), u.display_name()),
         ));
@@ -592,7 +595,7 @@ impl<'a> Body<'a> {
         let v = self.r.bits(n, "padding")?;
         if v != 0 {
             self.warnings.push(Warning::new(
-                "padding_nonzero",
+                Code::PaddingNonzero,
                 Some(at),
                 format!("{n} padding bit(s) are {v:#b}, expected zero"),
             ));
@@ -700,7 +703,7 @@ impl<'a> Body<'a> {
             Some(a) => a,
             None => {
                 self.warnings.push(Warning::new(
-                    "axis_invalid",
+                    Code::AxisInvalid,
                     Some(s / 8),
                     format!("{name}: wire value {raw} gives axis {value}, expected ±1..3"),
                 ));

@@ -8,6 +8,7 @@ use super::decoder::{Decoder, Layer, Options, PacketReport};
 use super::delta::{emit_delta, emit_raw};
 use super::packet::{emit_compound, emit_update_packet, emit_wire, NETWORK_UPDATE};
 use super::update::{self, LayoutSource, Update};
+use crate::diag::Code;
 use crate::game::field::{Field, Value};
 
 // ------------------------------------------------------------------ helpers
@@ -433,14 +434,14 @@ fn undocumented_object_types_keep_raw_bytes() {
 fn bad_update_headers() {
     let u = decode(&[0x84, 0, 0, 0, 1]); // type 4
     assert!(!u.header_ok);
-    assert_eq!(u.warnings[0].code, "update_type_unknown");
+    assert_eq!(u.warnings[0].code, Code::UpdateTypeUnknown);
     let u = decode(&[0x6f, 0, 0, 0, 1]); // object type 15
-    assert_eq!(u.warnings[0].code, "object_type_invalid");
+    assert_eq!(u.warnings[0].code, Code::ObjectTypeInvalid);
     let u = decode(&[0x64, 0, 0]);
-    assert_eq!(u.warnings[0].code, "update_truncated");
+    assert_eq!(u.warnings[0].code, Code::UpdateTruncated);
     assert_eq!(u.warnings[0].offset, Some(1));
     let u = decode(&[]);
-    assert_eq!(u.warnings[0].code, "update_empty");
+    assert_eq!(u.warnings[0].code, Code::UpdateEmpty);
 }
 
 #[test]
@@ -453,7 +454,7 @@ fn bodies_ending_early_are_located() {
     let e = u
         .warnings
         .iter()
-        .find(|w| w.code == "update_truncated")
+        .find(|w| w.code == Code::UpdateTruncated)
         .unwrap();
     assert_eq!(e.offset, Some(23));
     // The partial list is kept.
@@ -467,13 +468,13 @@ fn bodies_ending_early_are_located() {
     header(&mut w, 3, 0, None, 3);
     w.bytes(&[1, 2, 3]);
     let u = decode(&w.into_bytes());
-    assert_eq!(u.warnings[0].code, "layout_unknown");
+    assert_eq!(u.warnings[0].code, Code::NoLayout);
     assert_eq!(u.warnings[0].offset, Some(5));
     let mut w = BitWriter::new();
     header(&mut w, 1, 0, Some(9), 3); // RigidBody with an undocumented controller type
     w.bytes(&[1, 2]);
     let u = decode(&w.into_bytes());
-    assert_eq!(u.warnings[0].code, "layout_unknown");
+    assert_eq!(u.warnings[0].code, Code::NoLayout);
     assert_eq!(u.warnings[0].offset, Some(6));
     assert_eq!(get(&u.fields, "undecoded"), &Value::Bytes(vec![1, 2]));
 
@@ -481,14 +482,14 @@ fn bodies_ending_early_are_located() {
     header(&mut w, 3, 7, None, 3);
     w.i32(1).u8(9);
     let u = decode(&w.into_bytes());
-    assert_eq!(u.warnings[0].code, "trailing_bytes");
+    assert_eq!(u.warnings[0].code, Code::TrailingBytes);
     assert_eq!(u.warnings[0].offset, Some(9));
 
     let mut w = BitWriter::new();
     header(&mut w, 3, 1, None, 3);
     w.bytes(&[0; 16]).u8(0x00); // axis nibbles 0 → −4
     let u = decode(&w.into_bytes());
-    assert!(u.warnings.iter().any(|w| w.code == "axis_invalid"));
+    assert!(u.warnings.iter().any(|w| w.code == Code::AxisInvalid));
 }
 
 fn wire_report(bytes: &[u8], max: usize) -> PacketReport {
@@ -502,11 +503,11 @@ fn wire_report(bytes: &[u8], max: usize) -> PacketReport {
 #[test]
 fn lz4_garbage_and_cap() {
     let r = wire_report(&[0x16, 0xf0, 0xff, 0xff], 1024);
-    assert_eq!(r.warnings[0].code, "lz4_invalid");
+    assert_eq!(r.warnings[0].code, Code::Lz4Invalid);
     assert!(!r.decoded_something());
     let big = emit_update_packet(NETWORK_UPDATE, 1, &vec![0u8; 4096]);
     let r = wire_report(&emit_wire(&big), 1024);
-    assert_eq!(r.warnings[0].code, "lz4_output_over_cap");
+    assert_eq!(r.warnings[0].code, Code::Lz4OutputOverCap);
 }
 
 // ------------------------------------------------------------------ stateful
@@ -587,7 +588,7 @@ fn stateful_mismatch_is_reported() {
     emit_raw(&w.into_bytes(), &mut stream).unwrap();
     let r = d.decode(&emit_wire(&emit_update_packet(NETWORK_UPDATE, 3, &stream)));
     let u = &r.streams[0].subs[0].update;
-    assert_eq!(u.warnings[0].code, "layout_mismatch");
+    assert_eq!(u.warnings[0].code, Code::LayoutMismatch);
 }
 
 // ------------------------------------------------------------------ the command

@@ -8,7 +8,7 @@
 use super::low::{utf16le_to_string, LowBody, LowKind};
 use super::packet::{Message, MessageBody};
 use super::reliability::Seen;
-use crate::diag::{Direction, Warning};
+use crate::diag::{Code, Direction, Warning};
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
 use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hash;
@@ -141,7 +141,7 @@ impl<C: Hash + Eq + Clone> SessionFacts<C> {
                     if peer_id != assigned && peer_id != 0xFF && *word & bit == 0 {
                         *word |= bit;
                         f.warnings.push(Warning::new(
-                            "peer_id_mismatch",
+                            Code::PeerIdMismatch,
                             Some(0),
                             format!(
                                 "client sends peer id {peer_id:#04x} (frame {frame}); the host assigned {assigned:#04x}"
@@ -302,7 +302,7 @@ mod tests {
         assert_eq!(a.disconnect.map(|s| s.frame), Some(7));
         assert_eq!(
             a.warnings.iter().map(|w| w.code).collect::<Vec<_>>(),
-            ["peer_id_mismatch"]
+            [Code::PeerIdMismatch]
         );
         // 1 s → 100 s without client traffic is a silence, but it came back.
         assert_eq!(a.silences.len(), 1);

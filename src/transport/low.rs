@@ -3,7 +3,7 @@
 //! The payload is what follows the header (type, flags/length, seq when reliable). The
 //! decoded body refers back into the datagram by range; nothing is copied.
 
-use crate::diag::Warning;
+use crate::diag::{Code, Warning};
 use std::ops::Range;
 
 /// Which low type a message is.
@@ -137,7 +137,7 @@ pub fn decode_body(
             n => (
                 LowBody::Raw,
                 Some(Warning::new(
-                    "non_stock",
+                    Code::NonStock,
                     Some(at),
                     format!(
                         "connect payload of {n} byte(s); stock sends a {CONNECT_REQUEST_LEN}-byte request or a {CONNECT_REPLY_LEN}-byte reply"
@@ -156,7 +156,7 @@ pub fn decode_body(
                 (
                     LowBody::Raw,
                     Some(Warning::new(
-                        "non_stock",
+                        Code::NonStock,
                         Some(at),
                         format!(
                             "disconnect payload of {} byte(s); stock sends {DISCONNECT_LEN} (peer id + IPv4)",
@@ -173,7 +173,7 @@ pub fn decode_body(
 fn decode_peer_info(p: &[u8], at: usize) -> (LowBody, Option<Warning>) {
     if p.len() < PEER_INFO_FIXED {
         let w = Warning::new(
-            "malformed_body",
+            Code::MalformedBody,
             Some(at),
             format!(
                 "peer info needs at least {PEER_INFO_FIXED} bytes (peer id + IPv4), got {}",
@@ -194,7 +194,7 @@ fn decode_peer_info(p: &[u8], at: usize) -> (LowBody, Option<Warning>) {
             let after = name_bytes.len() - (t + 2);
             let w = (after > 0).then(|| {
                 Warning::new(
-                    "malformed_body",
+                    Code::MalformedBody,
                     Some(name_start + t + 2),
                     format!("{after} byte(s) after the peer-info name terminator"),
                 )
@@ -205,7 +205,7 @@ fn decode_peer_info(p: &[u8], at: usize) -> (LowBody, Option<Warning>) {
             name_start..name_start + name_bytes.len(),
             false,
             Some(Warning::new(
-                "malformed_body",
+                Code::MalformedBody,
                 Some(name_start),
                 "peer-info name has no 00 00 terminator",
             )),
@@ -289,7 +289,7 @@ mod tests {
         let (_, w) = decode_body(LowKind::PeerInfo, &p, 0..p.len());
         assert_eq!(
             w.map(|w| (w.code, w.offset)),
-            Some(("malformed_body", Some(5)))
+            Some((Code::MalformedBody, Some(5)))
         );
         let p = [2, 1, 2, 3, 4, b'A', 0, 0, 0, 9];
         let (_, w) = decode_body(LowKind::PeerInfo, &p, 0..p.len());
@@ -322,7 +322,7 @@ mod tests {
         );
         let (b, w) = decode_body(LowKind::Connect, &[0, 0, 0, 0x7F, 0], 0..5);
         assert_eq!(b, LowBody::Raw);
-        assert_eq!(w.map(|w| w.code), Some("non_stock"));
+        assert_eq!(w.map(|w| w.code), Some(Code::NonStock));
         let d = disconnect_payload(2, [127, 0, 0, 1]);
         let (b, _) = decode_body(LowKind::Disconnect, &d, 0..5);
         assert_eq!(

@@ -8,7 +8,7 @@
 //! `undecoded` bytes with a located warning. Offsets are datagram offsets.
 
 use super::low::{decode_body, LowBody, LowKind};
-use crate::diag::Warning;
+use crate::diag::{Code, Warning};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -336,7 +336,7 @@ pub fn parse_into(plain: &[u8], out: &mut Packet) {
     out.msg_count = 0;
     let Some(&count) = plain.get(1) else {
         out.warnings.push(Warning::new(
-            "truncated_header",
+            Code::TruncatedHeader,
             Some(plain.len()),
             format!(
                 "datagram of {} byte(s) has no message count byte",
@@ -378,13 +378,13 @@ pub fn parse_into(plain: &[u8], out: &mut Packet) {
     let found = out.messages.len();
     if found < usize::from(count) {
         out.warnings.push(Warning::new(
-            "count_mismatch",
+            Code::CountMismatch,
             Some(plain.len()),
             format!("header announces {count} message(s), the datagram holds {found}"),
         ));
     } else if pos < plain.len() {
         out.warnings.push(Warning::new(
-            "trailing_bytes",
+            Code::TrailingBytes,
             Some(pos),
             format!(
                 "{} byte(s) after the {count} announced message(s)",
@@ -410,7 +410,7 @@ fn u16_at(plain: &[u8], at: usize) -> Option<u16> {
 
 fn overrun(at: usize, what: &str, need: usize, left: usize) -> Warning {
     Warning::new(
-        "message_overrun",
+        Code::MessageOverrun,
         Some(at),
         format!("{what} needs {need} byte(s), {left} left in the datagram"),
     )
@@ -425,7 +425,7 @@ fn parse_message(plain: &[u8], pos: usize) -> Step {
             Some(kind) => parse_low(plain, pos, kind),
             None => {
                 let w = Warning::new(
-                    "unknown_transport_type",
+                    Code::UnknownTransportType,
                     Some(pos),
                     format!(
                         "transport type {t:#04x} has no known layout; {} byte(s) left undecoded",
@@ -491,7 +491,7 @@ fn parse_data(plain: &[u8], pos: usize) -> Step {
     let declared = usize::from(flags_len & DATA_LEN_MASK);
     if declared < header_len {
         return Step::Undecodable(Warning::new(
-            "message_too_short",
+            Code::MessageTooShort,
             Some(pos),
             format!(
                 "0x32 flags_len {flags_len:#06x} declares {declared} byte(s), less than its own {header_len}-byte header"
@@ -501,7 +501,7 @@ fn parse_data(plain: &[u8], pos: usize) -> Step {
     let mut warnings = Vec::new();
     if is_fragment && !reliable {
         warnings.push(Warning::new(
-            "non_stock",
+            Code::NonStock,
             Some(pos + 1),
             "fragment without the reliable bit (stock fragments are always reliable)",
         ));
@@ -554,7 +554,7 @@ fn parse_ack(plain: &[u8], pos: usize) -> Step {
     let odd = flags & !ACK_STOCK_BITS;
     if odd != 0 {
         warnings.push(Warning::new(
-            "non_stock",
+            Code::NonStock,
             Some(pos + 3),
             // Third-party test clients set 0x80 in every ACK: keep that case free of
             // formatting, it is on the hot path for such captures.
@@ -626,7 +626,7 @@ fn parse_low(plain: &[u8], pos: usize, kind: LowKind) -> Step {
     let mut warnings = Vec::new();
     if !kind.is_stock() {
         warnings.push(Warning::new(
-            "non_stock",
+            Code::NonStock,
             Some(pos),
             format!(
                 "transport type {:#04x} ({}) is not sent by stock peers",
@@ -640,7 +640,7 @@ fn parse_low(plain: &[u8], pos: usize, kind: LowKind) -> Step {
             let flags = (fl >> 8) & 0xC0;
             if flags != 0xC0 {
                 warnings.push(Warning::new(
-                    "non_stock",
+                    Code::NonStock,
                     Some(pos + 2),
                     if flags == 0x80 {
                         Cow::Borrowed("low-type flags 0x80 (reliable, not ordered); stock peers send 0xc0 (reliable + ordered)")
@@ -651,7 +651,7 @@ fn parse_low(plain: &[u8], pos: usize, kind: LowKind) -> Step {
             }
         }
         LowHeader::ShortLen { len, flags } => warnings.push(Warning::new(
-            "non_stock",
+            Code::NonStock,
             Some(pos + 1),
             format!(
                 "one-byte length form: length {len} then flags {flags:#04x} (as a stock u16 flags_len {:#06x} it would claim {} bytes)",
@@ -660,7 +660,7 @@ fn parse_low(plain: &[u8], pos: usize, kind: LowKind) -> Step {
             ),
         )),
         LowHeader::LenOnly(len) => warnings.push(Warning::new(
-            "non_stock",
+            Code::NonStock,
             Some(pos + 1),
             format!("length-only header: {len}-byte message without flags or seq"),
         )),
@@ -708,7 +708,7 @@ fn low_overrun(
             let n = s.header.declared_len();
             if n < s.header_len {
                 Warning::new(
-                    "message_too_short",
+                    Code::MessageTooShort,
                     Some(pos),
                     format!(
                         "{what} flags_len {:#06x} declares {n} byte(s), less than its own {}-byte header; one-byte length {} does not fit either",
@@ -820,7 +820,7 @@ mod tests {
     }
 
     fn codes(p: &Packet) -> Vec<&'static str> {
-        p.all_warnings().map(|w| w.code).collect()
+        p.all_warnings().map(|w| w.code.as_str()).collect()
     }
 
     /// emit → encrypt → decrypt → parse → emit again; returns the parsed packet.
@@ -1076,7 +1076,7 @@ mod tests {
         };
         assert_eq!(l.header, LowHeader::ShortLen { len: 8, flags: 1 });
         assert_eq!((l.reliable, l.seq, l.payload.clone()), (false, None, 5..10));
-        assert!(m.warnings.iter().all(|w| w.code == "non_stock"));
+        assert!(m.warnings.iter().all(|w| w.code == Code::NonStock));
         assert_eq!(m.warnings.iter().filter(|w| w.offset == Some(3)).count(), 1);
         assert_eq!(p.emit(&plain), plain);
         // Disconnect `06 02`, alone and followed by another message.

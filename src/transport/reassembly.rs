@@ -11,7 +11,7 @@
 
 use super::hash::Fingerprint;
 use super::reliability::{Seen, RETRANSMIT_HORIZON_NS};
-use crate::diag::Warning;
+use crate::diag::{Code, Warning};
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
@@ -205,7 +205,7 @@ impl<K: Hash + Eq + Clone> Reassembler<K> {
         };
         if f.total == Some(0) {
             warnings.push(Warning::new(
-                "fragment_total_zero",
+                Code::FragmentTotalZero,
                 Some(f.offset),
                 format!("fragment 0 of seq {} announces 0 fragments", f.seq),
             ));
@@ -261,7 +261,7 @@ impl<K: Hash + Eq + Clone> Reassembler<K> {
         match (set.total, f.total) {
             (Some(had), Some(new)) if had != new => {
                 warnings.push(Warning::new(
-                    "fragment_total_conflict",
+                    Code::FragmentTotalConflict,
                     Some(f.offset),
                     format!(
                         "fragment 0 of seq {} announces {new} fragments, an earlier copy announced {had}",
@@ -283,7 +283,7 @@ impl<K: Hash + Eq + Clone> Reassembler<K> {
                         set.bytes -= c.data.len();
                         self.total_bytes -= c.data.len();
                         warnings.push(Warning::new(
-                            "fragment_index_out_of_range",
+                            Code::FragmentIndexOutOfRange,
                             Some(f.offset),
                             format!(
                                 "seq {}: fragment {i} (frame {}) dropped, fragment 0 announces {new} fragments",
@@ -300,7 +300,7 @@ impl<K: Hash + Eq + Clone> Reassembler<K> {
         if let Some(Some(c)) = set.chunks.get(i) {
             if c.fp != fp {
                 warnings.push(Warning::new(
-                    "fragment_conflict",
+                    Code::FragmentConflict,
                     Some(f.offset),
                     format!(
                         "seq {} fragment {i} differs from the copy in frame {}; keeping the first",
@@ -315,7 +315,7 @@ impl<K: Hash + Eq + Clone> Reassembler<K> {
         }
         if set.bytes + f.chunk.len() > self.limits.max_set_bytes {
             warnings.push(Warning::new(
-                "fragment_set_too_large",
+                Code::FragmentSetTooLarge,
                 Some(f.offset),
                 format!(
                     "seq {}: set would hold {} bytes, limit {}; set dropped",
@@ -334,7 +334,7 @@ impl<K: Hash + Eq + Clone> Reassembler<K> {
         }
         if self.total_bytes + f.chunk.len() > self.limits.max_total_bytes {
             warnings.push(Warning::new(
-                "fragment_limit",
+                Code::FragmentLimit,
                 Some(f.offset),
                 format!(
                     "seq {}: reassembly memory limit of {} bytes reached; fragment dropped",
@@ -517,7 +517,7 @@ impl<K: Hash + Eq + Clone> Reassembler<K> {
 
 fn out_of_range(f: &Fragment<'_>, total: u8) -> Warning {
     Warning::new(
-        "fragment_index_out_of_range",
+        Code::FragmentIndexOutOfRange,
         Some(f.offset),
         format!(
             "seq {}: fragment index {} but the set has {total} fragment(s)",
@@ -565,7 +565,7 @@ mod tests {
     }
 
     fn codes(r: &PushResult) -> Vec<&'static str> {
-        r.warnings.iter().map(|w| w.code).collect()
+        r.warnings.iter().map(|w| w.code.as_str()).collect()
     }
 
     /// A client's round-2 checksum reply as observed (README §4.4): 0x32 messages of

@@ -191,6 +191,7 @@ impl FileTransfer {
 mod tests {
     use super::super::test_util::*;
     use super::*;
+    use crate::diag::Code;
     use crate::game::field::Value;
 
     // Captured (a_single_client frames 5-18): the five requests.
@@ -307,9 +308,9 @@ mod tests {
             bytes.extend_from_slice(&hex("0000 01 00000000"));
         }
         let m = decode_plain(&bytes);
-        assert!(has_warning(&m, "decode_error"));
+        assert!(has_warning(&m, Code::DecodeError));
         let m = decode_plain(&hex("21010000000005000100"));
-        assert!(has_warning(&m, "decode_error"));
+        assert!(has_warning(&m, Code::DecodeError));
     }
 
     // Constructed: failure and file-transfer messages (never captured).

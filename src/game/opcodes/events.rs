@@ -5,7 +5,7 @@
 //! destination); the class id selects the tail.
 
 use super::non_stock;
-use crate::diag::Warning;
+use crate::diag::{Code, Warning};
 use crate::game::reader::{DecodeResult, FieldReader};
 use crate::game::writer::Writer;
 
@@ -367,7 +367,7 @@ impl EventMessage {
         }
         if class_name(header.class_id).is_none() {
             w.push(Warning::new(
-                "unknown_class",
+                Code::UnknownClass,
                 Some(at),
                 format!(
                     "event class {:#06x} is not documented; tail shown raw",
@@ -568,8 +568,8 @@ mod tests {
         ] {
             let bytes = hex(s);
             let m = decode_plain(&bytes);
-            assert!(has_warning(&m, "non_stock"), "{s}");
-            assert!(!has_warning(&m, "decode_error"), "{s}");
+            assert!(has_warning(&m, Code::NonStock), "{s}");
+            assert!(!has_warning(&m, Code::DecodeError), "{s}");
             assert_eq!(
                 field(&m, "non_stock_body"),
                 &Value::Bytes(bytes[1..].to_vec())
@@ -583,23 +583,23 @@ mod tests {
     fn unknown_class_keeps_tail_raw_and_wrong_class_is_flagged() {
         let bytes = hex("0677770000010080000000000000000000aabbcc");
         let m = decode_plain(&bytes);
-        assert!(has_warning(&m, "unknown_class"));
+        assert!(has_warning(&m, Code::UnknownClass));
         assert_eq!(
             field(&m, "unknown_class_tail"),
             &Value::Bytes(vec![0xaa, 0xbb, 0xcc])
         );
         let bytes = hex("0801010000da00800000000000050000400000");
         let m = decode_plain(&bytes);
-        assert!(!has_warning(&m, "non_stock"));
-        assert!(has_warning(&m, "trailing_bytes"));
+        assert!(!has_warning(&m, Code::NonStock));
+        assert!(has_warning(&m, Code::TrailingBytes));
         let bytes = hex("0805010000da0080000000000005000040ff");
-        assert!(has_warning(&decode_plain(&bytes), "non_stock"));
+        assert!(has_warning(&decode_plain(&bytes), Code::NonStock));
     }
 
     #[test]
     fn collision_count_past_the_end_is_a_decode_error() {
         let m = decode_plain(&hex("15248100005000800000000000ffff034009277711b8"));
-        assert!(has_warning(&m, "decode_error"));
+        assert!(has_warning(&m, Code::DecodeError));
         assert_eq!(field(&m, "contact_count"), &Value::Uint(9));
     }
 }

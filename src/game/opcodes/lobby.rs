@@ -188,6 +188,7 @@ impl NewPlayerInGame {
 mod tests {
     use super::super::test_util::*;
     use super::*;
+    use crate::diag::Code;
     use crate::game::field::Value;
 
     fn reparse<T>(bytes: &[u8], parse: impl Fn(&mut FieldReader) -> DecodeResult<T>) -> T {
@@ -239,7 +240,7 @@ mod tests {
             assert_clean(&decode_plain(&[op]));
         }
         let m = decode_plain(&[0x28, 0x00]);
-        assert!(has_warning(&m, "trailing_bytes"));
+        assert!(has_warning(&m, Code::TrailingBytes));
         let bytes = hex("2a20");
         let v = reparse(&bytes, NewPlayerInGame::parse);
         assert!(!v.unknown_flag);
@@ -304,7 +305,7 @@ mod tests {
     #[test]
     fn short_settings_is_a_located_error() {
         let m = decode_plain(&hex("000c022b3e6100ff00"));
-        assert!(has_warning(&m, "decode_error"));
+        assert!(has_warning(&m, Code::DecodeError));
         assert_eq!(m.warnings[0].offset, Some(7));
         assert_eq!(field(&m, "player_slot"), &Value::Uint(0));
         assert_eq!(field(&m, "undecoded"), &Value::Bytes(vec![0xff, 0x00]));

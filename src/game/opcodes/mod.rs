@@ -19,7 +19,7 @@ use super::objects::ObjectRegistry;
 use super::reader::{DecodeError, DecodeResult, FieldReader};
 use super::ships::ShipCatalog;
 use super::stateupdate::{self, StateUpdate};
-use crate::diag::Warning;
+use crate::diag::{Code, Warning};
 
 /// What a decoder may consult besides the bytes: the session's objects and ship classes.
 #[derive(Debug, Clone, Copy)]
@@ -150,7 +150,7 @@ pub fn decode_reusing(
             length: 0,
             fields: Vec::new(),
             warnings: vec![Warning::new(
-                "decode_error",
+                Code::DecodeError,
                 Some(0),
                 "empty game message: expected at least the opcode byte",
             )],
@@ -258,7 +258,7 @@ fn finish(
             let trailing = f.rest("trailing");
             if !trailing.is_empty() {
                 warnings.push(Warning::new(
-                    "trailing_bytes",
+                    Code::TrailingBytes,
                     Some(at),
                     format!(
                         "{} byte(s) after the end of {}",
@@ -300,7 +300,7 @@ fn finish(
 
 fn decode_error(e: &DecodeError) -> Warning {
     Warning::new(
-        "decode_error",
+        Code::DecodeError,
         Some(e.offset),
         format!(
             "{}: expected {}, {} byte(s) left",
@@ -311,7 +311,7 @@ fn decode_error(e: &DecodeError) -> Warning {
 
 /// A `non_stock` warning: the bytes are readable but differ from what stock peers send.
 pub(crate) fn non_stock(offset: usize, message: impl Into<String>) -> Warning {
-    Warning::new("non_stock", Some(offset), message.into())
+    Warning::new(Code::NonStock, Some(offset), message.into())
 }
 
 #[cfg(test)]
@@ -348,7 +348,7 @@ pub(crate) mod test_util {
         assert_eq!(end as usize, m.length.max(1), "fields: {:?}", m.fields);
     }
 
-    pub fn has_warning(m: &GameMessage, code: &str) -> bool {
+    pub fn has_warning(m: &GameMessage, code: Code) -> bool {
         m.warnings.iter().any(|w| w.code == code)
     }
 }
@@ -451,7 +451,7 @@ mod tests {
     #[test]
     fn empty_message_is_a_warning_not_a_panic() {
         let m = decode_plain(&[]);
-        assert!(has_warning(&m, "decode_error"));
+        assert!(has_warning(&m, Code::DecodeError));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use super::non_stock;
 use super::ship_layouts::{creation_layout, species_name, EntryFormat, SPECIES_NAMES};
-use crate::diag::Warning;
+use crate::diag::{Code, Warning};
 use crate::game::reader::{DecodeResult, FieldReader};
 use crate::game::ships::ShipCatalog;
 use crate::game::writer::Writer;
@@ -149,7 +149,7 @@ impl ObjCreate {
             }
             other => {
                 w.push(Warning::new(
-                    "unknown_class",
+                    Code::UnknownClass,
                     Some(head.at),
                     format!("object class {other:#010x} is not documented; body shown raw"),
                 ));
@@ -390,7 +390,7 @@ fn parse_blob(
         )),
         None => {
             w.push(Warning::new(
-                "no_layout",
+                Code::NoLayout,
                 Some(at),
                 format!(
                     "no subsystem layout for species {species} ({}); blob shown raw",
@@ -602,8 +602,8 @@ mod tests {
             (absent, ObjectPrefix::Absent),
         ] {
             let m = decode_plain(&bytes);
-            assert!(has_warning(&m, "non_stock"), "{prefix:?}");
-            assert!(!has_warning(&m, "decode_error"));
+            assert!(has_warning(&m, Code::NonStock), "{prefix:?}");
+            assert!(!has_warning(&m, Code::DecodeError));
             assert_eq!(field(&m, "object_id"), &Value::ObjectId(0x3FFF_FFFF));
             assert_eq!(field(&m, "player_name"), &Value::Text("Cady2".into()));
             let (c, _) = parse(&bytes);
@@ -635,7 +635,7 @@ mod tests {
         assert_eq!(&bytes[..11], &hex("0200 08800000 00010000 1f"));
         let (c, w) = parse(&bytes);
         assert_eq!(c, asteroid);
-        assert!(w.iter().any(|w| w.code == "no_layout"));
+        assert!(w.iter().any(|w| w.code == Code::NoLayout));
 
         let torpedo = ObjCreate {
             opcode: 0x02,
@@ -652,7 +652,7 @@ mod tests {
         assert_eq!(parse(&torpedo.emit()).0, torpedo);
 
         let m = decode_plain(&hex("0200 77770000 01000000 aa"));
-        assert!(has_warning(&m, "unknown_class"));
+        assert!(has_warning(&m, Code::UnknownClass));
         assert_eq!(field(&m, "object_body"), &Value::Bytes(vec![0xaa]));
     }
 
@@ -661,7 +661,7 @@ mod tests {
         let mut bytes = hex(AKIRA);
         bytes[11] = 99; // species byte
         let m = decode_plain(&bytes);
-        assert!(has_warning(&m, "decode_error"));
+        assert!(has_warning(&m, Code::DecodeError));
         assert_eq!(field(&m, "player_name"), &Value::Text("Cady2".into()));
         assert!(matches!(field(&m, "undecoded"), Value::Bytes(b) if b.len() == 51));
     }
@@ -690,7 +690,7 @@ mod tests {
             &super::super::DecodeContext::new(&registry, &ShipCatalog::stock()),
         );
         assert!(
-            has_warning(&stock, "no_layout"),
+            has_warning(&stock, Code::NoLayout),
             "stock cannot split it: {stock:?}"
         );
         let m = super::super::decode(

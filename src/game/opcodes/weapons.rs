@@ -2,7 +2,7 @@
 
 use super::events::torpedo_name;
 use super::non_stock;
-use crate::diag::Warning;
+use crate::diag::{Code, Warning};
 use crate::game::reader::{DecodeResult, FieldReader};
 use crate::game::writer::Writer;
 
@@ -44,7 +44,7 @@ impl TorpedoFire {
         let target = if flags & TORPEDO_NO_TARGET != 0 {
             if f.r.remaining() > 0 {
                 w.push(Warning::new(
-                    "length_mismatch",
+                    Code::LengthMismatch,
                     Some(f.r.pos()),
                     format!(
                         "flags {flags:#04x} say no target (bit 2) but {} byte(s) follow",
@@ -245,8 +245,8 @@ mod tests {
     fn torpedo_19_byte_capture_is_non_stock() {
         let bytes = hex("19ffff0340060200007fffff07406b4015bc58");
         let m = decode_plain(&bytes);
-        assert!(has_warning(&m, "non_stock"));
-        assert!(!has_warning(&m, "decode_error"));
+        assert!(has_warning(&m, Code::NonStock));
+        assert!(!has_warning(&m, Code::DecodeError));
         assert_eq!(field(&m, "target"), &Value::ObjectId(0x4007_FFFF));
         let mut w = Vec::new();
         let t = TorpedoFire::parse(&mut fr(&bytes), &mut w).unwrap();
@@ -256,10 +256,10 @@ mod tests {
     #[test]
     fn torpedo_no_target_flag_with_bytes_is_reported() {
         let m = decode_plain(&hex("1910000040020500 7f00 ffff0340 7f000040"));
-        assert!(has_warning(&m, "length_mismatch"));
-        assert!(has_warning(&m, "trailing_bytes"));
+        assert!(has_warning(&m, Code::LengthMismatch));
+        assert!(has_warning(&m, Code::TrailingBytes));
         let m = decode_plain(&hex("1910000040020100 7f00 ffff"));
-        assert!(has_warning(&m, "decode_error"));
+        assert!(has_warning(&m, Code::DecodeError));
     }
 
     // Captured (b2_valentines_replay frames 145, 180).
