@@ -125,7 +125,8 @@ fn benches(c: &mut Criterion) {
     let catalog = ShipCatalog::stock();
     let mut registry = ObjectRegistry::new();
     for (k, m) in inp.game.iter().enumerate() {
-        registry.observe(m, k as u64, &catalog);
+        let g = opcodes::decode(m, &DecodeContext::new(&registry, &catalog));
+        registry.observe(&g, k as u64, &catalog);
     }
     let updates: Vec<&Vec<u8>> = inp
         .game

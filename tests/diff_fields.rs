@@ -45,7 +45,7 @@ impl Sink for Pick {
             };
             let index = *self.counts.entry(flow).or_default();
             *self.counts.entry(flow).or_default() += 1;
-            let Some(su) = game.state_update.as_deref() else {
+            let Some(su) = game.state_update() else {
                 continue;
             };
             let fits = su.speed.is_some()
@@ -139,7 +139,7 @@ fn a_changed_field_is_found_and_a_changed_clock_is_not() {
     // Another speed, re-encoded with the same layout (same length).
     let catalog = bcwire::game::ships::ShipCatalog::stock();
     let mut su = *stateupdate::decode(msg, Some(p.species), &catalog)
-        .state_update
+        .take_state_update()
         .unwrap();
     assert_eq!(stateupdate::encode(&su), msg, "the StateUpdate round-trips");
     su.speed = su.speed.map(|s| Cf16(s.0 ^ 0x0001));

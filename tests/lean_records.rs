@@ -26,7 +26,7 @@ impl Sink for Collect {
     }
 }
 
-/// What a lean run leaves out: fields of game messages other than Settings (0x00), and
+/// What a lean run leaves out: fields of game messages (their typed bodies stay), and
 /// of connection-management messages.
 fn strip_fields(p: &mut PacketRecord) {
     let PacketBody::Game(g) = &mut p.body else {
@@ -38,9 +38,7 @@ fn strip_fields(p: &mut PacketRecord) {
             .iter_mut()
             .chain(m.assembled.iter_mut().map(|a| &mut a.game))
         {
-            if game.opcode != 0x00 {
-                game.fields.clear();
-            }
+            game.fields.clear();
         }
         if let TransportInfo::Low { fields, .. } = &mut m.transport {
             fields.clear();

@@ -129,10 +129,15 @@ fn decode_all(cap: &Capture) -> (ObjectRegistry, Vec<(u64, u8, Code)>) {
             m.frame,
             msg
         );
+        // The typed body is the message: a cleanly decoded one emits its exact bytes.
+        if msg.warnings.is_empty() {
+            let body = msg.body.as_ref().expect("a clean decode has a typed body");
+            assert_eq!(body.emit(), m.payload, "frame {}", m.frame);
+        }
         for w in &msg.warnings {
             warnings.push((m.frame, msg.opcode, w.code));
         }
-        registry.observe(&m.payload, m.frame, &catalog);
+        registry.observe(&msg, m.frame, &catalog);
     }
     (registry, warnings)
 }
@@ -184,11 +189,18 @@ fn a_single_client_phases_follow_the_session() {
             .map(|(i, m)| (m.frame, m.time, Some(i), 0x32, m.dir)),
     );
     events.sort_by_key(|e| e.0);
+    let (registry, catalog) = (ObjectRegistry::new(), ShipCatalog::stock());
     let mut t = PhaseTracker::new();
     let mut seen = vec![t.phase().to_string()];
     for (_, time, idx, ty, dir) in events {
         let changed = match idx {
-            Some(i) => t.on_message(dir, &cap.msgs[i].payload, time),
+            Some(i) => {
+                let m = decode(
+                    &cap.msgs[i].payload,
+                    &DecodeContext::new(&registry, &catalog),
+                );
+                t.on_message(dir, &m, time)
+            }
             None => {
                 let ev = match (dir, ty) {
                     (Direction::C2S, 0x03) => TransportEvent::Connect,

@@ -30,7 +30,7 @@ fn example_file_adds_a_modded_class_over_stock() {
     ];
     let m = decode(&msg, Some(40), &cat);
     assert!(m.warnings.is_empty(), "{:?}", m.warnings);
-    let su = m.state_update.as_deref().unwrap();
+    let su = m.state_update().unwrap();
     let Some(SubsystemData::Decoded(b)) = &su.subsystems else {
         panic!("{:?}", su.subsystems)
     };

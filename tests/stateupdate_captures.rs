@@ -66,7 +66,7 @@ fn captured_state_updates_decode_without_losing_bytes() {
                     }
                 }
                 assert!(covered.iter().skip(1).all(|c| *c), "{msg:02x?}");
-                let su = m.state_update.as_deref().unwrap();
+                let su = m.state_update().unwrap();
                 // Whatever was decoded (typed or raw) is written back byte for byte,
                 // unless the message was cut short inside a field.
                 if !m.warnings.iter().any(|w| w.code == Code::DecodeError) {

@@ -157,8 +157,12 @@ fn decode_capture(bytes: Vec<u8>) -> Decoded {
                 MessageBody::Unknown { .. } => panic!("unknown transport type"),
             }
             let Some(g) = game else { continue };
-            registry.observe(&g, d.frame, &catalog);
             let gm = decode(&g, &DecodeContext::new(&registry, &catalog));
+            registry.observe(&gm, d.frame, &catalog);
+            if gm.warnings.is_empty() {
+                let body = gm.body.as_ref().expect("a clean decode has a typed body");
+                assert_eq!(body.emit(), g, "frame {}: typed body round trip", d.frame);
+            }
             for w in &gm.warnings {
                 out.warnings
                     .push(format!("frame {} opcode {:#04x}: {w}", d.frame, gm.opcode));
@@ -167,7 +171,7 @@ fn decode_capture(bytes: Vec<u8>) -> Decoded {
             *dir.opcodes
                 .entry(format!("0x{:02X}", gm.opcode))
                 .or_default() += 1;
-            if let Some(su) = &gm.state_update {
+            if let Some(su) = gm.state_update() {
                 *dir.dirty.entry(format!("0x{:02X}", su.flags)).or_default() += 1;
                 if let Some(s) = su.subsystem_start {
                     *dir.starts.entry(s.to_string()).or_default() += 1;

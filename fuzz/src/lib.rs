@@ -193,7 +193,7 @@ pub fn opcode(data: &[u8]) {
     let mut registry = ObjectRegistry::new();
     let g = opcodes::decode(data, &DecodeContext::new(&registry, catalog));
     check_message(&g, data.len());
-    registry.observe(data, 1, catalog);
+    registry.observe(&g, 1, catalog);
     let g = opcodes::decode(data, &DecodeContext::new(&registry, catalog));
     check_message(&g, data.len());
     let _ = opcodes::opcode_name(g.opcode);
@@ -210,7 +210,7 @@ pub fn state_update(data: &[u8]) {
     for class in catalog.classes() {
         let g = stateupdate::decode(&msg, Some(class.species_id), catalog);
         check_message(&g, msg.len());
-        if let Some(su) = &g.state_update {
+        if let Some(su) = g.state_update() {
             // What decoded re-encodes without panicking.
             let _ = stateupdate::encode(su);
         }

@@ -1,6 +1,7 @@
 //! A decoded game message (the payload of one complete 0x32 transport message).
 
 use super::field::Field;
+use super::opcodes::Body;
 use super::stateupdate::StateUpdate;
 use crate::diag::Warning;
 
@@ -18,6 +19,35 @@ pub struct GameMessage {
     pub length: usize,
     pub fields: Vec<Field>,
     pub warnings: Vec<Warning>,
-    /// Typed StateUpdate data for statistics and tracks (opcode 0x1C only).
-    pub state_update: Option<Box<StateUpdate>>,
+    /// What the message says, typed; `None` when its decoder failed before the part
+    /// that identifies it (see [`Body`]).
+    pub body: Option<Body>,
+}
+
+impl GameMessage {
+    /// The typed StateUpdate (opcode 0x1C, header readable).
+    pub fn state_update(&self) -> Option<&StateUpdate> {
+        match &self.body {
+            Some(Body::StateUpdate(su)) => Some(su),
+            _ => None,
+        }
+    }
+
+    pub fn state_update_mut(&mut self) -> Option<&mut StateUpdate> {
+        match &mut self.body {
+            Some(Body::StateUpdate(su)) => Some(su),
+            _ => None,
+        }
+    }
+
+    /// Take the StateUpdate's box out (to reuse its allocation for a later message).
+    pub fn take_state_update(&mut self) -> Option<Box<StateUpdate>> {
+        match self.body.take() {
+            Some(Body::StateUpdate(su)) => Some(su),
+            other => {
+                self.body = other;
+                None
+            }
+        }
+    }
 }

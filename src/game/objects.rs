@@ -8,9 +8,10 @@
 //! (player slot N owns 0x40000 ids from 0x3FFFFFFF + N·0x40000) to the slot's latest
 //! ship below them. One registry per capture session: ids are reused across sessions.
 
-use super::opcodes::events::{CLASS_OBJECT_EXPLODING, EVENT_OBJECT_EXPLODING};
-use super::opcodes::objects::{parse_creation, ObjectPrefix, CLASS_TORPEDO};
+use super::message::GameMessage;
+use super::opcodes::objects::{ObjCreate, ObjectPrefix, CLASS_TORPEDO};
 use super::opcodes::ship_layouts::species_name;
+use super::opcodes::{op, Body};
 use super::ships::ShipCatalog;
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
 use rustc_hash::FxHashMap as HashMap;
@@ -154,22 +155,17 @@ impl ObjectRegistry {
     }
 
     /// Feed one game message (opcode byte first). Returns true if the registry changed.
-    pub fn observe(&mut self, msg: &[u8], frame: u64, catalog: &ShipCatalog) -> bool {
-        match msg.first() {
-            Some(0x02) | Some(0x03) => self.observe_creation(msg, frame, catalog),
-            Some(0x14) => match read_u32(msg, 1) {
-                Some(id) => self.mark_ended(id, frame, |o| &mut o.destroyed_frame),
+    pub fn observe(&mut self, msg: &GameMessage, frame: u64, catalog: &ShipCatalog) -> bool {
+        match &msg.body {
+            Some(Body::ObjCreate(c)) => self.observe_creation(c, frame, catalog),
+            Some(Body::Object(o)) if o.opcode == op::DESTROY_OBJECT => {
+                self.mark_ended(o.object_id, frame, |o| &mut o.destroyed_frame)
+            }
+            Some(body) => match body.exploding_object() {
+                Some(id) => self.mark_ended(id, frame, |o| &mut o.exploded_frame),
                 None => false,
             },
-            Some(0x06) => {
-                let exploding = read_u32(msg, 1) == Some(CLASS_OBJECT_EXPLODING)
-                    && read_u32(msg, 5) == Some(EVENT_OBJECT_EXPLODING);
-                match read_u32(msg, 13) {
-                    Some(id) if exploding => self.mark_ended(id, frame, |o| &mut o.exploded_frame),
-                    _ => false,
-                }
-            }
-            _ => false,
+            None => false,
         }
     }
 
@@ -214,11 +210,8 @@ impl ObjectRegistry {
         }
     }
 
-    fn observe_creation(&mut self, msg: &[u8], frame: u64, catalog: &ShipCatalog) -> bool {
-        let Some(c) = parse_creation(msg) else {
-            return false;
-        };
-        let id = c.head.object_id;
+    fn observe_creation(&mut self, c: &ObjCreate, frame: u64, catalog: &ShipCatalog) -> bool {
+        let id = c.object_id;
         if let Some(existing) = self.objects.get_mut(&id) {
             // A live object with this id: a relayed copy or a replay to a late joiner
             // (the host ignores creations of existing ids too).
@@ -227,8 +220,9 @@ impl ObjectRegistry {
                 return false;
             }
         }
-        let (kind, species, class_name, player_name, set_name) = match c.ship {
-            Some((sp, fixed)) => {
+        let (kind, species, class_name, player_name, set_name) = match c.ship() {
+            Some(ship) => {
+                let sp = ship.species;
                 let name = catalog
                     .class_name(sp as u16)
                     .map(str::to_string)
@@ -238,13 +232,13 @@ impl ObjectRegistry {
                     ObjectKind::Ship,
                     Some(sp),
                     name,
-                    fixed.player_name,
-                    fixed.set_name,
+                    ship.player_name.clone(),
+                    ship.set_name.clone(),
                 )
             }
             None => {
-                let (kind, name) = match c.head.class {
-                    CLASS_TORPEDO => (ObjectKind::Torpedo, "torpedo"),
+                let (kind, name) = match c.class() {
+                    Some(CLASS_TORPEDO) => (ObjectKind::Torpedo, "torpedo"),
                     _ => (ObjectKind::Other, "object"),
                 };
                 (kind, None, name.to_string(), String::new(), String::new())
@@ -276,11 +270,11 @@ impl ObjectRegistry {
                 kind,
                 species,
                 class_name,
-                owner_slot: c.head.owner_slot,
-                team: c.head.team,
+                owner_slot: c.owner_slot,
+                team: c.team,
                 player_name,
                 set_name,
-                prefix: c.head.prefix,
+                prefix: c.prefix,
                 created_frame: frame,
                 creations_seen: 1,
                 exploded_frame: None,
@@ -342,18 +336,18 @@ impl ObjectRegistry {
     }
 }
 
-fn read_u32(msg: &[u8], at: usize) -> Option<u32> {
-    let b = msg.get(at..at + 4)?;
-    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::opcodes::objects::{
-        ObjCreate, ObjectBody, ShipBody, SubsystemBlob, CLASS_SHIP, CLASS_TORPEDO,
-    };
+    use crate::game::opcodes::objects::{ObjectBody, ShipBody, SubsystemBlob, CLASS_SHIP};
     use crate::game::opcodes::test_util::hex;
+    use crate::game::opcodes::{decode, DecodeContext};
+
+    /// Decode a message against the registry's current objects, then feed it in.
+    fn feed(r: &mut ObjectRegistry, msg: &[u8], frame: u64, cat: &ShipCatalog) -> bool {
+        let m = decode(msg, &DecodeContext::new(r, cat));
+        r.observe(&m, frame, cat)
+    }
 
     const AKIRA: &str = "03000208800000ffffff3f010000b042000084c2000092c2f54a6f3ffe8c963e84e34b3e38784e3c00000000000000054361647932064d756c746931ffff64ffffffffffffff64ffffffffffff64ffffffffffffffffff646001ffffff64ffffffffffffff6400ff64ffffff6401ff";
 
@@ -462,9 +456,9 @@ mod tests {
         let cat = ShipCatalog::stock();
         let mut r = ObjectRegistry::new();
         let akira = hex(AKIRA);
-        assert!(r.observe(&akira, 30, &cat));
+        assert!(feed(&mut r, &akira, 30, &cat));
         // The host relays the same bytes to other clients: not a new object.
-        assert!(!r.observe(&akira, 31, &cat));
+        assert!(!feed(&mut r, &akira, 31, &cat));
         let o = r.get(0x3FFF_FFFF).unwrap();
         assert_eq!(o.class_name, "Akira");
         assert_eq!((o.created_frame, o.creations_seen), (30, 2));
@@ -485,14 +479,14 @@ mod tests {
         // Exploding event, then DestroyObject.
         let boom = hex("06298100004e00800000000000ffffff3f0000000000001841");
         assert_eq!(exploding(0x3FFF_FFFF), boom);
-        assert!(r.observe(&boom, 40, &cat));
-        assert!(r.observe(&hex("14ffffff3f"), 41, &cat));
+        assert!(feed(&mut r, &boom, 40, &cat));
+        assert!(feed(&mut r, &hex("14ffffff3f"), 41, &cat));
         let o = r.get(0x3FFF_FFFF).unwrap();
         assert_eq!((o.exploded_frame, o.destroyed_frame), (Some(40), Some(41)));
 
         // A respawn takes a later id of the same slot; subsystem ids above it follow it.
         let galaxy = ship(0x4000_0021, 0, 3, "Cady2");
-        assert!(r.observe(&galaxy, 50, &cat));
+        assert!(feed(&mut r, &galaxy, 50, &cat));
         assert_eq!(
             r.describe(0x4000_0030).as_deref(),
             Some("subsystem of Galaxy (Cady2, slot 0)")
@@ -502,13 +496,13 @@ mod tests {
             Some("subsystem of Akira (Cady2, slot 0)")
         );
         // Other slot.
-        r.observe(&ship(0x4003_FFFF, 1, 5, "Bot1"), 60, &cat);
+        feed(&mut r, &ship(0x4003_FFFF, 1, 5, "Bot1"), 60, &cat);
         assert_eq!(
             r.describe(0x4004_0001).as_deref(),
             Some("subsystem of Sovereign (Bot1, slot 1)")
         );
         // A destroyed id created again is a new object.
-        assert!(r.observe(&akira, 70, &cat));
+        assert!(feed(&mut r, &akira, 70, &cat));
         assert_eq!(r.get(0x3FFF_FFFF).unwrap().created_frame, 70);
     }
 
@@ -519,7 +513,7 @@ mod tests {
         let stock = hex(AKIRA);
         let mut absent = stock[..3].to_vec();
         absent.extend_from_slice(&stock[7..]);
-        assert!(r.observe(&absent, 1, &cat));
+        assert!(feed(&mut r, &absent, 1, &cat));
         let o = r.get(0x3FFF_FFFF).unwrap();
         assert!(o.non_stock());
         assert_eq!(o.class_name, "Akira");
@@ -530,15 +524,15 @@ mod tests {
         let cat = ShipCatalog::stock();
         let mut r = ObjectRegistry::new();
         for i in 0..(MAX_OBJECTS as u32 + 10) {
-            r.observe(&ship(0x1000 + i, 0, 1, "x"), i as u64, &cat);
+            feed(&mut r, &ship(0x1000 + i, 0, 1, "x"), i as u64, &cat);
         }
         assert_eq!(r.len(), MAX_OBJECTS);
         assert_eq!(r.evicted(), 10);
         assert!(r.get(0x1000).is_none());
         assert!(r.get(0x1000 + MAX_OBJECTS as u32 + 9).is_some());
         // Garbage never registers anything.
-        assert!(!r.observe(&[0x03, 0x00], 1, &cat));
-        assert!(!r.observe(&[0x14, 0x00], 1, &cat));
+        assert!(!feed(&mut r, &[0x03, 0x00], 1, &cat));
+        assert!(!feed(&mut r, &[0x14, 0x00], 1, &cat));
     }
 
     #[test]
@@ -551,13 +545,18 @@ mod tests {
         // stock play (exploding, no 0x14), some are destroyed.
         let id = |k: u32| slot_base((k % 3) as u8) + (k / 3) * 34;
         for k in 0..n {
-            assert!(r.observe(&ship(id(k), (k % 3) as u8, 3, "P"), 2 * k as u64, &cat));
+            assert!(feed(
+                &mut r,
+                &ship(id(k), (k % 3) as u8, 3, "P"),
+                2 * k as u64,
+                &cat
+            ));
             let end = if k % 4 == 0 {
                 destroy(id(k))
             } else {
                 exploding(id(k))
             };
-            assert!(r.observe(&end, 2 * k as u64 + 1, &cat));
+            assert!(feed(&mut r, &end, 2 * k as u64 + 1, &cat));
         }
         check_invariants(&r);
         assert_eq!(r.len(), MAX_ENDED);
@@ -582,14 +581,14 @@ mod tests {
         assert_eq!(r.describe(last + 5), Some(format!("subsystem of {name}")));
         // A second ending (a DestroyObject after the explosion, or a repeat) records
         // its frame but forgets nothing.
-        assert!(r.observe(&destroy(last), 10_000, &cat));
-        assert!(!r.observe(&destroy(last), 10_001, &cat));
-        assert!(!r.observe(&exploding(last), 10_002, &cat));
+        assert!(feed(&mut r, &destroy(last), 10_000, &cat));
+        assert!(!feed(&mut r, &destroy(last), 10_001, &cat));
+        assert!(!feed(&mut r, &exploding(last), 10_002, &cat));
         check_invariants(&r);
         assert_eq!(r.forgotten(), extra as u64);
         // Live objects are not limited by the ended bound.
         for k in 0..(MAX_ENDED as u32 + 10) {
-            r.observe(&torpedo(slot_base(5) + k, 5), 20_000, &cat);
+            feed(&mut r, &torpedo(slot_base(5) + k, 5), 20_000, &cat);
         }
         check_invariants(&r);
         assert_eq!(r.len(), 2 * MAX_ENDED + 10);
@@ -601,15 +600,15 @@ mod tests {
         let cat = ShipCatalog::stock();
         let mut r = ObjectRegistry::new();
         let a = slot_base(1);
-        r.observe(&ship(a, 1, 1, "A"), 1, &cat);
-        r.observe(&destroy(a), 2, &cat);
-        assert!(r.observe(&ship(a, 1, 3, "A"), 3, &cat));
+        feed(&mut r, &ship(a, 1, 1, "A"), 1, &cat);
+        feed(&mut r, &destroy(a), 2, &cat);
+        assert!(feed(&mut r, &ship(a, 1, 3, "A"), 3, &cat));
         // Enough other deaths to fill the queue: the new, live `a` must not be the
         // entry pushed out.
         for k in 0..MAX_ENDED as u32 {
             let id = slot_base(2) + k * 34;
-            r.observe(&ship(id, 2, 1, "B"), 10 + k as u64, &cat);
-            r.observe(&exploding(id), 10 + k as u64, &cat);
+            feed(&mut r, &ship(id, 2, 1, "B"), 10 + k as u64, &cat);
+            feed(&mut r, &exploding(id), 10 + k as u64, &cat);
         }
         check_invariants(&r);
         let o = r.get(a).expect("recreated ship kept");
@@ -617,12 +616,12 @@ mod tests {
         assert_eq!((o.class_name.as_str(), o.created_frame), ("Galaxy", 3));
         assert_eq!(r.forgotten(), 0);
         // An exploded wreck is not created again by a replayed creation.
-        r.observe(&exploding(a), 4999, &cat);
-        assert!(!r.observe(&ship(a, 1, 3, "A"), 5000, &cat));
+        feed(&mut r, &exploding(a), 4999, &cat);
+        assert!(!feed(&mut r, &ship(a, 1, 3, "A"), 5000, &cat));
         assert_eq!(r.get(a).map(|o| o.creations_seen), Some(2));
         // A destroyed ship's id reused by a torpedo leaves the ship index.
-        r.observe(&destroy(a), 5000, &cat);
-        r.observe(&torpedo(a, 1), 5001, &cat);
+        feed(&mut r, &destroy(a), 5000, &cat);
+        feed(&mut r, &torpedo(a, 1), 5001, &cat);
         check_invariants(&r);
         assert_eq!(r.describe(a + 1).as_deref(), Some("slot 1 object"));
     }
@@ -633,14 +632,14 @@ mod tests {
         let mut r = ObjectRegistry::new();
         let id = |i: usize| 0x1000 + i as u32;
         for i in 0..MAX_OBJECTS {
-            r.observe(&ship(id(i), 0, 1, "x"), i as u64, &cat);
+            feed(&mut r, &ship(id(i), 0, 1, "x"), i as u64, &cat);
         }
-        assert!(r.observe(&destroy(id(10)), 9000, &cat));
-        assert!(r.observe(&exploding(id(5)), 9000, &cat));
-        assert!(r.observe(&destroy(id(20)), 9000, &cat));
+        assert!(feed(&mut r, &destroy(id(10)), 9000, &cat));
+        assert!(feed(&mut r, &exploding(id(5)), 9000, &cat));
+        assert!(feed(&mut r, &destroy(id(20)), 9000, &cat));
         let mut next = MAX_OBJECTS;
         let mut create = |r: &mut ObjectRegistry| {
-            r.observe(&ship(id(next), 0, 1, "x"), 9001, &cat);
+            feed(r, &ship(id(next), 0, 1, "x"), 9001, &cat);
             next += 1;
         };
         create(&mut r);
@@ -681,11 +680,11 @@ mod tests {
             let id = slot_base(slot) + next(600);
             match next(10) {
                 0..=3 => {
-                    r.observe(&ship(id, slot, 1 + next(8) as u8, "p"), step, &cat);
+                    feed(&mut r, &ship(id, slot, 1 + next(8) as u8, "p"), step, &cat);
                     created.push(id);
                 }
                 4 => {
-                    r.observe(&torpedo(id, slot), step, &cat);
+                    feed(&mut r, &torpedo(id, slot), step, &cat);
                     created.push(id);
                 }
                 k => {
@@ -696,7 +695,7 @@ mod tests {
                         } else {
                             destroy(victim)
                         };
-                        r.observe(&end, step, &cat);
+                        feed(&mut r, &end, step, &cat);
                     }
                 }
             }

@@ -5,7 +5,8 @@
 //! mid-session, so the tracker begins in `Unknown` and switches on the first message
 //! that says where the client is.
 
-use super::opcodes::events::{CLASS_OBJECT_EXPLODING, EVENT_OBJECT_EXPLODING};
+use super::message::GameMessage;
+use super::opcodes::{op, Body};
 use crate::diag::Direction;
 use std::fmt;
 
@@ -156,36 +157,43 @@ impl PhaseTracker {
         changed.or(timed_out)
     }
 
-    /// A game message of this client's flow (opcode byte first).
-    pub fn on_message(&mut self, dir: Direction, msg: &[u8], time: f64) -> Option<Phase> {
+    /// A game message of this client's flow.
+    pub fn on_message(&mut self, dir: Direction, msg: &GameMessage, time: f64) -> Option<Phase> {
         let timed_out = self.on_time(time);
         self.seen_game_packet = true;
-        let Some(&op) = msg.first() else {
+        if msg.length == 0 {
             return timed_out;
-        };
+        }
         if self.phase == Phase::Disconnecting {
             // Only a new connect (transport) starts the client over.
             return timed_out;
         }
-        let changed = match (dir, op) {
-            (Direction::S2C, 0x20) => self.set(Phase::Checksum {
-                round: msg.get(1).copied().unwrap_or(0),
-            }),
-            (Direction::S2C, 0x28 | 0x00 | 0x01) => self.set(Phase::Settings),
-            (Direction::S2C, 0x04) => self.set(Phase::Disconnecting),
-            (Direction::C2S, 0x2A) => self.set(Phase::Lobby),
-            (Direction::C2S, 0x03) => {
-                if let Some(id) = read_u32(msg, 7).filter(|_| msg.len() > 11) {
-                    self.remember_ship(id);
+        let changed = match (dir, msg.opcode) {
+            (Direction::S2C, op::CHECKSUM_REQUEST) => {
+                // A request too damaged to read gives no round.
+                let round = match &msg.body {
+                    Some(Body::ChecksumRequest(r)) => r.round,
+                    _ => 0,
+                };
+                self.set(Phase::Checksum { round })
+            }
+            (Direction::S2C, op::CHECKSUM_COMPLETE | op::SETTINGS | op::GAME_INIT) => {
+                self.set(Phase::Settings)
+            }
+            (Direction::S2C, op::BOOT_PLAYER) => self.set(Phase::Disconnecting),
+            (Direction::C2S, op::NEW_PLAYER_IN_GAME) => self.set(Phase::Lobby),
+            (Direction::C2S, op::OBJ_CREATE_TEAM) => {
+                if let Some(Body::ObjCreate(c)) = &msg.body {
+                    self.remember_ship(c.object_id);
                 }
                 self.set(Phase::InGame)
             }
-            (Direction::C2S, 0x1C) if self.phase != Phase::Dead => self.set(Phase::InGame),
-            (Direction::S2C, 0x06) => {
-                let exploding = read_u32(msg, 1) == Some(CLASS_OBJECT_EXPLODING)
-                    && read_u32(msg, 5) == Some(EVENT_OBJECT_EXPLODING);
-                match read_u32(msg, 13) {
-                    Some(victim) if exploding && self.is_own_ship(victim) => self.set(Phase::Dead),
+            (Direction::C2S, op::STATE_UPDATE) if self.phase != Phase::Dead => {
+                self.set(Phase::InGame)
+            }
+            (Direction::S2C, op::PYTHON_EVENT) => {
+                match msg.body.as_ref().and_then(Body::exploding_object) {
+                    Some(victim) if self.is_own_ship(victim) => self.set(Phase::Dead),
                     _ => None,
                 }
             }
@@ -208,15 +216,11 @@ impl PhaseTracker {
     }
 }
 
-fn read_u32(msg: &[u8], at: usize) -> Option<u32> {
-    let b = msg.get(at..at + 4)?;
-    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::opcodes::test_util::hex;
+    use crate::game::opcodes::checksum::ChecksumRequest;
+    use crate::game::opcodes::test_util::{decode_plain as msg, hex};
     use Direction::{C2S, S2C};
 
     // The a_single_client sequence (flows.md §1): connect → checksums → settings →
@@ -235,34 +239,46 @@ mod tests {
         assert_eq!(
             t.on_message(
                 S2C,
-                &hex("20000800736372697074732f07004170702e70796320"),
+                &msg(&hex("20000800736372697074732f07004170702e70796320")),
                 0.2
             ),
             Some(Phase::Checksum { round: 0 })
         );
-        assert_eq!(t.on_message(C2S, &hex("21ff00000000000000"), 0.3), None);
-        let p = t.on_message(S2C, &hex("20ff1300"), 0.4).unwrap();
+        assert_eq!(
+            t.on_message(C2S, &msg(&hex("21ff00000000000000")), 0.3),
+            None
+        );
+        let last_round = ChecksumRequest {
+            round: 0xFF,
+            directory: "Scripts/Multiplayer".into(),
+            filter: "*.pyc".into(),
+            recursive: true,
+        };
+        let p = t.on_message(S2C, &msg(&last_round.emit()), 0.4).unwrap();
         assert_eq!(p.to_string(), "checksum round 0xFF");
-        assert_eq!(t.on_message(S2C, &[0x28], 0.5), Some(Phase::Settings));
-        assert_eq!(t.on_message(S2C, &[0x01], 0.5), None);
-        assert_eq!(t.on_message(C2S, &hex("2a20"), 0.6), Some(Phase::Lobby));
+        assert_eq!(t.on_message(S2C, &msg(&[0x28]), 0.5), Some(Phase::Settings));
+        assert_eq!(t.on_message(S2C, &msg(&[0x01]), 0.5), None);
+        assert_eq!(
+            t.on_message(C2S, &msg(&hex("2a20")), 0.6),
+            Some(Phase::Lobby)
+        );
         // The host's StateUpdates about other ships do not mean the client plays.
-        assert_eq!(t.on_message(S2C, &hex("1cffff0340"), 0.7), None);
+        assert_eq!(t.on_message(S2C, &msg(&hex("1cffff0340")), 0.7), None);
         let create = hex("03000208800000ffffff3f01");
-        assert_eq!(t.on_message(C2S, &create, 1.0), Some(Phase::InGame));
+        assert_eq!(t.on_message(C2S, &msg(&create), 1.0), Some(Phase::InGame));
         assert_eq!(t.phase().to_string(), "in game");
         // Exploding event about another ship: nothing; about ours: dead.
         let other = hex("06298100004e00800000000000ffff03400000000000001841");
-        assert_eq!(t.on_message(S2C, &other, 2.0), None);
+        assert_eq!(t.on_message(S2C, &msg(&other), 2.0), None);
         let ours = hex("06298100004e00800000000000ffffff3f0000000000001841");
-        assert_eq!(t.on_message(S2C, &ours, 2.0), Some(Phase::Dead));
-        assert_eq!(t.on_message(C2S, &hex("1cffffff3f"), 2.1), None);
-        assert_eq!(t.on_message(C2S, &create, 12.0), Some(Phase::InGame));
+        assert_eq!(t.on_message(S2C, &msg(&ours), 2.0), Some(Phase::Dead));
+        assert_eq!(t.on_message(C2S, &msg(&hex("1cffffff3f")), 2.1), None);
+        assert_eq!(t.on_message(C2S, &msg(&create), 12.0), Some(Phase::InGame));
         assert_eq!(
             t.on_transport(TransportEvent::Disconnect, 13.0),
             Some(Phase::Disconnecting)
         );
-        assert_eq!(t.on_message(C2S, &hex("2a20"), 13.5), None);
+        assert_eq!(t.on_message(C2S, &msg(&hex("2a20")), 13.5), None);
         assert_eq!(
             t.on_transport(TransportEvent::Connect, 20.0),
             Some(Phase::Connecting)
@@ -274,7 +290,7 @@ mod tests {
         let mut t = PhaseTracker::new();
         assert_eq!(t.phase().to_string(), "unknown");
         assert_eq!(
-            t.on_message(C2S, &hex("1cffffff3f"), 100.0),
+            t.on_message(C2S, &msg(&hex("1cffffff3f")), 100.0),
             Some(Phase::InGame)
         );
         assert_eq!(t.on_time(130.0), None);

@@ -9,6 +9,7 @@ use super::compressed::{cf16_decode, cf16_encode, cv3_decode, cv3_encode};
 use super::dirty::flag_names;
 use super::field::{Field, Span, Value};
 use super::message::GameMessage;
+use super::opcodes::Body;
 use super::reader::{DecodeError, DecodeResult, FieldReader};
 use super::ships::{ShipCatalog, ShipClass};
 use super::subsys::{
@@ -248,7 +249,7 @@ pub fn decode_reusing(
         length: msg.len(),
         fields: f.fields,
         warnings,
-        state_update: header_ok.then_some(su),
+        body: header_ok.then(|| Body::StateUpdate(su)),
     }
 }
 
@@ -602,7 +603,7 @@ mod tests {
         let cat = ShipCatalog::stock();
         let m = decode(&SEED_001_EX1, Some(1), &cat);
         assert!(m.warnings.is_empty(), "{:?}", m.warnings);
-        let su = m.state_update.as_deref().unwrap();
+        let su = m.state_update().unwrap();
         assert_eq!(su.object_id, 0x3FFF_FFFF);
         assert_eq!(su.game_time, 28.1875);
         assert_eq!(su.flags, 0x9D);
@@ -648,7 +649,7 @@ mod tests {
         let cat = ShipCatalog::stock();
         let m = decode(&SEED_001_EX2, Some(1), &cat);
         assert!(m.warnings.is_empty(), "{:?}", m.warnings);
-        let su = m.state_update.as_deref().unwrap();
+        let su = m.state_update().unwrap();
         assert_eq!(su.game_time, 38.90625);
         assert_eq!(su.flags, 0x20);
         assert_eq!(su.subsystem_start, Some(8));
@@ -700,7 +701,7 @@ mod tests {
             &Value::List(want.iter().map(|s| Value::Text(s.to_string())).collect())
         );
         assert!(w.message.contains(&want.join(", ")), "{w}");
-        let su = m.state_update.as_deref().unwrap();
+        let su = m.state_update().unwrap();
         assert!(matches!(
             su.subsystems,
             Some(SubsystemData::Raw { start: 8, .. })
@@ -714,7 +715,7 @@ mod tests {
             field(&m, "subsystem_block_raw").value,
             Value::Bytes(SEED_001_EX2[11..].to_vec())
         );
-        assert_eq!(encode(m.state_update.as_deref().unwrap()), SEED_001_EX2);
+        assert_eq!(encode(m.state_update().unwrap()), SEED_001_EX2);
     }
 
     #[test]
@@ -764,7 +765,7 @@ mod tests {
                 }
             }
         }
-        assert!(decode(&[], None, &cat).state_update.is_none());
+        assert!(decode(&[], None, &cat).state_update().is_none());
     }
 
     #[test]
@@ -863,7 +864,7 @@ mod tests {
                     "{} {flags:#04x}: {unexpected:?}",
                     class.name
                 );
-                let back = m.state_update.as_deref().unwrap();
+                let back = m.state_update().unwrap();
                 assert_eq!(back, &su, "{} {flags:#04x}", class.name);
                 assert_eq!(encode(back), bytes);
             }
@@ -890,10 +891,10 @@ mod tests {
         assert_eq!(b[23], 8);
         let m = decode(&b, Some(1), &cat);
         assert!(m.warnings.is_empty(), "{:?}", m.warnings);
-        assert_eq!(m.state_update.as_deref(), Some(&su));
+        assert_eq!(m.state_update(), Some(&su));
         // Unknown class: the raw block keeps the bits it stored in that byte.
         let m = decode(&b, None, &cat);
-        let raw = m.state_update.as_deref().unwrap();
+        let raw = m.state_update().unwrap();
         assert!(
             matches!(&raw.subsystems, Some(SubsystemData::Raw { shared_bits, .. }) if shared_bits.len() == 3)
         );

@@ -234,7 +234,7 @@ fn mentions_object(g: &crate::game::GameMessage, id: u32) -> bool {
             _ => false,
         })
     }
-    g.state_update.as_ref().is_some_and(|s| s.object_id == id) || walk(&g.fields, id)
+    g.state_update().is_some_and(|s| s.object_id == id) || walk(&g.fields, id)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use crate::diag::{Code, Direction};
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
 use crate::game::objects::{ObjectRegistry, MAX_ENDED, MAX_OBJECTS};
-use crate::game::opcodes::{self, DecodeContext};
+use crate::game::opcodes::{self, Body, DecodeContext};
 use crate::game::phases::{PhaseTracker, TransportEvent};
 use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WINDOW_SECS};
 use crate::game::ships::ShipCatalog;
@@ -463,7 +463,7 @@ impl Pipeline {
                 if self.spare_updates.len() >= MAX_SPARE_UPDATES {
                     break;
                 }
-                if let Some(su) = m.game.as_mut().and_then(|g| g.state_update.take()) {
+                if let Some(su) = m.game.as_mut().and_then(|g| g.take_state_update()) {
                     self.spare_updates.push(su);
                 }
             }
@@ -724,28 +724,23 @@ impl Pipeline {
     ) -> GameMessage {
         let st = self.sessions.entry(session).or_default();
         let mut ctx = DecodeContext::new(&st.registry, &self.config.ships);
-        // Settings carries the player slot read below.
-        if self.lean && payload.first() != Some(&0x00) {
+        if self.lean {
             ctx = ctx.lean();
         }
         let game = opcodes::decode_reusing(payload, &ctx, &mut self.spare_updates);
         if delivered {
             let time = ts_ns as f64 / 1e9;
-            st.registry.observe(payload, frame, &self.config.ships);
+            st.registry.observe(&game, frame, &self.config.ships);
             if let Some(link) = st.relay.observe(dir, client, payload, frame, time) {
                 *relay_of = Some(link.original_frame);
             }
-            if dir == Direction::S2C && game.opcode == 0x00 {
-                if let Some(slot) = game.fields.iter().find(|f| f.name == "player_slot") {
-                    if let Value::Uint(v) = slot.value {
-                        st.slots.insert(client, v as u8);
-                    }
-                }
+            if let (Direction::S2C, Some(Body::Settings(settings))) = (dir, &game.body) {
+                st.slots.insert(client, settings.player_slot);
             }
             self.phases
                 .entry((session, client))
                 .or_default()
-                .on_message(dir, payload, time);
+                .on_message(dir, &game, time);
         }
         game
     }

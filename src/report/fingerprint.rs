@@ -84,7 +84,7 @@ impl<'a> LeanFingerprints<'a> {
     /// Fingerprint of `game`, the delivered message of `m` in `packet`.
     pub fn of(&self, packet: &GamePacket, m: &MessageRecord, game: &GameMessage) -> u64 {
         if self.typed && game.warnings.is_empty() {
-            if let Some(su) = game.state_update.as_deref() {
+            if let Some(su) = game.state_update() {
                 if !matches!(su.subsystems, Some(SubsystemData::Raw { .. })) {
                     let class = su.species.and_then(|s| self.catalog.class(s));
                     return self.state_update(su, class);
@@ -102,7 +102,7 @@ impl<'a> LeanFingerprints<'a> {
             return self.cmp.fingerprint(game);
         };
         let full = if game.opcode == stateupdate::OPCODE {
-            let species = game.state_update.as_deref().and_then(|s| s.species);
+            let species = game.state_update().and_then(|s| s.species);
             stateupdate::decode(bytes, species, self.catalog)
         } else {
             opcodes::decode(bytes, &DecodeContext::new(&self.registry, self.catalog))
@@ -338,7 +338,7 @@ mod tests {
                 let Some(game) = m.delivered_game() else {
                     continue;
                 };
-                let Some(su) = game.state_update.as_deref() else {
+                let Some(su) = game.state_update() else {
                     continue;
                 };
                 let bytes = match (&m.assembled, m.payload_offset) {
@@ -421,7 +421,7 @@ mod tests {
         let mut typed = 0;
         for (k, (bytes, species)) in msgs.iter().enumerate() {
             let full = stateupdate::decode(bytes, *species, &catalog);
-            let Some(su) = full.state_update.as_deref() else {
+            let Some(su) = full.state_update() else {
                 continue;
             };
             if !full.warnings.is_empty() || matches!(su.subsystems, Some(SubsystemData::Raw { .. }))

@@ -225,7 +225,7 @@ impl Stats {
                 .count() as u64;
             d.opcodes.add(game.opcode, 1);
             d.opcode_bytes.add(game.opcode, game.length as u64);
-            if let Some(su) = &game.state_update {
+            if let Some(su) = game.state_update() {
                 d.dirty_flags[su.flags as usize] += 1;
                 for bit in 0..8 {
                     if su.flags & (1 << bit) != 0 {

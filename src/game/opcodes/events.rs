@@ -150,6 +150,9 @@ pub enum EventTail {
     },
     /// An unknown class: the tail length is unknown, so the rest is kept raw.
     Unknown(Vec<u8>),
+    /// A known class whose tail ends early: its bytes as they came (the message also
+    /// carries a `decode_error`).
+    Undecoded(Vec<u8>),
 }
 
 /// A serialized event.
@@ -326,7 +329,7 @@ impl EventTail {
                     .f32(destination[2])
                     .f32(*speed);
             }
-            EventTail::Unknown(b) => {
+            EventTail::Unknown(b) | EventTail::Undecoded(b) => {
                 w.bytes(b);
             }
         }
@@ -335,6 +338,44 @@ impl EventTail {
 
 impl EventMessage {
     pub fn parse(opcode: u8, f: &mut FieldReader, w: &mut Vec<Warning>) -> DecodeResult<Self> {
+        match Self::parse_keeping(opcode, f, w) {
+            (Some(m), Ok(())) => Ok(m),
+            (_, Err(e)) => Err(e),
+            (None, Ok(())) => unreachable!("a parse without a value reports its error"),
+        }
+    }
+
+    /// [`Self::parse`], but a tail that ends early still gives the message (with the
+    /// tail's bytes kept as they came) next to the error, so the header's objects are
+    /// known to the registry and phases.
+    pub fn parse_keeping(
+        opcode: u8,
+        f: &mut FieldReader,
+        w: &mut Vec<Warning>,
+    ) -> (Option<Self>, DecodeResult<()>) {
+        match Self::parse_header(opcode, f, w) {
+            Ok(Ok(m)) => (Some(m), Ok(())),
+            Ok(Err(header)) => {
+                let tail_at = f.r.pos();
+                match EventTail::parse(opcode, &header, f) {
+                    Ok(tail) => (Some(EventMessage::new(opcode, header, tail)), Ok(())),
+                    Err(e) => {
+                        let rest = f.r.buffer().get(tail_at..).unwrap_or_default().to_vec();
+                        let m = EventMessage::new(opcode, header, EventTail::Undecoded(rest));
+                        (Some(m), Err(e))
+                    }
+                }
+            }
+            Err(e) => (None, Err(e)),
+        }
+    }
+
+    /// The header, or the whole message when the body is too short for one.
+    fn parse_header(
+        opcode: u8,
+        f: &mut FieldReader,
+        w: &mut Vec<Warning>,
+    ) -> DecodeResult<Result<Self, EventHeader>> {
         let at = f.r.pos();
         if f.r.remaining() < HEADER_LEN {
             // Stock peers always send the full header; some reimplementations send a
@@ -348,10 +389,10 @@ impl EventMessage {
                 ),
             ));
             let raw = f.rest("non_stock_body").to_vec();
-            return Ok(EventMessage {
+            return Ok(Ok(EventMessage {
                 opcode,
                 body: EventBody::TooShort(raw),
-            });
+            }));
         }
         let header = EventHeader::parse(opcode, f)?;
         if let Some(stock) = stock_class(opcode) {
@@ -375,11 +416,24 @@ impl EventMessage {
                 ),
             ));
         }
-        let tail = EventTail::parse(opcode, &header, f)?;
-        Ok(EventMessage {
-            opcode,
-            body: EventBody::Event(Event { header, tail }),
-        })
+        Ok(Err(header))
+    }
+
+    /// The event header, when the body holds one.
+    pub fn header(&self) -> Option<&EventHeader> {
+        match &self.body {
+            EventBody::Event(e) => Some(&e.header),
+            EventBody::TooShort(_) => None,
+        }
+    }
+
+    /// The object a stock ObjectExploding event names (its destination).
+    pub fn exploding_object(&self) -> Option<u32> {
+        self.header()
+            .filter(|h| {
+                h.class_id == CLASS_OBJECT_EXPLODING && h.event_type == EVENT_OBJECT_EXPLODING
+            })
+            .map(|h| h.destination)
     }
 
     pub fn emit(&self) -> Vec<u8> {

@@ -5,13 +5,17 @@
 //! [`decode`] is the single entry point used by the pipeline: it never fails and never
 //! panics; what it cannot decode is reported as a located warning plus raw bytes.
 
+mod body;
 pub mod checksum;
 pub mod events;
 pub mod lobby;
 pub mod objects;
+pub mod op;
 pub mod script;
 pub mod ship_layouts;
 pub mod weapons;
+
+pub use body::Body;
 
 use super::field::{Field, Span, Value};
 use super::message::GameMessage;
@@ -154,10 +158,10 @@ pub fn decode_reusing(
                 Some(0),
                 "empty game message: expected at least the opcode byte",
             )],
-            state_update: None,
+            body: None,
         };
     };
-    if op == 0x1C {
+    if op == op::STATE_UPDATE {
         let species = object_id_at(msg, 1).and_then(|id| ctx.registry.species(id));
         return stateupdate::decode_reusing(
             msg,
@@ -173,8 +177,8 @@ pub fn decode_reusing(
         FieldReader::after_opcode_lean(msg)
     };
     let mut warnings = Vec::new();
-    let result = parse_body(op, &mut f, &mut warnings, ctx.catalog);
-    finish(op, msg, f, warnings, result)
+    let (body, result) = parse_body(op, &mut f, &mut warnings, ctx.catalog);
+    finish(op, msg, f, warnings, body, result)
 }
 
 fn object_id_at(msg: &[u8], at: usize) -> Option<u32> {
@@ -182,42 +186,72 @@ fn object_id_at(msg: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
-/// Dispatch to the family decoders; each reads the body with the shared reader.
+/// Dispatch to the family decoders; each reads the body with the shared reader and
+/// returns its typed value. Creations and events keep what they read when a later part
+/// fails (see [`Body`]); the error still goes to [`finish`].
 fn parse_body(
-    op: u8,
+    opcode: u8,
     f: &mut FieldReader,
     w: &mut Vec<Warning>,
     catalog: &ShipCatalog,
-) -> DecodeResult<()> {
-    match op {
-        0x00 => lobby::Settings::parse(f, w).map(drop),
-        0x01 | 0x13 | 0x27 | 0x28 | 0x39 => Ok(()),
-        0x02 | 0x03 => objects::ObjCreate::parse(op, f, w, catalog).map(drop),
-        0x04 => lobby::BootPlayer::parse(f).map(drop),
-        0x06..=0x12 | 0x15 | 0x17 | 0x1B => events::EventMessage::parse(op, f, w).map(drop),
-        0x14 | 0x1D | 0x1E => lobby::ObjectMessage::parse(op, f).map(drop),
-        0x16 => lobby::UiCollisionSetting::parse(f).map(drop),
-        0x18 => lobby::DeletePlayerAnim::parse(f).map(drop),
-        0x19 => weapons::TorpedoFire::parse(f, w).map(drop),
-        0x1A => weapons::BeamFire::parse(f, w).map(drop),
-        0x1F => lobby::EnterSet::parse(f).map(drop),
-        0x20 => checksum::ChecksumRequest::parse(f).map(drop),
-        0x21 => checksum::ChecksumResponse::parse(f).map(drop),
-        0x22 | 0x23 => checksum::ChecksumFail::parse(op, f).map(drop),
-        0x25 => checksum::FileTransfer::parse(f).map(drop),
-        0x29 => weapons::Explosion::parse(f).map(drop),
-        0x2A => lobby::NewPlayerInGame::parse(f).map(drop),
-        0x2C | 0x2D => script::Chat::parse(op, f).map(drop),
-        0x35 => script::MissionInit::parse(f).map(drop),
-        0x36 => script::ScoreChange::parse(f).map(drop),
-        0x37 => script::Score::parse(f).map(drop),
-        0x38 => script::EndGame::parse(f).map(drop),
-        0x3F => script::ScoreInit::parse(f).map(drop),
-        0x40 => script::TeamScore::parse(f).map(drop),
-        0x41 => script::TeamMessage::parse(f).map(drop),
+) -> (Option<Body>, DecodeResult<()>) {
+    use op::*;
+    fn typed<T>(
+        r: DecodeResult<T>,
+        wrap: impl FnOnce(T) -> Body,
+    ) -> (Option<Body>, DecodeResult<()>) {
+        match r {
+            Ok(v) => (Some(wrap(v)), Ok(())),
+            Err(e) => (None, Err(e)),
+        }
+    }
+    match opcode {
+        SETTINGS => typed(lobby::Settings::parse(f, w), Body::Settings),
+        GAME_INIT | HOST_MSG | FILE_TRANSFER_ACK | CHECKSUM_COMPLETE | RESTART_GAME => {
+            (Some(Body::Bare(opcode)), Ok(()))
+        }
+        OBJ_CREATE | OBJ_CREATE_TEAM => {
+            let (c, r) = objects::ObjCreate::parse_keeping(opcode, f, w, catalog);
+            (c.map(Body::ObjCreate), r)
+        }
+        BOOT_PLAYER => typed(lobby::BootPlayer::parse(f), Body::BootPlayer),
+        PYTHON_EVENT..=SET_PHASER_LEVEL
+        | COLLISION_EFFECT
+        | DELETE_PLAYER_UI
+        | TORPEDO_TYPE_CHANGE => {
+            let (e, r) = events::EventMessage::parse_keeping(opcode, f, w);
+            (e.map(Body::Event), r)
+        }
+        DESTROY_OBJECT | OBJ_NOT_FOUND | REQUEST_OBJECT => {
+            typed(lobby::ObjectMessage::parse(opcode, f), Body::Object)
+        }
+        UI_COLLISION_SETTING => typed(
+            lobby::UiCollisionSetting::parse(f),
+            Body::UiCollisionSetting,
+        ),
+        DELETE_PLAYER_ANIM => typed(lobby::DeletePlayerAnim::parse(f), Body::DeletePlayerAnim),
+        TORPEDO_FIRE => typed(weapons::TorpedoFire::parse(f, w), Body::TorpedoFire),
+        BEAM_FIRE => typed(weapons::BeamFire::parse(f, w), Body::BeamFire),
+        ENTER_SET => typed(lobby::EnterSet::parse(f), Body::EnterSet),
+        CHECKSUM_REQUEST => typed(checksum::ChecksumRequest::parse(f), Body::ChecksumRequest),
+        CHECKSUM_RESPONSE => typed(checksum::ChecksumResponse::parse(f), Body::ChecksumResponse),
+        VERSION_MISMATCH | SYSTEM_CHECKSUM_FAIL => {
+            typed(checksum::ChecksumFail::parse(opcode, f), Body::ChecksumFail)
+        }
+        FILE_TRANSFER => typed(checksum::FileTransfer::parse(f), Body::FileTransfer),
+        EXPLOSION => typed(weapons::Explosion::parse(f), Body::Explosion),
+        NEW_PLAYER_IN_GAME => typed(lobby::NewPlayerInGame::parse(f), Body::NewPlayerInGame),
+        CHAT_MESSAGE | TEAM_CHAT_MESSAGE => typed(script::Chat::parse(opcode, f), Body::Chat),
+        MISSION_INIT => typed(script::MissionInit::parse(f), Body::MissionInit),
+        SCORE_CHANGE => typed(script::ScoreChange::parse(f), Body::ScoreChange),
+        SCORE => typed(script::Score::parse(f), Body::Score),
+        END_GAME => typed(script::EndGame::parse(f), Body::EndGame),
+        SCORE_INIT => typed(script::ScoreInit::parse(f), Body::ScoreInit),
+        TEAM_SCORE => typed(script::TeamScore::parse(f), Body::TeamScore),
+        TEAM_MESSAGE => typed(script::TeamMessage::parse(f), Body::TeamMessage),
         _ => {
-            unknown_body(f);
-            Ok(())
+            let body = unknown_body(f);
+            (Some(Body::Unknown { opcode, body }), Ok(()))
         }
     }
 }
@@ -232,7 +266,7 @@ pub fn emit_raw(opcode: u8, body: &[u8]) -> Vec<u8> {
 }
 
 /// An opcode without a known layout: the body as raw bytes and its length.
-fn unknown_body(f: &mut FieldReader) {
+fn unknown_body(f: &mut FieldReader) -> Vec<u8> {
     let at = f.r.pos();
     let n = f.r.remaining();
     f.push_field(Field::new(
@@ -240,7 +274,7 @@ fn unknown_body(f: &mut FieldReader) {
         Value::Uint(n as u64),
         Span::new(at, at),
     ));
-    f.rest("raw");
+    f.rest("raw").to_vec()
 }
 
 /// Turn a decoder's result into a message: trailing bytes and failures become warnings
@@ -250,6 +284,7 @@ fn finish(
     msg: &[u8],
     mut f: FieldReader,
     mut warnings: Vec<Warning>,
+    body: Option<Body>,
     result: DecodeResult<()>,
 ) -> GameMessage {
     match result {
@@ -294,7 +329,7 @@ fn finish(
         length: msg.len(),
         fields: f.fields,
         warnings,
-        state_update: None,
+        body,
     }
 }
 
@@ -357,6 +392,7 @@ pub(crate) mod test_util {
 mod tests {
     use super::test_util::*;
     use super::*;
+    use crate::diag::Code;
 
     #[test]
     fn names_and_lookup_agree() {
@@ -440,12 +476,50 @@ mod tests {
             let m = decode_plain(&bytes);
             assert_ne!(m.name, "Unknown", "{s}");
             assert_clean(&m);
+            // The typed body is the whole message: emitting it gives the bytes back.
+            let body = m
+                .body
+                .as_ref()
+                .unwrap_or_else(|| panic!("no typed body: {s}"));
+            assert_eq!(body.emit(), bytes, "{s}");
             covered.insert(bytes[0]);
         }
         for (op, name) in NAMES {
             assert!(*op == 0x1C || covered.contains(op), "no vector for {name}");
         }
         assert_eq!(emit_raw(0x24, &[1, 2]), vec![0x24, 1, 2]);
+    }
+
+    #[test]
+    fn unknown_opcodes_and_damaged_creations_keep_their_bytes_typed() {
+        let m = decode_plain(&[0xCD, 1, 2, 3]);
+        assert_eq!(
+            m.body,
+            Some(Body::Unknown {
+                opcode: 0xCD,
+                body: vec![1, 2, 3]
+            })
+        );
+        // A ship creation cut inside its subsystem blob: still the player's ship,
+        // and the typed value still emits every byte.
+        let akira = hex("03000208800000ffffff3f010000b042000084c2000092c2f54a6f3ffe8c963e84e34b3e38784e3c00000000000000054361647932064d756c746931ffff64ffffffffffffff64ffffffffffff64ffffffffffffffffff646001ffffff64ffffffffffffff6400ff64ffffff6401ff");
+        for cut in [60, 80, akira.len() - 1] {
+            let m = decode_plain(&akira[..cut]);
+            assert!(has_warning(&m, Code::DecodeError), "cut {cut}");
+            let Some(Body::ObjCreate(c)) = &m.body else {
+                panic!("cut {cut}: {:?}", m.body)
+            };
+            assert_eq!(c.object_id, 0x3FFF_FFFF);
+            assert_eq!(c.ship().map(|s| s.player_name.as_str()), Some("Cady2"));
+            assert_eq!(c.emit(), &akira[..cut]);
+        }
+        // An exploding event whose tail is cut still names the ship.
+        let boom = hex("06298100004e00800000000000ffffff3f0000000000001841");
+        let m = decode_plain(&boom[..20]);
+        assert!(has_warning(&m, Code::DecodeError));
+        let body = m.body.as_ref().expect("typed event");
+        assert_eq!(body.exploding_object(), Some(0x3FFF_FFFF));
+        assert_eq!(body.emit(), &boom[..20]);
     }
 
     #[test]

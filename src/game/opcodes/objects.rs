@@ -73,6 +73,8 @@ pub enum SubsystemBlob {
     Decoded(Vec<SubsystemState>),
     /// No layout known for the species: kept as bytes.
     Raw(Vec<u8>),
+    /// The layout ran out of bytes: the blob as it came (with a `decode_error`).
+    Undecoded(Vec<u8>),
 }
 
 /// Body of a ship or station (class 0x8008).
@@ -102,6 +104,9 @@ pub enum ObjectBody {
     },
     /// An undocumented class: bytes as they came.
     Raw(Vec<u8>),
+    /// A documented class whose body ends early: bytes as they came (the message also
+    /// carries a `decode_error`).
+    Undecoded(Vec<u8>),
 }
 
 /// 0x02 ObjCreate / 0x03 ObjCreateTeam.
@@ -117,6 +122,17 @@ pub struct ObjCreate {
 }
 
 impl ObjCreate {
+    /// The class the object was serialized as: the class id after the envelope, or for
+    /// a non-stock prefix the class its body was read as.
+    pub fn class(&self) -> Option<u32> {
+        match (&self.prefix, &self.body) {
+            (ObjectPrefix::ClassId(c), _) => Some(*c),
+            (_, ObjectBody::Ship(_)) => Some(CLASS_SHIP),
+            (_, ObjectBody::Torpedo { .. }) => Some(CLASS_TORPEDO),
+            _ => None,
+        }
+    }
+
     pub fn species(&self) -> Option<u8> {
         match &self.body {
             ObjectBody::Ship(s) => Some(s.species),
@@ -136,34 +152,69 @@ impl ObjCreate {
         w: &mut Vec<Warning>,
         catalog: &ShipCatalog,
     ) -> DecodeResult<Self> {
-        let head = CreationHead::parse(opcode, f, w)?;
-        let body = match head.class {
-            CLASS_SHIP => {
-                let (fixed, species) = ShipFixed::parse(f)?;
-                ObjectBody::Ship(fixed.with_blob(species, parse_blob(species, catalog, f, w)?))
-            }
-            CLASS_TORPEDO => {
-                let torpedo_type = f.u8("torpedo_type")?;
-                let rest = f.rest("torpedo_body_undocumented").to_vec();
-                ObjectBody::Torpedo { torpedo_type, rest }
-            }
+        match Self::parse_keeping(opcode, f, w, catalog) {
+            (Some(c), Ok(())) => Ok(c),
+            (_, Err(e)) => Err(e),
+            (None, Ok(())) => unreachable!("a parse without a value reports its error"),
+        }
+    }
+
+    /// [`Self::parse`], but once the head is read a failure further on still gives the
+    /// creation, with the bytes from the failing part on kept as they came
+    /// ([`ObjectBody::Undecoded`], [`SubsystemBlob::Undecoded`]), next to the error: a
+    /// ship with a damaged blob is still a ship of its player.
+    pub fn parse_keeping(
+        opcode: u8,
+        f: &mut FieldReader,
+        w: &mut Vec<Warning>,
+        catalog: &ShipCatalog,
+    ) -> (Option<Self>, DecodeResult<()>) {
+        let head = match CreationHead::parse(opcode, f, w) {
+            Ok(h) => h,
+            Err(e) => return (None, Err(e)),
+        };
+        let rest_from =
+            |f: &FieldReader, at: usize| f.r.buffer().get(at..).unwrap_or_default().to_vec();
+        let body_at = f.r.pos();
+        let (body, result) = match head.class {
+            CLASS_SHIP => match ShipFixed::parse(f) {
+                Ok((fixed, species)) => {
+                    let blob_at = f.r.pos();
+                    match parse_blob(species, catalog, f, w) {
+                        Ok(blob) => (ObjectBody::Ship(fixed.with_blob(species, blob)), Ok(())),
+                        Err(e) => {
+                            let blob = SubsystemBlob::Undecoded(rest_from(f, blob_at));
+                            (ObjectBody::Ship(fixed.with_blob(species, blob)), Err(e))
+                        }
+                    }
+                }
+                Err(e) => (ObjectBody::Undecoded(rest_from(f, body_at)), Err(e)),
+            },
+            CLASS_TORPEDO => match f.u8("torpedo_type") {
+                Ok(torpedo_type) => {
+                    let rest = f.rest("torpedo_body_undocumented").to_vec();
+                    (ObjectBody::Torpedo { torpedo_type, rest }, Ok(()))
+                }
+                Err(e) => (ObjectBody::Undecoded(rest_from(f, body_at)), Err(e)),
+            },
             other => {
                 w.push(Warning::new(
                     Code::UnknownClass,
                     Some(head.at),
                     format!("object class {other:#010x} is not documented; body shown raw"),
                 ));
-                ObjectBody::Raw(f.rest("object_body").to_vec())
+                (ObjectBody::Raw(f.rest("object_body").to_vec()), Ok(()))
             }
         };
-        Ok(ObjCreate {
+        let c = ObjCreate {
             opcode,
             owner_slot: head.owner_slot,
             team: head.team,
             prefix: head.prefix,
             object_id: head.object_id,
             body,
-        })
+        };
+        (Some(c), result)
     }
 
     pub fn emit(&self) -> Vec<u8> {
@@ -187,7 +238,7 @@ impl ObjCreate {
             ObjectBody::Torpedo { torpedo_type, rest } => {
                 w.u8(*torpedo_type).bytes(rest);
             }
-            ObjectBody::Raw(b) => {
+            ObjectBody::Raw(b) | ObjectBody::Undecoded(b) => {
                 w.bytes(b);
             }
         }
@@ -308,32 +359,6 @@ impl ShipFixed {
     }
 }
 
-/// What the object registry needs from a creation message; reads no subsystem blob, so
-/// a ship with a damaged or unknown blob is still registered.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CreationSummary {
-    pub head: CreationHead,
-    /// Species and names for ships.
-    pub ship: Option<(u8, ShipFixed)>,
-}
-
-/// Summarise a 0x02/0x03 message for the registry; None when even the head is unreadable.
-pub fn parse_creation(msg: &[u8]) -> Option<CreationSummary> {
-    let op = *msg.first()?;
-    if op != 0x02 && op != 0x03 {
-        return None;
-    }
-    let mut f = FieldReader::after_opcode(msg);
-    let mut w = Vec::new();
-    let head = CreationHead::parse(op, &mut f, &mut w).ok()?;
-    let ship = if head.class == CLASS_SHIP {
-        ShipFixed::parse(&mut f).ok().map(|(s, sp)| (sp, s))
-    } else {
-        None
-    };
-    Some(CreationSummary { head, ship })
-}
-
 fn read_u32(buf: &[u8], at: usize) -> Option<u32> {
     let b = buf.get(at..at.checked_add(4)?)?;
     Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -421,7 +446,7 @@ impl ShipBody {
                     emit_record(w, r);
                 }
             }
-            SubsystemBlob::Raw(b) => {
+            SubsystemBlob::Raw(b) | SubsystemBlob::Undecoded(b) => {
                 w.bytes(b);
             }
         }

@@ -337,7 +337,7 @@ impl Collector {
                 .or_default()
                 .entry(sec)
                 .or_default() += 1;
-            if let Some(su) = &game.state_update {
+            if let Some(su) = game.state_update() {
                 self.state_update(p, t, su, names);
             }
             // A host copy of a client's message is the same event: count the original.
@@ -670,6 +670,7 @@ fn subsystem_name(catalog: &ShipCatalog, class: &str, index: u8) -> Option<Strin
 mod tests {
     use super::*;
     use crate::game::field::Span;
+    use crate::game::opcodes::Body;
     use crate::pipeline::record::{GamePacket, MessageRecord};
     use crate::report::names::NoNames;
 
@@ -697,7 +698,7 @@ mod tests {
             length: 10,
             fields,
             warnings: Vec::new(),
-            state_update: None,
+            body: None,
         }
     }
 
@@ -739,12 +740,12 @@ mod tests {
 
     fn su(id: u32, pos: Option<[f32; 3]>) -> GameMessage {
         let mut g = game(0x1C, Vec::new());
-        g.state_update = Some(Box::new(StateUpdate {
+        g.body = Some(Body::StateUpdate(Box::new(StateUpdate {
             object_id: id,
             flags: 0x01,
             position: pos,
             ..StateUpdate::default()
-        }));
+        })));
         g
     }
 
@@ -903,7 +904,7 @@ mod tests {
         let mut c = Collector::new("x", ShipCatalog::stock(), false);
         for (i, cond) in [255u8, 255, 128, 128, 0].into_iter().enumerate() {
             let mut g = su(3, None);
-            if let Some(s) = g.state_update.as_mut() {
+            if let Some(s) = g.state_update_mut() {
                 s.subsystems = Some(SubsystemData::Decoded(SubsystemBlock {
                     start: 2,
                     records: vec![SubsystemRecord {
