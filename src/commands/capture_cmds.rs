@@ -420,13 +420,20 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let stats = if interval.is_some() || workers <= 1 {
         // Rates over time are bucketed from the first frame of the whole input, so the
         // captures are read in order into one accumulator.
-        let mut stats = Stats::new(a.by, interval);
+        let mut stats = Stats::new(a.by.map(super::stats_by), interval);
         for path in &files {
             stats_file(path, &cfg, &filter, &mut stats, out)?;
         }
         stats
     } else {
-        stats_parallel(&files, workers, &cfg, &filter, a.by, out)?
+        stats_parallel(
+            &files,
+            workers,
+            &cfg,
+            &filter,
+            a.by.map(super::stats_by),
+            out,
+        )?
     };
     match a.format {
         TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
@@ -443,7 +450,7 @@ fn stats_parallel(
     workers: usize,
     cfg: &Config,
     filter: &Filter,
-    by: Option<crate::cli::StatsBy>,
+    by: Option<crate::report::stats::StatsBy>,
     out: Output,
 ) -> Result<Stats> {
     let next = std::sync::atomic::AtomicUsize::new(0);

@@ -35,7 +35,7 @@ pub fn main() -> i32 {
         }
     };
     let out = Output {
-        color: term::use_color(cli.color),
+        color: term::use_color(color_choice(cli.color)),
         quiet: cli.quiet,
         verbose: cli.verbose,
         progress: true,
@@ -89,5 +89,24 @@ fn run(command: Command, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> 
             let mut err = io::stderr();
             crate::sm::run(&a, w, &mut err)
         }
+    }
+}
+
+/// The command line's `--color` as the printers take it.
+fn color_choice(c: crate::cli::ColorChoice) -> term::ColorChoice {
+    match c {
+        crate::cli::ColorChoice::Auto => term::ColorChoice::Auto,
+        crate::cli::ColorChoice::Always => term::ColorChoice::Always,
+        crate::cli::ColorChoice::Never => term::ColorChoice::Never,
+    }
+}
+
+/// The command line's `stats --by` as the statistics take it.
+fn stats_by(by: crate::cli::StatsBy) -> crate::report::stats::StatsBy {
+    use crate::report::stats::StatsBy as By;
+    match by {
+        crate::cli::StatsBy::Object => By::Object,
+        crate::cli::StatsBy::Class => By::Class,
+        crate::cli::StatsBy::Client => By::Client,
     }
 }

@@ -25,6 +25,11 @@ pub struct GameMessage {
 }
 
 impl GameMessage {
+    /// The object the message is about (see [`Body::object_id`]).
+    pub fn object_id(&self) -> Option<u32> {
+        self.body.as_ref().and_then(Body::object_id)
+    }
+
     /// The typed StateUpdate (opcode 0x1C, header readable).
     pub fn state_update(&self) -> Option<&StateUpdate> {
         match &self.body {

@@ -1,10 +1,10 @@
 //! Message selection for `decode`, `show` and `stats` (`--opcode`, `--client`, …).
 
+use super::names::Names;
 use crate::cli::FilterArgs;
 use crate::diag::Direction;
 use crate::game::opcodes::opcode_from_name;
 use crate::pipeline::record::{MessageRecord, PacketRecord};
-use crate::report::names::Names;
 use anyhow::{anyhow, bail, Context, Result};
 
 /// An inclusive range with optional ends.
@@ -183,7 +183,7 @@ impl Filter {
                 .client_name(p.session, p.client)
                 .is_some_and(|c| c.to_lowercase() == *n),
             Some(ClientSel::PortOrPeer(n)) => {
-                let port = crate::report::decode::client_port(p);
+                let port = p.client_port();
                 let peer = match &p.body {
                     crate::pipeline::record::PacketBody::Game(g) => Some(g.peer_id as u16),
                     _ => None,
@@ -209,7 +209,7 @@ impl Filter {
         if self.exclude.contains(&g.opcode) {
             return false;
         }
-        let obj = crate::report::json::object_of(g);
+        let obj = g.object_id();
         if let Some(want) = self.object {
             if !mentions_object(g, want) {
                 return false;

@@ -5,6 +5,7 @@
 
 pub mod filter;
 pub mod front;
+pub mod names;
 pub mod record;
 pub mod summary;
 
@@ -20,7 +21,6 @@ use crate::game::ships::ShipCatalog;
 use crate::game::stateupdate::StateUpdate;
 use crate::game::GameMessage;
 use crate::net::{FragmentReport, NetOutcome};
-use crate::report::names::Names;
 use crate::transport::facts::MAX_EVENTS_PER_CLIENT;
 use crate::transport::low::{utf16le_to_string, LowBody, LowKind};
 use crate::transport::packet::{self, Message, MessageBody, Packet};
@@ -32,6 +32,7 @@ use crate::transport::reliability::{
 };
 use crate::transport::{cipher, SessionFacts};
 use anyhow::Result;
+use names::Names;
 use record::{
     Assembled, FragmentRef, GamePacket, MessageRecord, PacketBody, PacketRecord, TransportInfo,
 };

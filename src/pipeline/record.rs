@@ -25,6 +25,17 @@ pub struct PacketRecord {
     pub body: PacketBody,
 }
 
+impl PacketRecord {
+    /// The client's UDP port: the source of a client→host datagram, the destination of
+    /// a host→client one.
+    pub fn client_port(&self) -> u16 {
+        match self.direction {
+            Direction::C2S => self.src.port(),
+            Direction::S2C => self.dst.port(),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum PacketBody {
     /// Encrypted game packet, decrypted.

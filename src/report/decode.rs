@@ -156,10 +156,7 @@ pub fn packet_lines(
 
 /// The client's UDP port of a datagram.
 pub fn client_port(p: &PacketRecord) -> u16 {
-    match p.direction {
-        crate::diag::Direction::C2S => p.src.port(),
-        crate::diag::Direction::S2C => p.dst.port(),
-    }
+    p.client_port()
 }
 
 /// The fields of a StateUpdate worth a line: which fields it carries, where and how fast

@@ -123,13 +123,7 @@ pub fn message_json(msg: &MessageRecord, names: &dyn Fn(u32) -> Option<String>) 
 
 /// The object a game message is about, for names ("Galaxy (Bot1, slot 1)").
 pub fn object_of(g: &GameMessage) -> Option<u32> {
-    if let Some(su) = g.state_update() {
-        return Some(su.object_id);
-    }
-    g.fields.iter().find_map(|f| match f.value {
-        crate::game::Value::ObjectId(id) => Some(id),
-        _ => None,
-    })
+    g.object_id()
 }
 
 /// A `"type":"packet"` record.

@@ -1,26 +1,4 @@
-//! How reports ask the decoding layers for readable names.
+//! The names the decoding layers know (player names, ship classes), as the printers ask
+//! for them; the trait lives with the pipeline that answers it.
 
-/// Names known at the time a record was produced (player names, ship classes).
-pub trait Names {
-    /// Player name or `client N` for a client of a session.
-    fn client_name(&self, session: usize, client: usize) -> Option<String>;
-    /// "Galaxy (Bot1, slot 1)" for an object id, if anything is known.
-    fn describe_object(&self, session: usize, object_id: u32) -> Option<String>;
-    /// Ship class name of an object, if its creation was seen.
-    fn object_class(&self, session: usize, object_id: u32) -> Option<String>;
-}
-
-/// Knows nothing: every lookup falls back to numbers.
-pub struct NoNames;
-
-impl Names for NoNames {
-    fn client_name(&self, _: usize, _: usize) -> Option<String> {
-        None
-    }
-    fn describe_object(&self, _: usize, _: u32) -> Option<String> {
-        None
-    }
-    fn object_class(&self, _: usize, _: u32) -> Option<String> {
-        None
-    }
-}
+pub use crate::pipeline::names::{Names, NoNames};

@@ -2,7 +2,6 @@
 
 use super::names::Names;
 use super::term::Palette;
-use crate::cli::StatsBy;
 use crate::diag::{Code, Direction};
 use crate::game::dirty::flag_names;
 use crate::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
@@ -143,6 +142,14 @@ impl DirectionStats {
         }
         self.subsystem_start.merge(&o.subsystem_start);
     }
+}
+
+/// What the dirty-flag histograms are broken down by (`stats --by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatsBy {
+    Object,
+    Class,
+    Client,
 }
 
 /// The whole `stats` accumulator; fed one record at a time.

@@ -1,8 +1,16 @@
 //! Terminal conventions: colour decisions and styles. Only presentation code uses this.
 
-use crate::cli::ColorChoice;
 use owo_colors::{OwoColorize, Style};
 use std::io::IsTerminal;
+
+/// When to colour output (the command line's `--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorChoice {
+    /// Only on a terminal, and not when `NO_COLOR` is set.
+    Auto,
+    Always,
+    Never,
+}
 
 /// Whether to emit ANSI colour on stdout.
 pub fn use_color(choice: ColorChoice) -> bool {

@@ -96,7 +96,8 @@ impl Body {
     }
 
     /// The object a message is about, where it names one: the created, destroyed,
-    /// firing, exploding or updated object, or an event's source.
+    /// updated, exploding or entering object, the firing launcher or emitter, or an
+    /// event's source (the first object id on the wire).
     pub fn object_id(&self) -> Option<u32> {
         match self {
             Body::ObjCreate(c) => Some(c.object_id),
@@ -104,6 +105,9 @@ impl Body {
             Body::StateUpdate(su) => Some(su.object_id),
             Body::Event(e) => e.header().map(|h| h.source),
             Body::Explosion(x) => Some(x.object_id),
+            Body::EnterSet(x) => Some(x.object_id),
+            Body::TorpedoFire(x) => Some(x.launcher),
+            Body::BeamFire(x) => Some(x.emitter),
             _ => None,
         }
     }

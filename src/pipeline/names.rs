@@ -1,0 +1,27 @@
+//! How the printers ask the decoding layers for readable names; the pipeline answers
+//! with what it has learnt so far of each session.
+
+/// Names known at the time a record was produced (player names, ship classes).
+pub trait Names {
+    /// Player name or `client N` for a client of a session.
+    fn client_name(&self, session: usize, client: usize) -> Option<String>;
+    /// "Galaxy (Bot1, slot 1)" for an object id, if anything is known.
+    fn describe_object(&self, session: usize, object_id: u32) -> Option<String>;
+    /// Ship class name of an object, if its creation was seen.
+    fn object_class(&self, session: usize, object_id: u32) -> Option<String>;
+}
+
+/// Knows nothing: every lookup falls back to numbers.
+pub struct NoNames;
+
+impl Names for NoNames {
+    fn client_name(&self, _: usize, _: usize) -> Option<String> {
+        None
+    }
+    fn describe_object(&self, _: usize, _: u32) -> Option<String> {
+        None
+    }
+    fn object_class(&self, _: usize, _: u32) -> Option<String> {
+        None
+    }
+}
