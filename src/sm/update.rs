@@ -154,11 +154,9 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
             ),
         ));
     }
-    if !(type_ok && object_ok) {
-        b.rest("undecoded");
-        u.fields = b.fields;
-        return u;
-    }
+    // The seed puts the controller byte after the type byte of every Create and the id
+    // after that for every update type, so both are read even when a type is unknown;
+    // only the body then has no layout.
     if u.update_type == CREATE {
         match b.r.u8("controller_type") {
             Ok(c) => u.controller_type = Some(c),
@@ -169,7 +167,15 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
         Ok(id) => u.object_id = Some(id),
         Err(e) => return truncated(u, b, e.to_string()),
     }
+    if !(type_ok && object_ok) {
+        b.rest("undecoded");
+        u.fields = b.fields;
+        return u;
+    }
     u.header_ok = true;
+    // A body that fails on its first field reports its bytes as undecoded, not the
+    // header's, which decoded.
+    b.mark = b.r.bit_pos();
     let id = u.object_id.unwrap_or(0);
     let body_len = data.len().saturating_sub(b.r.byte_pos());
 

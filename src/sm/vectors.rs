@@ -443,6 +443,90 @@ fn bad_update_headers() {
     assert_eq!(u.warnings[0].code, "update_empty");
 }
 
+/// The seed puts the controller byte after every Create's type byte and the id after
+/// that for every update type, so both are read even when a type is not known.
+#[test]
+fn unknown_update_and_object_types_still_give_the_header() {
+    // Update types 0, 4 and 6 (object type 4): type byte, id, then a raw body.
+    for (byte, t) in [(0x04u8, 0u8), (0x84, 4), (0xc4, 6)] {
+        let u = decode(&[byte, 0x00, 0x00, 0x01, 0x02, 0xaa, 0xbb]);
+        assert!(!u.header_ok);
+        assert_eq!((u.update_type, u.object_type), (t, 4));
+        assert_eq!(u.controller_type, None);
+        assert_eq!(u.object_id, Some(0x0102));
+        assert_eq!(u.warnings.len(), 1, "{:?}", u.warnings);
+        assert_eq!(u.warnings[0].code, "update_type_unknown");
+        let f = &u.fields[0];
+        assert_eq!(
+            (f.name.as_ref(), &f.value),
+            ("undecoded", &Value::Bytes(vec![0xaa, 0xbb]))
+        );
+        assert_eq!((f.span.start, f.span.len), (5, 2));
+    }
+    // Object types 20 and 31 in a Create: type byte, controller byte, id, raw body.
+    for (byte, t) in [(0x34u8, 20u8), (0x3f, 31)] {
+        let u = decode(&[byte, 0x1f, 0xff, 0xff, 0xff, 0xfe, 0x01]);
+        assert!(!u.header_ok);
+        assert_eq!((u.update_type, u.object_type), (1, t));
+        assert_eq!(u.controller_type, Some(0x1f));
+        assert_eq!(u.object_id, Some(0xffff_fffe));
+        assert_eq!(u.warnings[0].code, "object_type_invalid");
+        assert_eq!(u.fields.len(), 1);
+        assert_eq!(u.fields[0].value, Value::Bytes(vec![0x01]));
+        assert_eq!(u.fields[0].span.start, 6);
+        let j = super::render::update_json(&u);
+        assert_eq!(j["object_id"], 0xffff_fffeu32);
+        assert_eq!(j["controller_type"], 0x1f);
+        assert_eq!(j["header_ok"], false);
+    }
+    // Not a Create: no controller byte even for an invalid object type.
+    let u = decode(&[0x74, 0x00, 0x00, 0x00, 0x09]);
+    assert_eq!((u.controller_type, u.object_id), (None, Some(9)));
+    assert!(u.fields.is_empty());
+    // Both invalid and the id cut short: both problems are reported, the rest is raw.
+    let u = decode(&[0x94, 0x00, 0x01]);
+    let codes: Vec<_> = u.warnings.iter().map(|w| (w.code, w.offset)).collect();
+    assert_eq!(
+        codes,
+        [
+            ("update_type_unknown", Some(0)),
+            ("object_type_invalid", Some(0)),
+            ("update_truncated", Some(1))
+        ]
+    );
+    assert_eq!(u.object_id, None);
+    assert_eq!(u.fields[0].value, Value::Bytes(vec![0x00, 0x01]));
+    // A Create of an invalid object type that ends after its controller byte.
+    let u = decode(&[0x3f, 0x20]);
+    assert_eq!((u.controller_type, u.object_id), (Some(0x20), None));
+    assert_eq!(u.warnings[1].code, "update_truncated");
+    assert_eq!(u.warnings[1].offset, Some(2));
+
+    // Through the command: the id and controller appear in the tree and the JSON, the
+    // update still counts as undecoded (exit 2) and the warning is unchanged.
+    let hex = "00 00 00 01 00 07 84 00 00 00 05 00 0a 34 11 00 00 00 01 aa bb";
+    let (code, out, err) = run_hex(hex, Layer::Payload, Format::Text);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.contains("type 4 / object type 4 id 5\n"), "{out}");
+    assert!(
+        out.contains("type 1 / object type 20 controller 17 id 1\n"),
+        "{out}"
+    );
+    assert!(out.contains("undecoded = aa bb"), "{out}");
+    assert!(err.contains("update_type_unknown") && err.contains("object_type_invalid"));
+    let (_, out, _) = run_hex(hex, Layer::Payload, Format::Json);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let subs = &j["packets"][0]["streams"][0]["sub_updates"];
+    assert_eq!(subs[0]["update"]["object_id"], 5);
+    assert_eq!(
+        subs[0]["update"]["controller_type"],
+        serde_json::Value::Null
+    );
+    assert_eq!(subs[1]["update"]["object_id"], 1);
+    assert_eq!(subs[1]["update"]["controller_type"], 17);
+    assert_eq!(subs[1]["update"]["fields"]["undecoded"], "aabb");
+}
+
 #[test]
 fn bodies_ending_early_are_located() {
     let mut w = BitWriter::new();
@@ -462,6 +546,15 @@ fn bodies_ending_early_are_located() {
     let undecoded = u.fields.iter().find(|f| f.name == "undecoded").unwrap();
     assert_eq!(undecoded.value, Value::Bytes(UUID_BYTES_LE.to_vec()));
     assert_eq!((undecoded.span.start, undecoded.span.len), (7, 16));
+
+    // A body failing on its first field: only the body bytes are undecoded, not the
+    // header that decoded.
+    let u = decode(&[0x68, 0, 0, 0, 6, 0xaa, 0xbb]); // UpdateTool with 2 of 4 bytes
+    assert_eq!(u.warnings[0].code, "update_truncated");
+    assert_eq!(u.warnings[0].offset, Some(5));
+    assert_eq!(u.fields.len(), 1);
+    assert_eq!(u.fields[0].value, Value::Bytes(vec![0xaa, 0xbb]));
+    assert_eq!(u.fields[0].span.start, 5);
 
     let mut w = BitWriter::new();
     header(&mut w, 3, 0, None, 3);
