@@ -126,10 +126,18 @@ fn write_sub(out: &mut dyn Write, d: &DecodedSub, i: usize, pad: &str) -> io::Re
     let pad2 = format!("{pad}    ");
     writeln!(out, "{pad2}{}", update_heading(u))?;
     for f in &u.fields {
-        write_field(out, f, &format!("{pad2}  "))?;
+        let note = if u.undocumented.contains(&f.name.as_ref()) {
+            UNDOCUMENTED_NOTE
+        } else {
+            ""
+        };
+        write_field(out, f, &format!("{pad2}  "), note)?;
     }
     Ok(())
 }
+
+/// Appended to the first line of a field whose layout seed 002 does not give.
+const UNDOCUMENTED_NOTE: &str = "  [not in seed 002]";
 
 fn update_heading(u: &Update) -> String {
     let mut s = u.display_name();
@@ -170,9 +178,9 @@ fn scalar(v: &Value) -> Option<String> {
     })
 }
 
-fn write_field(out: &mut dyn Write, f: &Field, pad: &str) -> io::Result<()> {
+fn write_field(out: &mut dyn Write, f: &Field, pad: &str, note: &str) -> io::Result<()> {
     if let Some(s) = scalar(&f.value) {
-        return writeln!(out, "{pad}{} = {s}", f.name);
+        return writeln!(out, "{pad}{} = {s}{note}", f.name);
     }
     match &f.value {
         Value::Group(g) if g.iter().all(|c| scalar(&c.value).is_some()) => {
@@ -180,20 +188,20 @@ fn write_field(out: &mut dyn Write, f: &Field, pad: &str) -> io::Result<()> {
                 .iter()
                 .map(|c| format!("{}: {}", c.name, scalar(&c.value).unwrap_or_default()))
                 .collect();
-            writeln!(out, "{pad}{} = {{{}}}", f.name, parts.join(", "))
+            writeln!(out, "{pad}{} = {{{}}}{note}", f.name, parts.join(", "))
         }
         Value::Group(g) => {
-            writeln!(out, "{pad}{}:", f.name)?;
+            writeln!(out, "{pad}{}:{note}", f.name)?;
             for c in g {
-                write_field(out, c, &format!("{pad}  "))?;
+                write_field(out, c, &format!("{pad}  "), "")?;
             }
             Ok(())
         }
         Value::List(items) => {
-            writeln!(out, "{pad}{}: {} item(s)", f.name, items.len())?;
+            writeln!(out, "{pad}{}: {} item(s){note}", f.name, items.len())?;
             for (i, item) in items.iter().enumerate() {
                 let child = Field::new(format!("[{i}]"), item.clone(), f.span);
-                write_field(out, &child, &format!("{pad}  "))?;
+                write_field(out, &child, &format!("{pad}  "), "")?;
             }
             Ok(())
         }
@@ -232,6 +240,7 @@ pub fn update_json(u: &Update) -> Json {
             "inferred": l.source == super::update::LayoutSource::Inferred,
         })),
         "fields": fields_to_json(&u.fields),
+        "undocumented_fields": u.undocumented,
         "warnings": warnings_json(&u.warnings),
     })
 }

@@ -417,6 +417,195 @@ fn constructed_from_the_specification_lift_and_tool() {
     }
 }
 
+// Harvestable bodies are not in seed 002; these vectors follow the layouts of the
+// PacketLogger parser (SMInjector), laid out byte by byte.
+
+/// CreateHarvestable: controller 0, id 0x0a0b0c0d, world 0xffff, uuid index 0x0102,
+/// position (1, -2, 0.5), rotation W Z Y X = (0.5, 0.25, -1, 2), halves 1.0 and -2.0.
+const CREATE_HARVESTABLE: [u8; 42] = [
+    0x25, 0x00, 0x0a, 0x0b, 0x0c, 0x0d, // create/harvestable, controller, id
+    0xff, 0xff, // world id
+    0x01, 0x02, // uuid index
+    0x3f, 0x80, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, // x y z
+    0x3f, 0x00, 0x00, 0x00, 0x3e, 0x80, 0x00, 0x00, // w z
+    0xbf, 0x80, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, // y x
+    0x3c, 0x00, 0xc0, 0x00, // two half floats
+];
+
+#[test]
+fn harvestable_create_follows_the_reference_parser() {
+    let u = decode(&CREATE_HARVESTABLE);
+    clean(&u);
+    assert_eq!(u.name().as_deref(), Some("create_harvestable"));
+    assert_eq!(
+        (u.controller_type, u.object_id),
+        (Some(0), Some(0x0a0b_0c0d))
+    );
+    assert_eq!(get(&u.fields, "world_id"), &Value::Uint(0xffff));
+    assert_eq!(get(&u.fields, "uuid_index"), &Value::Uint(0x0102));
+    let p = get(&u.fields, "position");
+    assert_eq!(
+        (float(sub(p, "x")), float(sub(p, "y")), float(sub(p, "z"))),
+        (1.0, -2.0, 0.5)
+    );
+    let q = get(&u.fields, "rotation");
+    assert_eq!(
+        [sub(q, "x"), sub(q, "y"), sub(q, "z"), sub(q, "w")].map(float),
+        [2.0, -1.0, 0.25, 0.5]
+    );
+    assert_eq!(float(get(&u.fields, "unknown_1")), 1.0);
+    assert_eq!(float(get(&u.fields, "unknown_2")), -2.0);
+    let last = u.fields.last().unwrap();
+    assert_eq!((last.span.start, last.span.len), (40, 2));
+    // Every body field is marked as not coming from the seed.
+    assert_eq!(
+        u.undocumented,
+        [
+            "world_id",
+            "uuid_index",
+            "position",
+            "rotation",
+            "unknown_1",
+            "unknown_2"
+        ]
+    );
+
+    // Half-float edge values: largest finite, negative subnormal, infinity, NaN.
+    let mut b = CREATE_HARVESTABLE;
+    b[38..42].copy_from_slice(&[0x7b, 0xff, 0x80, 0x01]);
+    let u = decode(&b);
+    assert_eq!(float(get(&u.fields, "unknown_1")), 65504.0);
+    assert_eq!(float(get(&u.fields, "unknown_2")), -(2f64.powi(-24)));
+    b[38..42].copy_from_slice(&[0x7c, 0x00, 0x7e, 0x00]);
+    let u = decode(&b);
+    clean(&u);
+    assert_eq!(float(get(&u.fields, "unknown_1")), f64::INFINITY);
+    assert!(float(get(&u.fields, "unknown_2")).is_nan());
+    let j = super::render::update_json(&u);
+    assert_eq!(j["fields"]["unknown_1"], "inf");
+
+    // One byte short: the second half is truncated and its byte kept as undecoded.
+    let u = decode(&CREATE_HARVESTABLE[..41]);
+    assert_eq!(u.warnings[0].code, "update_truncated");
+    assert_eq!(u.warnings[0].offset, Some(40));
+    assert_eq!(get(&u.fields, "undecoded"), &Value::Bytes(vec![0xc0]));
+    assert_eq!(u.undocumented.last(), Some(&"unknown_1"));
+    // One byte long.
+    let mut long = CREATE_HARVESTABLE.to_vec();
+    long.push(0x99);
+    let u = decode(&long);
+    assert_eq!(u.warnings[0].code, "trailing_bytes");
+    assert_eq!(u.warnings[0].offset, Some(42));
+    assert!(!u.undocumented.contains(&"undecoded"));
+}
+
+#[test]
+fn harvestable_update_with_and_without_a_seated_character() {
+    // Colour 0xRRGGBBAA, no seated character.
+    let u = decode(&[0x65, 0, 0, 0, 7, 0x11, 0x22, 0x33, 0x44]);
+    clean(&u);
+    assert_eq!(u.name().as_deref(), Some("update_harvestable"));
+    let c = get(&u.fields, "color");
+    assert_eq!(text(sub(c, "rgba")), "#11223344");
+    assert_eq!(sub(c, "r"), &Value::Uint(0x11));
+    assert_eq!(sub(c, "a"), &Value::Uint(0x44));
+    assert_eq!(sub(c, "raw"), &Value::Hex(0x1122_3344));
+    assert!(u.fields.iter().all(|f| f.name != "seated_character_id"));
+    assert_eq!(u.undocumented, ["color"]);
+
+    // With character 0xfffffffe in the seat.
+    let bytes = [0x65, 0, 0, 0, 7, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xfe];
+    let u = decode(&bytes);
+    clean(&u);
+    assert_eq!(
+        get(&u.fields, "seated_character_id"),
+        &Value::ObjectId(0xffff_fffe)
+    );
+    assert_eq!(u.undocumented, ["color", "seated_character_id"]);
+
+    // Two bytes of an id: truncated, not "no character".
+    let u = decode(&bytes[..11]);
+    assert_eq!(u.warnings[0].code, "update_truncated");
+    assert_eq!(u.warnings[0].offset, Some(9));
+    assert_eq!(get(&u.fields, "undecoded"), &Value::Bytes(vec![0xff, 0xff]));
+    // Colour cut short.
+    let u = decode(&bytes[..7]);
+    assert_eq!(u.warnings[0].code, "update_truncated");
+    assert!(u.undocumented.is_empty());
+    // A byte after the id.
+    let mut long = bytes.to_vec();
+    long.push(0);
+    let u = decode(&long);
+    assert_eq!(u.warnings[0].code, "trailing_bytes");
+    assert_eq!(u.warnings[0].offset, Some(13));
+
+    // RemoveHarvestable carries nothing, like every Remove.
+    let u = decode(&[0xa5, 0, 0, 0, 7]);
+    clean(&u);
+    assert_eq!(u.name().as_deref(), Some("remove_harvestable"));
+    assert!(u.fields.is_empty() && u.undocumented.is_empty());
+    let u = decode(&[0xa5, 0, 0, 0, 7, 1]);
+    assert_eq!(u.warnings[0].code, "trailing_bytes");
+    // P on a Harvestable is still not a documented update.
+    let u = decode(&[0x45, 0, 0, 0, 7, 1]);
+    assert_eq!(u.warnings[0].code, "p_update_not_joint");
+    assert!(u.undocumented.is_empty());
+}
+
+#[test]
+fn undocumented_fields_are_marked_in_the_tree_and_the_json() {
+    let mut stream = Vec::new();
+    emit_raw(&CREATE_HARVESTABLE, &mut stream).unwrap();
+    emit_raw(
+        &[0x65, 0, 0, 0, 7, 0xff, 0, 0, 0xff, 0, 0, 0, 9],
+        &mut stream,
+    )
+    .unwrap();
+    emit_raw(&[0x68, 0, 0, 0, 6, 0, 0, 0, 1], &mut stream).unwrap(); // UpdateTool
+    let packet = emit_update_packet(NETWORK_UPDATE, 1, &stream);
+    let (code, out, err) = run_hex(&spaced(&packet), Layer::Packet, Format::Text);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "{err}");
+    let marked: Vec<&str> = out
+        .lines()
+        .filter(|l| l.ends_with("[not in seed 002]"))
+        .map(|l| l.trim_start().split(' ').next().unwrap())
+        .collect();
+    assert_eq!(
+        marked,
+        [
+            "world_id",
+            "uuid_index",
+            "position",
+            "rotation",
+            "unknown_1",
+            "unknown_2",
+            "color",
+            "seated_character_id"
+        ],
+        "{out}"
+    );
+    assert!(out.contains("player_id = 0x00000001\n"), "{out}");
+
+    let (_, out, _) = run_hex(&spaced(&packet), Layer::Packet, Format::Json);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let subs = &j["packets"][0]["streams"][0]["sub_updates"];
+    let u = &subs[0]["update"];
+    assert_eq!(u["name"], "create_harvestable");
+    assert_eq!(u["undocumented_fields"][5], "unknown_2");
+    assert_eq!(u["fields"]["world_id"], 65535);
+    assert_eq!(u["fields"]["rotation"]["x"], 2.0);
+    assert_eq!(subs[1]["update"]["fields"]["seated_character_id"], 9);
+    assert_eq!(
+        subs[1]["update"]["undocumented_fields"],
+        serde_json::json!(["color", "seated_character_id"])
+    );
+    assert_eq!(
+        subs[2]["update"]["undocumented_fields"],
+        serde_json::json!([])
+    );
+}
+
 #[test]
 fn undocumented_object_types_keep_raw_bytes() {
     let mut w = BitWriter::new();
@@ -963,6 +1152,14 @@ fn random_and_mutated_inputs_never_panic() {
         out.truncate(n);
         out
     }));
+    let mut harvestables = Vec::new();
+    emit_raw(&CREATE_HARVESTABLE, &mut harvestables).unwrap();
+    emit_raw(
+        &[0x65, 0, 0, 0, 7, 1, 2, 3, 4, 0, 0, 0, 9],
+        &mut harvestables,
+    )
+    .unwrap();
+    seeds.push(emit_update_packet(NETWORK_UPDATE, 6, &harvestables));
     seeds.push(emit_compound(&[
         (NETWORK_UPDATE, &packet[1..]),
         (0x15, &packet[1..]),
