@@ -1086,6 +1086,89 @@ fn command_reads_lines_files_statefully() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Every `<name>_hex` key in a JSON document, with its value.
+fn hex_twins(j: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    match j {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                match v.as_str() {
+                    Some(s) if k.ends_with("_hex") => out.push((k.clone(), s.to_string())),
+                    _ => hex_twins(v, out),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|v| hex_twins(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn hex_twins_are_as_wide_as_their_field_type() {
+    // Small and large values of every u32 field that has a hex twin.
+    let updates: [Vec<u8>; 8] = [
+        // UpdateTool, player 1 and player 0xffffffff.
+        vec![0x68, 0, 0, 0, 6, 0, 0, 0, 1],
+        vec![0x68, 0, 0, 0, 6, 0xff, 0xff, 0xff, 0xff],
+        // UpdateHarvestable: colour 0x000000ff, seated character 2.
+        vec![0x65, 0, 0, 0, 7, 0, 0, 0, 0xff, 0, 0, 0, 2],
+        // UpdateChildShape (part): uuid 1, body 16, position (1, 2, 3), colour 0x0000000f,
+        // axes z = +x, x = +z.
+        [
+            &[0x61, 0, 0, 0, 8, 0, 1][..],
+            &[0, 0, 0, 0x10, 0, 1, 0, 2, 0, 3],
+            &[0, 0, 0, 0x0f, 0x57],
+        ]
+        .concat(),
+        // UpdateContainer: one slot change (nil uuid, tool instance 42, quantity 1,
+        // slot 0), no filters.
+        [
+            &[0x64, 0, 0, 0, 3, 0, 1][..],
+            &[0; 16],
+            &[0, 0, 0, 0x2a, 0, 1, 0, 0, 0x00],
+        ]
+        .concat(),
+        // UpdateCharacter, selected item only: flags 0010, nil uuid and instance id 3,
+        // all four bits off the byte grid, then 4 padding bits.
+        [&[0x66, 0, 0, 0, 4, 0x20][..], &[0; 15], &[0, 0, 0, 0, 0x30]].concat(),
+        // UpdateJoint: zero uuid, shapes and positions, axes all +x, colour 1.
+        [&[0x62, 0, 0, 0, 9][..], &[0; 34], &[0x55, 0x55, 0, 0, 0, 1]].concat(),
+        // P on a Tool: kept raw, no twin.
+        vec![0x48, 0, 0, 0, 6, 0, 0, 0, 1],
+    ];
+    let mut stream = Vec::new();
+    for u in &updates {
+        emit_raw(u, &mut stream).unwrap();
+    }
+    let packet = emit_update_packet(NETWORK_UPDATE, 1, &stream);
+    let (_, out, err) = run_hex(&spaced(&packet), Layer::Packet, Format::Json);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let subs = j["packets"][0]["streams"][0]["sub_updates"]
+        .as_array()
+        .unwrap();
+    for (i, d) in subs.iter().enumerate().take(7) {
+        assert_eq!(d["update"]["warnings"], serde_json::json!([]), "#{i} {err}");
+    }
+    let f = |i: usize| &subs[i]["update"]["fields"];
+    assert_eq!(f(0)["player_id_hex"], "0x00000001");
+    assert_eq!(f(1)["player_id_hex"], "0xFFFFFFFF");
+    assert_eq!(f(2)["color"]["raw_hex"], "0x000000FF");
+    assert_eq!(f(2)["seated_character_id_hex"], "0x00000002");
+    assert_eq!(f(3)["body_id_hex"], "0x00000010");
+    assert_eq!(f(3)["color"]["raw_hex"], "0x0000000F");
+    assert_eq!(
+        f(4)["slot_changes"][0]["tool_instance_id_hex"],
+        "0x0000002A"
+    );
+    assert_eq!(f(5)["selected_item"]["instance_id_hex"], "0x00000003");
+    assert_eq!(f(6)["color"]["raw_hex"], "0x00000001");
+    let mut all = Vec::new();
+    hex_twins(&j, &mut all);
+    assert_eq!(all.len(), 11, "{all:?}");
+    for (k, v) in &all {
+        assert_eq!(v.len(), 10, "{k} = {v}: every hex field is a u32");
+    }
+}
+
 #[test]
 fn clap_parses_the_documented_command_line() {
     use clap::Parser;
