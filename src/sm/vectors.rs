@@ -417,6 +417,68 @@ fn constructed_from_the_specification_lift_and_tool() {
     }
 }
 
+/// Where the PacketLogger parser reads a different signedness, the seed's types win:
+/// world ids are `be u16`, joint shape ids `be u32`, lift levels `be s32`.
+#[test]
+fn signedness_follows_the_seed() {
+    let wid = |u: &Update| get(&u.fields, "world_id").clone();
+    // CreateRigidBody (static), world 0xffff.
+    let mut rb = vec![0x20, 0x01, 0, 0, 0, 1, 0xff, 0xff];
+    rb.extend_from_slice(&[0; 28]);
+    let u = decode(&rb);
+    clean(&u);
+    assert_eq!(wid(&u), Value::Uint(65535));
+    // CreateRigidBody (dynamic), world 0x8000.
+    let mut rb = vec![0x20, 0x02, 0, 0, 0, 1, 0x80, 0x00];
+    rb.extend_from_slice(&[0; 52]);
+    assert_eq!(wid(&decode(&rb)), Value::Uint(32768));
+    // CreateCharacter: steam id, position, world 0xfffe, yaw, pitch, uuid.
+    let mut ch = vec![0x26, 0, 0, 0, 0, 4];
+    ch.extend_from_slice(&[0; 8 + 12]);
+    ch.extend_from_slice(&[0xff, 0xfe]);
+    ch.extend_from_slice(&[0; 8 + 16]);
+    let u = decode(&ch);
+    clean(&u);
+    assert_eq!(wid(&u), Value::Uint(65534));
+    // CreateLift: steam id, world 0xffff, position, level 0x80000000.
+    let mut lift = vec![0x27, 0, 0, 0, 0, 5];
+    lift.extend_from_slice(&[0; 8]);
+    lift.extend_from_slice(&[0xff, 0xff]);
+    lift.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff]);
+    lift.extend_from_slice(&[0x80, 0, 0, 0]);
+    let u = decode(&lift);
+    clean(&u);
+    assert_eq!(wid(&u), Value::Uint(65535));
+    let p = get(&u.fields, "position");
+    assert_eq!(
+        [sub(p, "x"), sub(p, "y"), sub(p, "z")],
+        [
+            &Value::Int(-1),
+            &Value::Int(0),
+            &Value::Int(i32::MAX as i64)
+        ]
+    );
+    assert_eq!(get(&u.fields, "level"), &Value::Int(i32::MIN as i64));
+    // UpdateLift level 0xfffffffe is -2, not 4294967294.
+    let u = decode(&[0x67, 0, 0, 0, 5, 0xff, 0xff, 0xff, 0xfe]);
+    clean(&u);
+    assert_eq!(get(&u.fields, "level"), &Value::Int(-2));
+    // CreateHarvestable world 0xffff (see CREATE_HARVESTABLE).
+    assert_eq!(wid(&decode(&CREATE_HARVESTABLE)), Value::Uint(65535));
+    // UpdateJoint: shape ids 0xffffffff and 0x80000000 stay unsigned.
+    let mut j = vec![0x62, 0, 0, 0, 9, 0, 0];
+    j.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x80, 0, 0, 0]);
+    j.extend_from_slice(&[0; 24]);
+    j.extend_from_slice(&[0x55, 0x55, 0, 0, 0, 0]);
+    let u = decode(&j);
+    clean(&u);
+    assert_eq!(get(&u.fields, "shape_a_id"), &Value::ObjectId(u32::MAX));
+    assert_eq!(get(&u.fields, "shape_b_id"), &Value::ObjectId(0x8000_0000));
+    let json = super::render::update_json(&u);
+    assert_eq!(json["fields"]["shape_a_id"], 4294967295u32);
+    assert_eq!(json["fields"]["shape_b_id"], 2147483648u32);
+}
+
 // Harvestable bodies are not in seed 002; these vectors follow the layouts of the
 // PacketLogger parser (SMInjector), laid out byte by byte.
 
