@@ -89,6 +89,10 @@ impl<'a> BitReader<'a> {
     pub fn f32(&mut self, field: &'static str) -> DecodeResult<f32> {
         Ok(f32::from_bits(self.u32(field)?))
     }
+    /// A big-endian IEEE 754 half-precision float, widened exactly to f32.
+    pub fn f16(&mut self, field: &'static str) -> DecodeResult<f32> {
+        Ok(f16_to_f32(self.u16(field)?))
+    }
     /// Sixteen bytes in stream order (for u128 values of either byte order).
     pub fn bytes16(&mut self, field: &'static str) -> DecodeResult<[u8; 16]> {
         if self.bits_left() < 128 {
@@ -123,6 +127,27 @@ impl<'a> BitReader<'a> {
         let start = self.byte_end().min(self.buf.len());
         &self.buf[start..]
     }
+}
+
+/// IEEE 754 binary16 → binary32. Every half value is exactly representable as an f32,
+/// so this is a re-encoding, not a rounding; NaN payloads and the sign of zero survive.
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h >> 15) as u32) << 31;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let mant = (h & 0x3ff) as u32;
+    let bits = match (exp, mant) {
+        (0, 0) => sign,
+        // Subnormal: mant × 2^-24, normalised into the f32 exponent range.
+        (0, _) => {
+            let shift = mant.leading_zeros() - 21; // bring the top set bit to bit 10
+            let m = (mant << shift) & 0x3ff;
+            let e = 127 - 15 + 1 - shift;
+            sign | (e << 23) | (m << 13)
+        }
+        (0x1f, _) => sign | (0xff << 23) | (mant << 13),
+        _ => sign | ((exp + 127 - 15) << 23) | (mant << 13),
+    };
+    f32::from_bits(bits)
 }
 
 /// Writes bits MSB-first: the encoder half of [`BitReader`].
@@ -208,6 +233,37 @@ mod tests {
         let e = r.u8("late").unwrap_err();
         assert_eq!(e.offset, 2);
         assert!(e.to_string().contains("8 bit(s) at bit 4"));
+    }
+
+    #[test]
+    fn half_floats_from_hand_written_bit_patterns() {
+        let cases: [(u16, f32); 10] = [
+            (0x3c00, 1.0),
+            (0xc000, -2.0),
+            (0x3555, 0.333_251_95),    // nearest half to 1/3
+            (0x7bff, 65504.0),         // largest finite half
+            (0x0400, 6.103_515_6e-5),  // smallest normal, 2^-14
+            (0x0001, 5.960_464_5e-8),  // smallest subnormal, 2^-24
+            (0x03ff, 6.097_555e-5),    // largest subnormal, 1023 × 2^-24
+            (0x8200, -3.051_757_8e-5), // negative subnormal, -512 × 2^-24
+            (0x7c00, f32::INFINITY),
+            (0xfc00, f32::NEG_INFINITY),
+        ];
+        for (h, want) in cases {
+            assert_eq!(f16_to_f32(h), want, "{h:#06x}");
+        }
+        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
+        assert_eq!(f16_to_f32(0x03ff), 1023.0 * 2f32.powi(-24));
+        assert!(f16_to_f32(0x7e00).is_nan());
+        assert!(f16_to_f32(0x8000).is_sign_negative() && f16_to_f32(0x8000) == 0.0);
+        // Unaligned after a flag, like every other field of an update body.
+        let mut w = BitWriter::new();
+        w.flag(true).u16(0x3c00);
+        let b = w.into_bytes();
+        let mut r = BitReader::new(&b);
+        r.flag("f").unwrap();
+        assert_eq!(r.f16("h").unwrap(), 1.0);
+        assert!(r.f16("h").is_err());
     }
 
     #[test]

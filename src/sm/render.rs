@@ -7,8 +7,8 @@ use super::names::{controller_name, object_type_name, update_type_name};
 use super::packet::packet_name;
 use super::update::Update;
 use crate::diag::Warning;
-use crate::game::field::{fields_to_json, hex_string, Field, Value};
-use serde_json::{json, Value as Json};
+use crate::game::field::{hex_string, Field, Value};
+use serde_json::{json, Map, Value as Json};
 use std::io::{self, Write};
 
 /// Where a packet came from, for headings and warning locations.
@@ -126,10 +126,18 @@ fn write_sub(out: &mut dyn Write, d: &DecodedSub, i: usize, pad: &str) -> io::Re
     let pad2 = format!("{pad}    ");
     writeln!(out, "{pad2}{}", update_heading(u))?;
     for f in &u.fields {
-        write_field(out, f, &format!("{pad2}  "))?;
+        let note = if u.undocumented.contains(&f.name.as_ref()) {
+            UNDOCUMENTED_NOTE
+        } else {
+            ""
+        };
+        write_field(out, f, &format!("{pad2}  "), note)?;
     }
     Ok(())
 }
+
+/// Appended to the first line of a field whose layout seed 002 does not give.
+const UNDOCUMENTED_NOTE: &str = "  [not in seed 002]";
 
 fn update_heading(u: &Update) -> String {
     let mut s = u.display_name();
@@ -170,9 +178,9 @@ fn scalar(v: &Value) -> Option<String> {
     })
 }
 
-fn write_field(out: &mut dyn Write, f: &Field, pad: &str) -> io::Result<()> {
+fn write_field(out: &mut dyn Write, f: &Field, pad: &str, note: &str) -> io::Result<()> {
     if let Some(s) = scalar(&f.value) {
-        return writeln!(out, "{pad}{} = {s}", f.name);
+        return writeln!(out, "{pad}{} = {s}{note}", f.name);
     }
     match &f.value {
         Value::Group(g) if g.iter().all(|c| scalar(&c.value).is_some()) => {
@@ -180,20 +188,20 @@ fn write_field(out: &mut dyn Write, f: &Field, pad: &str) -> io::Result<()> {
                 .iter()
                 .map(|c| format!("{}: {}", c.name, scalar(&c.value).unwrap_or_default()))
                 .collect();
-            writeln!(out, "{pad}{} = {{{}}}", f.name, parts.join(", "))
+            writeln!(out, "{pad}{} = {{{}}}{note}", f.name, parts.join(", "))
         }
         Value::Group(g) => {
-            writeln!(out, "{pad}{}:", f.name)?;
+            writeln!(out, "{pad}{}:{note}", f.name)?;
             for c in g {
-                write_field(out, c, &format!("{pad}  "))?;
+                write_field(out, c, &format!("{pad}  "), "")?;
             }
             Ok(())
         }
         Value::List(items) => {
-            writeln!(out, "{pad}{}: {} item(s)", f.name, items.len())?;
+            writeln!(out, "{pad}{}: {} item(s){note}", f.name, items.len())?;
             for (i, item) in items.iter().enumerate() {
                 let child = Field::new(format!("[{i}]"), item.clone(), f.span);
-                write_field(out, &child, &format!("{pad}  "))?;
+                write_field(out, &child, &format!("{pad}  "), "")?;
             }
             Ok(())
         }
@@ -214,6 +222,50 @@ fn undecoded_json(u: Option<(usize, usize)>) -> Json {
     }
 }
 
+/// The `<name>_hex` twin of an id or hex-style value, as wide as the field's wire type.
+/// Every such field in a NetworkUpdate is a be u32 (object ids, tool instance ids,
+/// player ids, colours), so the twin is always eight digits: `0x00000001`, never `0x01`.
+/// (`game::field::hex_padded` sizes by value, which would give one field two widths.)
+fn hex_twin(v: &Value) -> Option<String> {
+    match v {
+        Value::ObjectId(n) => Some(format!("0x{n:08X}")),
+        Value::Hex(n) => Some(match u32::try_from(*n) {
+            Ok(n) => format!("0x{n:08X}"),
+            Err(_) => format!("0x{n:016X}"),
+        }),
+        _ => None,
+    }
+}
+
+fn value_json(v: &Value) -> Json {
+    match v {
+        Value::List(items) => Json::Array(items.iter().map(value_json).collect()),
+        Value::Group(fields) => fields_json(fields),
+        other => other.to_json(),
+    }
+}
+
+/// Fields as a JSON object with `<name>_hex` twins (see [`hex_twin`]); repeated names
+/// get a numeric suffix, as in the Bridge Commander output.
+pub fn fields_json(fields: &[Field]) -> Json {
+    let mut map = Map::with_capacity(fields.len());
+    for f in fields {
+        let mut key = f.name.to_string();
+        if map.contains_key(&key) {
+            let mut n = 2;
+            while map.contains_key(&format!("{key}_{n}")) {
+                n += 1;
+            }
+            key = format!("{key}_{n}");
+        }
+        if let Some(hex) = hex_twin(&f.value) {
+            map.insert(format!("{key}_hex"), json!(hex));
+        }
+        map.insert(key, value_json(&f.value));
+    }
+    Json::Object(map)
+}
+
 pub fn update_json(u: &Update) -> Json {
     json!({
         "name": u.name(),
@@ -231,7 +283,8 @@ pub fn update_json(u: &Update) -> Json {
             "source": l.source.as_str(),
             "inferred": l.source == super::update::LayoutSource::Inferred,
         })),
-        "fields": fields_to_json(&u.fields),
+        "fields": fields_json(&u.fields),
+        "undocumented_fields": u.undocumented,
         "warnings": warnings_json(&u.warnings),
     })
 }

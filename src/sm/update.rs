@@ -20,6 +20,7 @@ pub const RIGID_BODY: u8 = 0;
 pub const CHILD_SHAPE: u8 = 1;
 pub const JOINT: u8 = 2;
 pub const CONTAINER: u8 = 4;
+pub const HARVESTABLE: u8 = 5;
 pub const CHARACTER: u8 = 6;
 pub const LIFT: u8 = 7;
 pub const TOOL: u8 = 8;
@@ -65,6 +66,10 @@ pub struct Update {
     /// Controller type that chose the body layout, for layouts that need one.
     pub layout: Option<Layout>,
     pub fields: Vec<Field>,
+    /// Names of the top-level fields whose layout seed 002 does not give (read with
+    /// the layout of the third-party PacketLogger parser instead), so readers can tell
+    /// specified facts from borrowed ones.
+    pub undocumented: Vec<&'static str>,
     pub warnings: Vec<Warning>,
 }
 
@@ -119,6 +124,7 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
         header_ok: false,
         layout: None,
         fields: Vec::new(),
+        undocumented: Vec::new(),
         warnings: Vec::new(),
     };
     let Some(&first) = data.first() else {
@@ -154,11 +160,9 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
             ),
         ));
     }
-    if !(type_ok && object_ok) {
-        b.rest("undecoded");
-        u.fields = b.fields;
-        return u;
-    }
+    // The seed puts the controller byte after the type byte of every Create and the id
+    // after that for every update type, so both are read even when a type is unknown;
+    // only the body then has no layout.
     if u.update_type == CREATE {
         match b.r.u8("controller_type") {
             Ok(c) => u.controller_type = Some(c),
@@ -169,7 +173,15 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
         Ok(id) => u.object_id = Some(id),
         Err(e) => return truncated(u, b, e.to_string()),
     }
+    if !(type_ok && object_ok) {
+        b.rest("undecoded");
+        u.fields = b.fields;
+        return u;
+    }
     u.header_ok = true;
+    // A body that fails on its first field reports its bytes as undecoded, not the
+    // header's, which decoded.
+    b.mark = b.r.bit_pos();
     let id = u.object_id.unwrap_or(0);
     let body_len = data.len().saturating_sub(b.r.byte_pos());
 
@@ -217,6 +229,16 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
 
     let body_at = b.r.byte_pos();
     let result = decode_body(&mut b, &u);
+    if !seed_documents(u.update_type, u.object_type) {
+        u.undocumented = b
+            .fields
+            .iter()
+            .filter_map(|f| match &f.name {
+                std::borrow::Cow::Borrowed(n) if *n != "undecoded" => Some(*n),
+                _ => None,
+            })
+            .collect();
+    }
     match result {
         Ok(Some(note)) => u
             .warnings
@@ -235,6 +257,15 @@ pub fn decode(data: &[u8], learned: &dyn Fn(u8, u32) -> Option<u8>) -> Update {
     }
     finish(&mut u, b);
     u
+}
+
+/// Whether seed 002 gives the body layout of this update. Harvestable bodies follow the
+/// PacketLogger parser of the SMInjector project, the only other decoder of this packet.
+fn seed_documents(update_type: u8, object_type: u8) -> bool {
+    !matches!(
+        (update_type, object_type),
+        (CREATE, HARVESTABLE) | (UPDATE, HARVESTABLE)
+    )
 }
 
 fn truncated(mut u: Update, mut b: Body<'_>, msg: String) -> Update {
@@ -360,6 +391,24 @@ fn decode_body(b: &mut Body<'_>, u: &Update) -> DecodeResult<Option<String>> {
                 b.uuid_list("filters", n as usize)?;
             }
         }
+        // Not in the seed: the PacketLogger parser's layouts (see `seed_documents`).
+        (CREATE, HARVESTABLE) => {
+            b.u16("world_id")?;
+            b.u16("uuid_index")?;
+            b.vec3f("position", false)?;
+            b.quat_wzyx("rotation")?;
+            // Half-precision floats whose meaning nobody has worked out.
+            b.f16("unknown_1")?;
+            b.f16("unknown_2")?;
+        }
+        (UPDATE, HARVESTABLE) => {
+            b.color("color", ColorOrder::Rgba)?;
+            // Optional: present when the body goes on, absent when it ends here. A body
+            // ending inside the id is truncated, not "absent".
+            if b.r.bits_left() > 0 {
+                b.id("seated_character_id")?;
+            }
+        }
         (CREATE, CHARACTER) => {
             b.u64("steam_id")?;
             b.vec3f("position", true)?;
@@ -419,7 +468,8 @@ fn decode_body(b: &mut Body<'_>, u: &Update) -> DecodeResult<Option<String>> {
         }
         // Documented as carrying nothing more.
         (CREATE, CHILD_SHAPE) | (CREATE, JOINT) | (P, JOINT) => {}
-        (REMOVE, RIGID_BODY..=JOINT) | (REMOVE, CONTAINER) | (REMOVE, CHARACTER..=TOOL) => {}
+        // Every Remove the seed lists carries nothing more; Harvestable's is no different.
+        (REMOVE, RIGID_BODY..=JOINT) | (REMOVE, CONTAINER..=TOOL) => {}
         // Undocumented object types (and P on anything but Joint): keep the bytes.
         _ => {
             b.rest("undecoded");
@@ -574,6 +624,11 @@ impl<'a> Body<'a> {
     }
     fn f32(&mut self, name: &'static str) -> DecodeResult<()> {
         let f = self.sub_f32(name)?;
+        self.keep(f);
+        Ok(())
+    }
+    fn f16(&mut self, name: &'static str) -> DecodeResult<()> {
+        let f = self.sub(name, |r| Ok(Value::Float(r.f16(name)? as f64)))?;
         self.keep(f);
         Ok(())
     }

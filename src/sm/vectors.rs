@@ -418,6 +418,257 @@ fn constructed_from_the_specification_lift_and_tool() {
     }
 }
 
+/// Where the PacketLogger parser reads a different signedness, the seed's types win:
+/// world ids are `be u16`, joint shape ids `be u32`, lift levels `be s32`.
+#[test]
+fn signedness_follows_the_seed() {
+    let wid = |u: &Update| get(&u.fields, "world_id").clone();
+    // CreateRigidBody (static), world 0xffff.
+    let mut rb = vec![0x20, 0x01, 0, 0, 0, 1, 0xff, 0xff];
+    rb.extend_from_slice(&[0; 28]);
+    let u = decode(&rb);
+    clean(&u);
+    assert_eq!(wid(&u), Value::Uint(65535));
+    // CreateRigidBody (dynamic), world 0x8000.
+    let mut rb = vec![0x20, 0x02, 0, 0, 0, 1, 0x80, 0x00];
+    rb.extend_from_slice(&[0; 52]);
+    assert_eq!(wid(&decode(&rb)), Value::Uint(32768));
+    // CreateCharacter: steam id, position, world 0xfffe, yaw, pitch, uuid.
+    let mut ch = vec![0x26, 0, 0, 0, 0, 4];
+    ch.extend_from_slice(&[0; 8 + 12]);
+    ch.extend_from_slice(&[0xff, 0xfe]);
+    ch.extend_from_slice(&[0; 8 + 16]);
+    let u = decode(&ch);
+    clean(&u);
+    assert_eq!(wid(&u), Value::Uint(65534));
+    // CreateLift: steam id, world 0xffff, position, level 0x80000000.
+    let mut lift = vec![0x27, 0, 0, 0, 0, 5];
+    lift.extend_from_slice(&[0; 8]);
+    lift.extend_from_slice(&[0xff, 0xff]);
+    lift.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff]);
+    lift.extend_from_slice(&[0x80, 0, 0, 0]);
+    let u = decode(&lift);
+    clean(&u);
+    assert_eq!(wid(&u), Value::Uint(65535));
+    let p = get(&u.fields, "position");
+    assert_eq!(
+        [sub(p, "x"), sub(p, "y"), sub(p, "z")],
+        [
+            &Value::Int(-1),
+            &Value::Int(0),
+            &Value::Int(i32::MAX as i64)
+        ]
+    );
+    assert_eq!(get(&u.fields, "level"), &Value::Int(i32::MIN as i64));
+    // UpdateLift level 0xfffffffe is -2, not 4294967294.
+    let u = decode(&[0x67, 0, 0, 0, 5, 0xff, 0xff, 0xff, 0xfe]);
+    clean(&u);
+    assert_eq!(get(&u.fields, "level"), &Value::Int(-2));
+    // CreateHarvestable world 0xffff (see CREATE_HARVESTABLE).
+    assert_eq!(wid(&decode(&CREATE_HARVESTABLE)), Value::Uint(65535));
+    // UpdateJoint: shape ids 0xffffffff and 0x80000000 stay unsigned.
+    let mut j = vec![0x62, 0, 0, 0, 9, 0, 0];
+    j.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x80, 0, 0, 0]);
+    j.extend_from_slice(&[0; 24]);
+    j.extend_from_slice(&[0x55, 0x55, 0, 0, 0, 0]);
+    let u = decode(&j);
+    clean(&u);
+    assert_eq!(get(&u.fields, "shape_a_id"), &Value::ObjectId(u32::MAX));
+    assert_eq!(get(&u.fields, "shape_b_id"), &Value::ObjectId(0x8000_0000));
+    let json = super::render::update_json(&u);
+    assert_eq!(json["fields"]["shape_a_id"], 4294967295u32);
+    assert_eq!(json["fields"]["shape_b_id"], 2147483648u32);
+}
+
+// Harvestable bodies are not in seed 002; these vectors follow the layouts of the
+// PacketLogger parser (SMInjector), laid out byte by byte.
+
+/// CreateHarvestable: controller 0, id 0x0a0b0c0d, world 0xffff, uuid index 0x0102,
+/// position (1, -2, 0.5), rotation W Z Y X = (0.5, 0.25, -1, 2), halves 1.0 and -2.0.
+const CREATE_HARVESTABLE: [u8; 42] = [
+    0x25, 0x00, 0x0a, 0x0b, 0x0c, 0x0d, // create/harvestable, controller, id
+    0xff, 0xff, // world id
+    0x01, 0x02, // uuid index
+    0x3f, 0x80, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, // x y z
+    0x3f, 0x00, 0x00, 0x00, 0x3e, 0x80, 0x00, 0x00, // w z
+    0xbf, 0x80, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, // y x
+    0x3c, 0x00, 0xc0, 0x00, // two half floats
+];
+
+#[test]
+fn harvestable_create_follows_the_reference_parser() {
+    let u = decode(&CREATE_HARVESTABLE);
+    clean(&u);
+    assert_eq!(u.name().as_deref(), Some("create_harvestable"));
+    assert_eq!(
+        (u.controller_type, u.object_id),
+        (Some(0), Some(0x0a0b_0c0d))
+    );
+    assert_eq!(get(&u.fields, "world_id"), &Value::Uint(0xffff));
+    assert_eq!(get(&u.fields, "uuid_index"), &Value::Uint(0x0102));
+    let p = get(&u.fields, "position");
+    assert_eq!(
+        (float(sub(p, "x")), float(sub(p, "y")), float(sub(p, "z"))),
+        (1.0, -2.0, 0.5)
+    );
+    let q = get(&u.fields, "rotation");
+    assert_eq!(
+        [sub(q, "x"), sub(q, "y"), sub(q, "z"), sub(q, "w")].map(float),
+        [2.0, -1.0, 0.25, 0.5]
+    );
+    assert_eq!(float(get(&u.fields, "unknown_1")), 1.0);
+    assert_eq!(float(get(&u.fields, "unknown_2")), -2.0);
+    let last = u.fields.last().unwrap();
+    assert_eq!((last.span.start, last.span.len), (40, 2));
+    // Every body field is marked as not coming from the seed.
+    assert_eq!(
+        u.undocumented,
+        [
+            "world_id",
+            "uuid_index",
+            "position",
+            "rotation",
+            "unknown_1",
+            "unknown_2"
+        ]
+    );
+
+    // Half-float edge values: largest finite, negative subnormal, infinity, NaN.
+    let mut b = CREATE_HARVESTABLE;
+    b[38..42].copy_from_slice(&[0x7b, 0xff, 0x80, 0x01]);
+    let u = decode(&b);
+    assert_eq!(float(get(&u.fields, "unknown_1")), 65504.0);
+    assert_eq!(float(get(&u.fields, "unknown_2")), -(2f64.powi(-24)));
+    b[38..42].copy_from_slice(&[0x7c, 0x00, 0x7e, 0x00]);
+    let u = decode(&b);
+    clean(&u);
+    assert_eq!(float(get(&u.fields, "unknown_1")), f64::INFINITY);
+    assert!(float(get(&u.fields, "unknown_2")).is_nan());
+    let j = super::render::update_json(&u);
+    assert_eq!(j["fields"]["unknown_1"], "inf");
+
+    // One byte short: the second half is truncated and its byte kept as undecoded.
+    let u = decode(&CREATE_HARVESTABLE[..41]);
+    assert_eq!(u.warnings[0].code, "update_truncated");
+    assert_eq!(u.warnings[0].offset, Some(40));
+    assert_eq!(get(&u.fields, "undecoded"), &Value::Bytes(vec![0xc0]));
+    assert_eq!(u.undocumented.last(), Some(&"unknown_1"));
+    // One byte long.
+    let mut long = CREATE_HARVESTABLE.to_vec();
+    long.push(0x99);
+    let u = decode(&long);
+    assert_eq!(u.warnings[0].code, "trailing_bytes");
+    assert_eq!(u.warnings[0].offset, Some(42));
+    assert!(!u.undocumented.contains(&"undecoded"));
+}
+
+#[test]
+fn harvestable_update_with_and_without_a_seated_character() {
+    // Colour 0xRRGGBBAA, no seated character.
+    let u = decode(&[0x65, 0, 0, 0, 7, 0x11, 0x22, 0x33, 0x44]);
+    clean(&u);
+    assert_eq!(u.name().as_deref(), Some("update_harvestable"));
+    let c = get(&u.fields, "color");
+    assert_eq!(text(sub(c, "rgba")), "#11223344");
+    assert_eq!(sub(c, "r"), &Value::Uint(0x11));
+    assert_eq!(sub(c, "a"), &Value::Uint(0x44));
+    assert_eq!(sub(c, "raw"), &Value::Hex(0x1122_3344));
+    assert!(u.fields.iter().all(|f| f.name != "seated_character_id"));
+    assert_eq!(u.undocumented, ["color"]);
+
+    // With character 0xfffffffe in the seat.
+    let bytes = [0x65, 0, 0, 0, 7, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xfe];
+    let u = decode(&bytes);
+    clean(&u);
+    assert_eq!(
+        get(&u.fields, "seated_character_id"),
+        &Value::ObjectId(0xffff_fffe)
+    );
+    assert_eq!(u.undocumented, ["color", "seated_character_id"]);
+
+    // Two bytes of an id: truncated, not "no character".
+    let u = decode(&bytes[..11]);
+    assert_eq!(u.warnings[0].code, "update_truncated");
+    assert_eq!(u.warnings[0].offset, Some(9));
+    assert_eq!(get(&u.fields, "undecoded"), &Value::Bytes(vec![0xff, 0xff]));
+    // Colour cut short.
+    let u = decode(&bytes[..7]);
+    assert_eq!(u.warnings[0].code, "update_truncated");
+    assert!(u.undocumented.is_empty());
+    // A byte after the id.
+    let mut long = bytes.to_vec();
+    long.push(0);
+    let u = decode(&long);
+    assert_eq!(u.warnings[0].code, "trailing_bytes");
+    assert_eq!(u.warnings[0].offset, Some(13));
+
+    // RemoveHarvestable carries nothing, like every Remove.
+    let u = decode(&[0xa5, 0, 0, 0, 7]);
+    clean(&u);
+    assert_eq!(u.name().as_deref(), Some("remove_harvestable"));
+    assert!(u.fields.is_empty() && u.undocumented.is_empty());
+    let u = decode(&[0xa5, 0, 0, 0, 7, 1]);
+    assert_eq!(u.warnings[0].code, "trailing_bytes");
+    // P on a Harvestable is still not a documented update.
+    let u = decode(&[0x45, 0, 0, 0, 7, 1]);
+    assert_eq!(u.warnings[0].code, "p_update_not_joint");
+    assert!(u.undocumented.is_empty());
+}
+
+#[test]
+fn undocumented_fields_are_marked_in_the_tree_and_the_json() {
+    let mut stream = Vec::new();
+    emit_raw(&CREATE_HARVESTABLE, &mut stream).unwrap();
+    emit_raw(
+        &[0x65, 0, 0, 0, 7, 0xff, 0, 0, 0xff, 0, 0, 0, 9],
+        &mut stream,
+    )
+    .unwrap();
+    emit_raw(&[0x68, 0, 0, 0, 6, 0, 0, 0, 1], &mut stream).unwrap(); // UpdateTool
+    let packet = emit_update_packet(NETWORK_UPDATE, 1, &stream);
+    let (code, out, err) = run_hex(&spaced(&packet), Layer::Packet, Format::Text);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "{err}");
+    let marked: Vec<&str> = out
+        .lines()
+        .filter(|l| l.ends_with("[not in seed 002]"))
+        .map(|l| l.trim_start().split(' ').next().unwrap())
+        .collect();
+    assert_eq!(
+        marked,
+        [
+            "world_id",
+            "uuid_index",
+            "position",
+            "rotation",
+            "unknown_1",
+            "unknown_2",
+            "color",
+            "seated_character_id"
+        ],
+        "{out}"
+    );
+    assert!(out.contains("player_id = 0x00000001\n"), "{out}");
+
+    let (_, out, _) = run_hex(&spaced(&packet), Layer::Packet, Format::Json);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let subs = &j["packets"][0]["streams"][0]["sub_updates"];
+    let u = &subs[0]["update"];
+    assert_eq!(u["name"], "create_harvestable");
+    assert_eq!(u["undocumented_fields"][5], "unknown_2");
+    assert_eq!(u["fields"]["world_id"], 65535);
+    assert_eq!(u["fields"]["rotation"]["x"], 2.0);
+    assert_eq!(subs[1]["update"]["fields"]["seated_character_id"], 9);
+    assert_eq!(
+        subs[1]["update"]["undocumented_fields"],
+        serde_json::json!(["color", "seated_character_id"])
+    );
+    assert_eq!(
+        subs[2]["update"]["undocumented_fields"],
+        serde_json::json!([])
+    );
+}
+
 #[test]
 fn undocumented_object_types_keep_raw_bytes() {
     let mut w = BitWriter::new();
@@ -444,6 +695,90 @@ fn bad_update_headers() {
     assert_eq!(u.warnings[0].code, Code::UpdateEmpty);
 }
 
+/// The seed puts the controller byte after every Create's type byte and the id after
+/// that for every update type, so both are read even when a type is not known.
+#[test]
+fn unknown_update_and_object_types_still_give_the_header() {
+    // Update types 0, 4 and 6 (object type 4): type byte, id, then a raw body.
+    for (byte, t) in [(0x04u8, 0u8), (0x84, 4), (0xc4, 6)] {
+        let u = decode(&[byte, 0x00, 0x00, 0x01, 0x02, 0xaa, 0xbb]);
+        assert!(!u.header_ok);
+        assert_eq!((u.update_type, u.object_type), (t, 4));
+        assert_eq!(u.controller_type, None);
+        assert_eq!(u.object_id, Some(0x0102));
+        assert_eq!(u.warnings.len(), 1, "{:?}", u.warnings);
+        assert_eq!(u.warnings[0].code, "update_type_unknown");
+        let f = &u.fields[0];
+        assert_eq!(
+            (f.name.as_ref(), &f.value),
+            ("undecoded", &Value::Bytes(vec![0xaa, 0xbb]))
+        );
+        assert_eq!((f.span.start, f.span.len), (5, 2));
+    }
+    // Object types 20 and 31 in a Create: type byte, controller byte, id, raw body.
+    for (byte, t) in [(0x34u8, 20u8), (0x3f, 31)] {
+        let u = decode(&[byte, 0x1f, 0xff, 0xff, 0xff, 0xfe, 0x01]);
+        assert!(!u.header_ok);
+        assert_eq!((u.update_type, u.object_type), (1, t));
+        assert_eq!(u.controller_type, Some(0x1f));
+        assert_eq!(u.object_id, Some(0xffff_fffe));
+        assert_eq!(u.warnings[0].code, "object_type_invalid");
+        assert_eq!(u.fields.len(), 1);
+        assert_eq!(u.fields[0].value, Value::Bytes(vec![0x01]));
+        assert_eq!(u.fields[0].span.start, 6);
+        let j = super::render::update_json(&u);
+        assert_eq!(j["object_id"], 0xffff_fffeu32);
+        assert_eq!(j["controller_type"], 0x1f);
+        assert_eq!(j["header_ok"], false);
+    }
+    // Not a Create: no controller byte even for an invalid object type.
+    let u = decode(&[0x74, 0x00, 0x00, 0x00, 0x09]);
+    assert_eq!((u.controller_type, u.object_id), (None, Some(9)));
+    assert!(u.fields.is_empty());
+    // Both invalid and the id cut short: both problems are reported, the rest is raw.
+    let u = decode(&[0x94, 0x00, 0x01]);
+    let codes: Vec<_> = u.warnings.iter().map(|w| (w.code, w.offset)).collect();
+    assert_eq!(
+        codes,
+        [
+            ("update_type_unknown", Some(0)),
+            ("object_type_invalid", Some(0)),
+            ("update_truncated", Some(1))
+        ]
+    );
+    assert_eq!(u.object_id, None);
+    assert_eq!(u.fields[0].value, Value::Bytes(vec![0x00, 0x01]));
+    // A Create of an invalid object type that ends after its controller byte.
+    let u = decode(&[0x3f, 0x20]);
+    assert_eq!((u.controller_type, u.object_id), (Some(0x20), None));
+    assert_eq!(u.warnings[1].code, "update_truncated");
+    assert_eq!(u.warnings[1].offset, Some(2));
+
+    // Through the command: the id and controller appear in the tree and the JSON, the
+    // update still counts as undecoded (exit 2) and the warning is unchanged.
+    let hex = "00 00 00 01 00 07 84 00 00 00 05 00 0a 34 11 00 00 00 01 aa bb";
+    let (code, out, err) = run_hex(hex, Layer::Payload, Format::Text);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.contains("type 4 / object type 4 id 5\n"), "{out}");
+    assert!(
+        out.contains("type 1 / object type 20 controller 17 id 1\n"),
+        "{out}"
+    );
+    assert!(out.contains("undecoded = aa bb"), "{out}");
+    assert!(err.contains("update_type_unknown") && err.contains("object_type_invalid"));
+    let (_, out, _) = run_hex(hex, Layer::Payload, Format::Json);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let subs = &j["packets"][0]["streams"][0]["sub_updates"];
+    assert_eq!(subs[0]["update"]["object_id"], 5);
+    assert_eq!(
+        subs[0]["update"]["controller_type"],
+        serde_json::Value::Null
+    );
+    assert_eq!(subs[1]["update"]["object_id"], 1);
+    assert_eq!(subs[1]["update"]["controller_type"], 17);
+    assert_eq!(subs[1]["update"]["fields"]["undecoded"], "aabb");
+}
+
 #[test]
 fn bodies_ending_early_are_located() {
     let mut w = BitWriter::new();
@@ -463,6 +798,15 @@ fn bodies_ending_early_are_located() {
     let undecoded = u.fields.iter().find(|f| f.name == "undecoded").unwrap();
     assert_eq!(undecoded.value, Value::Bytes(UUID_BYTES_LE.to_vec()));
     assert_eq!((undecoded.span.start, undecoded.span.len), (7, 16));
+
+    // A body failing on its first field: only the body bytes are undecoded, not the
+    // header that decoded.
+    let u = decode(&[0x68, 0, 0, 0, 6, 0xaa, 0xbb]); // UpdateTool with 2 of 4 bytes
+    assert_eq!(u.warnings[0].code, "update_truncated");
+    assert_eq!(u.warnings[0].offset, Some(5));
+    assert_eq!(u.fields.len(), 1);
+    assert_eq!(u.fields[0].value, Value::Bytes(vec![0xaa, 0xbb]));
+    assert_eq!(u.fields[0].span.start, 5);
 
     let mut w = BitWriter::new();
     header(&mut w, 3, 0, None, 3);
@@ -805,6 +1149,89 @@ fn command_reads_lines_files_statefully() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Every `<name>_hex` key in a JSON document, with its value.
+fn hex_twins(j: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    match j {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                match v.as_str() {
+                    Some(s) if k.ends_with("_hex") => out.push((k.clone(), s.to_string())),
+                    _ => hex_twins(v, out),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|v| hex_twins(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn hex_twins_are_as_wide_as_their_field_type() {
+    // Small and large values of every u32 field that has a hex twin.
+    let updates: [Vec<u8>; 8] = [
+        // UpdateTool, player 1 and player 0xffffffff.
+        vec![0x68, 0, 0, 0, 6, 0, 0, 0, 1],
+        vec![0x68, 0, 0, 0, 6, 0xff, 0xff, 0xff, 0xff],
+        // UpdateHarvestable: colour 0x000000ff, seated character 2.
+        vec![0x65, 0, 0, 0, 7, 0, 0, 0, 0xff, 0, 0, 0, 2],
+        // UpdateChildShape (part): uuid 1, body 16, position (1, 2, 3), colour 0x0000000f,
+        // axes z = +x, x = +z.
+        [
+            &[0x61, 0, 0, 0, 8, 0, 1][..],
+            &[0, 0, 0, 0x10, 0, 1, 0, 2, 0, 3],
+            &[0, 0, 0, 0x0f, 0x57],
+        ]
+        .concat(),
+        // UpdateContainer: one slot change (nil uuid, tool instance 42, quantity 1,
+        // slot 0), no filters.
+        [
+            &[0x64, 0, 0, 0, 3, 0, 1][..],
+            &[0; 16],
+            &[0, 0, 0, 0x2a, 0, 1, 0, 0, 0x00],
+        ]
+        .concat(),
+        // UpdateCharacter, selected item only: flags 0010, nil uuid and instance id 3,
+        // all four bits off the byte grid, then 4 padding bits.
+        [&[0x66, 0, 0, 0, 4, 0x20][..], &[0; 15], &[0, 0, 0, 0, 0x30]].concat(),
+        // UpdateJoint: zero uuid, shapes and positions, axes all +x, colour 1.
+        [&[0x62, 0, 0, 0, 9][..], &[0; 34], &[0x55, 0x55, 0, 0, 0, 1]].concat(),
+        // P on a Tool: kept raw, no twin.
+        vec![0x48, 0, 0, 0, 6, 0, 0, 0, 1],
+    ];
+    let mut stream = Vec::new();
+    for u in &updates {
+        emit_raw(u, &mut stream).unwrap();
+    }
+    let packet = emit_update_packet(NETWORK_UPDATE, 1, &stream);
+    let (_, out, err) = run_hex(&spaced(&packet), Layer::Packet, Format::Json);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let subs = j["packets"][0]["streams"][0]["sub_updates"]
+        .as_array()
+        .unwrap();
+    for (i, d) in subs.iter().enumerate().take(7) {
+        assert_eq!(d["update"]["warnings"], serde_json::json!([]), "#{i} {err}");
+    }
+    let f = |i: usize| &subs[i]["update"]["fields"];
+    assert_eq!(f(0)["player_id_hex"], "0x00000001");
+    assert_eq!(f(1)["player_id_hex"], "0xFFFFFFFF");
+    assert_eq!(f(2)["color"]["raw_hex"], "0x000000FF");
+    assert_eq!(f(2)["seated_character_id_hex"], "0x00000002");
+    assert_eq!(f(3)["body_id_hex"], "0x00000010");
+    assert_eq!(f(3)["color"]["raw_hex"], "0x0000000F");
+    assert_eq!(
+        f(4)["slot_changes"][0]["tool_instance_id_hex"],
+        "0x0000002A"
+    );
+    assert_eq!(f(5)["selected_item"]["instance_id_hex"], "0x00000003");
+    assert_eq!(f(6)["color"]["raw_hex"], "0x00000001");
+    let mut all = Vec::new();
+    hex_twins(&j, &mut all);
+    assert_eq!(all.len(), 11, "{all:?}");
+    for (k, v) in &all {
+        assert_eq!(v.len(), 10, "{k} = {v}: every hex field is a u32");
+    }
+}
+
 #[test]
 fn clap_parses_the_documented_command_line() {
     use clap::Parser;
@@ -871,6 +1298,14 @@ fn random_and_mutated_inputs_never_panic() {
         out.truncate(n);
         out
     }));
+    let mut harvestables = Vec::new();
+    emit_raw(&CREATE_HARVESTABLE, &mut harvestables).unwrap();
+    emit_raw(
+        &[0x65, 0, 0, 0, 7, 1, 2, 3, 4, 0, 0, 0, 9],
+        &mut harvestables,
+    )
+    .unwrap();
+    seeds.push(emit_update_packet(NETWORK_UPDATE, 6, &harvestables));
     seeds.push(emit_compound(&[
         (NETWORK_UPDATE, &packet[1..]),
         (0x15, &packet[1..]),
