@@ -549,7 +549,7 @@ fn harvestable_create_follows_the_reference_parser() {
 
     // One byte short: the second half is truncated and its byte kept as undecoded.
     let u = decode(&CREATE_HARVESTABLE[..41]);
-    assert_eq!(u.warnings[0].code, "update_truncated");
+    assert_eq!(u.warnings[0].code, Code::UpdateTruncated);
     assert_eq!(u.warnings[0].offset, Some(40));
     assert_eq!(get(&u.fields, "undecoded"), &Value::Bytes(vec![0xc0]));
     assert_eq!(u.undocumented.last(), Some(&"unknown_1"));
@@ -557,7 +557,7 @@ fn harvestable_create_follows_the_reference_parser() {
     let mut long = CREATE_HARVESTABLE.to_vec();
     long.push(0x99);
     let u = decode(&long);
-    assert_eq!(u.warnings[0].code, "trailing_bytes");
+    assert_eq!(u.warnings[0].code, Code::TrailingBytes);
     assert_eq!(u.warnings[0].offset, Some(42));
     assert!(!u.undocumented.contains(&"undecoded"));
 }
@@ -588,18 +588,18 @@ fn harvestable_update_with_and_without_a_seated_character() {
 
     // Two bytes of an id: truncated, not "no character".
     let u = decode(&bytes[..11]);
-    assert_eq!(u.warnings[0].code, "update_truncated");
+    assert_eq!(u.warnings[0].code, Code::UpdateTruncated);
     assert_eq!(u.warnings[0].offset, Some(9));
     assert_eq!(get(&u.fields, "undecoded"), &Value::Bytes(vec![0xff, 0xff]));
     // Colour cut short.
     let u = decode(&bytes[..7]);
-    assert_eq!(u.warnings[0].code, "update_truncated");
+    assert_eq!(u.warnings[0].code, Code::UpdateTruncated);
     assert!(u.undocumented.is_empty());
     // A byte after the id.
     let mut long = bytes.to_vec();
     long.push(0);
     let u = decode(&long);
-    assert_eq!(u.warnings[0].code, "trailing_bytes");
+    assert_eq!(u.warnings[0].code, Code::TrailingBytes);
     assert_eq!(u.warnings[0].offset, Some(13));
 
     // RemoveHarvestable carries nothing, like every Remove.
@@ -608,10 +608,10 @@ fn harvestable_update_with_and_without_a_seated_character() {
     assert_eq!(u.name().as_deref(), Some("remove_harvestable"));
     assert!(u.fields.is_empty() && u.undocumented.is_empty());
     let u = decode(&[0xa5, 0, 0, 0, 7, 1]);
-    assert_eq!(u.warnings[0].code, "trailing_bytes");
+    assert_eq!(u.warnings[0].code, Code::TrailingBytes);
     // P on a Harvestable is still not a documented update.
     let u = decode(&[0x45, 0, 0, 0, 7, 1]);
-    assert_eq!(u.warnings[0].code, "p_update_not_joint");
+    assert_eq!(u.warnings[0].code, Code::PUpdateNotJoint);
     assert!(u.undocumented.is_empty());
 }
 
@@ -707,7 +707,7 @@ fn unknown_update_and_object_types_still_give_the_header() {
         assert_eq!(u.controller_type, None);
         assert_eq!(u.object_id, Some(0x0102));
         assert_eq!(u.warnings.len(), 1, "{:?}", u.warnings);
-        assert_eq!(u.warnings[0].code, "update_type_unknown");
+        assert_eq!(u.warnings[0].code, Code::UpdateTypeUnknown);
         let f = &u.fields[0];
         assert_eq!(
             (f.name.as_ref(), &f.value),
@@ -722,7 +722,7 @@ fn unknown_update_and_object_types_still_give_the_header() {
         assert_eq!((u.update_type, u.object_type), (1, t));
         assert_eq!(u.controller_type, Some(0x1f));
         assert_eq!(u.object_id, Some(0xffff_fffe));
-        assert_eq!(u.warnings[0].code, "object_type_invalid");
+        assert_eq!(u.warnings[0].code, Code::ObjectTypeInvalid);
         assert_eq!(u.fields.len(), 1);
         assert_eq!(u.fields[0].value, Value::Bytes(vec![0x01]));
         assert_eq!(u.fields[0].span.start, 6);
@@ -737,7 +737,7 @@ fn unknown_update_and_object_types_still_give_the_header() {
     assert!(u.fields.is_empty());
     // Both invalid and the id cut short: both problems are reported, the rest is raw.
     let u = decode(&[0x94, 0x00, 0x01]);
-    let codes: Vec<_> = u.warnings.iter().map(|w| (w.code, w.offset)).collect();
+    let codes: Vec<_> = u.warnings.iter().map(|w| (w.code.as_str(), w.offset)).collect();
     assert_eq!(
         codes,
         [
@@ -751,7 +751,7 @@ fn unknown_update_and_object_types_still_give_the_header() {
     // A Create of an invalid object type that ends after its controller byte.
     let u = decode(&[0x3f, 0x20]);
     assert_eq!((u.controller_type, u.object_id), (Some(0x20), None));
-    assert_eq!(u.warnings[1].code, "update_truncated");
+    assert_eq!(u.warnings[1].code, Code::UpdateTruncated);
     assert_eq!(u.warnings[1].offset, Some(2));
 
     // Through the command: the id and controller appear in the tree and the JSON, the
@@ -802,7 +802,7 @@ fn bodies_ending_early_are_located() {
     // A body failing on its first field: only the body bytes are undecoded, not the
     // header that decoded.
     let u = decode(&[0x68, 0, 0, 0, 6, 0xaa, 0xbb]); // UpdateTool with 2 of 4 bytes
-    assert_eq!(u.warnings[0].code, "update_truncated");
+    assert_eq!(u.warnings[0].code, Code::UpdateTruncated);
     assert_eq!(u.warnings[0].offset, Some(5));
     assert_eq!(u.fields.len(), 1);
     assert_eq!(u.fields[0].value, Value::Bytes(vec![0xaa, 0xbb]));
