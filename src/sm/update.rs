@@ -4,6 +4,9 @@
 //! Update layouts for RigidBody and ChildShape depend on the controller type, which
 //! only Create updates carry; the caller supplies what it learned ([`super::state`])
 //! or the layout is inferred from the body size and marked so.
+//!
+//! Why this file is long: it is the seed's table of update bodies, one decoder per
+//! object type sharing one header reader and one field recorder; each decoder is short.
 
 use super::bits::BitReader;
 use super::names::{axis_name, object_type_name, pascal, update_type_name, MAX_OBJECT_TYPE};

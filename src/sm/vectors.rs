@@ -1,6 +1,9 @@
 //! End-to-end vectors: the seed's worked example at every layer, one vector per
 //! documented update type (constructed from the specification, not captured), the
 //! negative cases, `--stateful`, the command itself, and a no-panic sweep.
+//!
+//! Why this file is long: it is test data, one hand-laid vector per documented update
+//! and object type with its expected decode; splitting it would scatter the table.
 
 use super::bits::BitWriter;
 use super::cli::{run, DecodeArgs, Format, SmArgs, SmCommand};
@@ -737,7 +740,11 @@ fn unknown_update_and_object_types_still_give_the_header() {
     assert!(u.fields.is_empty());
     // Both invalid and the id cut short: both problems are reported, the rest is raw.
     let u = decode(&[0x94, 0x00, 0x01]);
-    let codes: Vec<_> = u.warnings.iter().map(|w| (w.code.as_str(), w.offset)).collect();
+    let codes: Vec<_> = u
+        .warnings
+        .iter()
+        .map(|w| (w.code.as_str(), w.offset))
+        .collect();
     assert_eq!(
         codes,
         [
