@@ -108,6 +108,13 @@ impl Front {
         let mut bytes = 0;
         while !self.done && batch.len() < max && bytes < MAX_BATCH_BYTES {
             match self.reader.read_into(&mut self.frame) {
+                Ok(true) if self.reader.has_notes() => {
+                    // A frame read despite a flaw (past the snap length): said first.
+                    self.decipher_waiting(batch);
+                    for w in self.reader.take_notes() {
+                        batch.push(Item::Problem(w.to_string()));
+                    }
+                }
                 Ok(true) => {}
                 Ok(false) => self.done = true,
                 Err(e) => {
