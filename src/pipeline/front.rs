@@ -13,6 +13,7 @@
 
 use crate::capture::{CaptureReader, Frame, Truncation};
 use crate::net::{Datagram, FragmentReport, NetDecoder, NetOutcome};
+use crate::pipeline::summary::CompressionSummary;
 use crate::transport::cipher;
 use crate::transport::packet::{self, Packet};
 use smallvec::SmallVec;
@@ -68,6 +69,7 @@ pub enum Item {
 #[derive(Debug, Default)]
 pub struct FrontEnd {
     pub truncation: Option<Truncation>,
+    pub compression: Option<CompressionSummary>,
     pub fragments: FragmentReport,
 }
 
@@ -178,6 +180,11 @@ impl Front {
     pub fn finish(mut self) -> FrontEnd {
         FrontEnd {
             truncation: self.reader.truncation().cloned(),
+            compression: self.reader.compression().map(|c| CompressionSummary {
+                method: c.as_str(),
+                compressed_bytes: self.reader.compressed_bytes_read(),
+                bytes: self.reader.bytes_read(),
+            }),
             fragments: self.net.finish(),
         }
     }

@@ -261,6 +261,7 @@ impl Pipeline {
         // After a stop, what lies beyond it (a cut at the end of the file, fragment
         // sets that later frames might complete) is not reported.
         if let Some(end) = end {
+            self.summary.compression = end.compression.clone();
             if let Some(t) = &end.truncation {
                 self.summary.add_problem(t.to_warning().to_string());
             }
