@@ -1,6 +1,6 @@
 //! `info`, `decode`, `show`, `stats` and `flows`: capture in, report out.
 
-use super::Output;
+use super::{cut, Output};
 use crate::cli::{
     DecodeArgs, DecodeFormat, FlowsArgs, InfoArgs, InputArgs, ShowArgs, StatsArgs, TableOrJson,
 };
@@ -217,8 +217,17 @@ impl Sink for DecodeSink<'_> {
 pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let filter = Filter::from_args(&a.filter)?;
+    let spool = cut::prepare(&a.file, &a.write)?;
+    let path = spool.as_ref().map_or_else(|| a.file.clone(), |s| s.path());
+    // With `-w -` the capture takes standard output; the report goes nowhere.
+    let mut nowhere = std::io::sink();
+    let report: &mut dyn Write = if cut::to_stdout(&a.write) {
+        &mut nowhere
+    } else {
+        &mut *w
+    };
     let mut sink = DecodeSink {
-        w,
+        w: report,
         format: a.format,
         filter,
         hex: a.hex,
@@ -232,7 +241,16 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         line: Vec::new(),
         json: json_stream::PacketWriter::default(),
     };
-    let mut s = run_file(&a.file, &cfg, &mut sink, out)?;
+    let mut picked = Vec::new();
+    let mut s = if a.write.write.is_some() {
+        let rule = cut::Rule::Filter(sink.filter.clone());
+        let mut sel = cut::Selecting::new(&mut sink, rule, a.write.annotate);
+        let s = run_file(&path, &cfg, &mut sel, out)?;
+        picked = sel.picked;
+        s
+    } else {
+        run_file(&path, &cfg, &mut sink, out)?
+    };
     warn_problems(&a.file, &s, out);
     if matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) {
         // The session list is written one session at a time, in place of an empty
@@ -261,6 +279,8 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             sink.w.write_all(b"\n")?;
         }
     }
+    sink.w.flush()?;
+    cut::finish(&path, &a.file, &a.write, &mut picked, w, out.quiet)?;
     Ok(0)
 }
 
@@ -340,8 +360,16 @@ impl Sink for ShowSink<'_> {
 
 pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
+    let spool = cut::prepare(&a.file, &a.write)?;
+    let path = spool.as_ref().map_or_else(|| a.file.clone(), |s| s.path());
+    let mut nowhere = std::io::sink();
+    let report: &mut dyn Write = if cut::to_stdout(&a.write) {
+        &mut nowhere
+    } else {
+        &mut *w
+    };
     let mut sink = ShowSink {
-        w,
+        w: report,
         frame: a.frame,
         filter: Filter::from_args(&a.filter)?,
         limit: a.limit.max(1),
@@ -349,9 +377,23 @@ pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         palette: Palette::new(out.color),
         first_ts_ns: None,
     };
-    let s = run_file(&a.file, &cfg, &mut sink, out)?;
+    let mut picked = Vec::new();
+    let s = if a.write.write.is_some() {
+        let rule = match a.frame {
+            Some(f) => cut::Rule::Frame(f),
+            None => cut::Rule::Filter(Filter::from_args(&a.filter)?),
+        };
+        let mut sel = cut::Selecting::new(&mut sink, rule, a.write.annotate);
+        let s = run_file(&path, &cfg, &mut sel, out)?;
+        picked = sel.picked;
+        s
+    } else {
+        run_file(&path, &cfg, &mut sink, out)?
+    };
     warn_problems(&a.file, &s, out);
-    if sink.shown == 0 {
+    let shown = sink.shown;
+    cut::finish(&path, &a.file, &a.write, &mut picked, w, out.quiet)?;
+    if shown == 0 {
         let what = match a.frame {
             Some(f) if f > s.frames => format!(
                 "frame {f} is past the end of the capture ({} frames)",

@@ -28,11 +28,13 @@ const MAX_SPARE_PACKETS: usize = 768;
 const MAX_SPARE_MESSAGES: usize = 16;
 
 /// What the summary needs of a frame once its datagram is handled.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub struct FrameMeta {
     pub ts_ns: i64,
     pub len: usize,
     pub link_type: u32,
+    /// The pcapng packet comment (rare: boxed to keep the common item small).
+    pub comment: Option<Box<str>>,
 }
 
 impl FrameMeta {
@@ -41,6 +43,7 @@ impl FrameMeta {
             ts_ns: frame.ts_ns,
             len: frame.data.len(),
             link_type: frame.link_type,
+            comment: frame.comment.as_deref().map(Box::from),
         }
     }
 }

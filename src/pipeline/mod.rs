@@ -349,7 +349,7 @@ impl Pipeline {
                     meta,
                     outcome,
                     parsed,
-                } => control = self.frame(*meta, outcome, parsed.take(), sink)?,
+                } => control = self.frame(std::mem::take(meta), outcome, parsed.take(), sink)?,
                 Item::Problem(p) | Item::Fatal(p) => {
                     self.summary.add_problem(std::mem::take(p));
                 }
@@ -452,6 +452,7 @@ impl Pipeline {
             client: c.client,
             udp_len,
             body,
+            comment: frame.comment.map(String::from),
         };
         let names = NameView {
             facts: &self.facts,

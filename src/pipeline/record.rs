@@ -23,6 +23,8 @@ pub struct PacketRecord {
     /// UDP payload length in bytes.
     pub udp_len: usize,
     pub body: PacketBody,
+    /// The pcapng packet comment of the frame, if it has one.
+    pub comment: Option<String>,
 }
 
 #[derive(Debug, Clone)]

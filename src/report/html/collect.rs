@@ -716,6 +716,7 @@ mod tests {
             session: 0,
             client,
             udp_len: 20,
+            comment: None,
             body: PacketBody::Game(GamePacket {
                 peer_id: 2,
                 msg_count: messages.len() as u8,
