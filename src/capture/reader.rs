@@ -386,6 +386,10 @@ impl CaptureReader {
             let slice = &self.buf[self.start..self.end];
             let avail = slice.len();
             match parser.next_raw_packet(slice) {
+                Ok((_, raw)) if raw.incl_len as usize > MAX_FRAME_LEN => {
+                    let len = raw.incl_len as usize;
+                    return Err(self.too_long(len));
+                }
                 Ok((rem, raw)) => {
                     let used = avail - rem.len();
                     let number = self.frames + 1;
@@ -410,36 +414,36 @@ impl CaptureReader {
                     return Ok(true);
                 }
                 Err(PcapParseError::IncompleteBuffer(needed, _)) => {
-                    if avail == 0 && self.eof {
-                        return Ok(false);
-                    }
                     // Below 16 bytes `needed` is the record header, else its data.
                     let want = if avail < PCAP_RECORD_HEADER_LEN {
                         PCAP_RECORD_HEADER_LEN
                     } else {
                         if needed > MAX_FRAME_LEN {
-                            return Err(CaptureError::Corrupt {
-                                offset: self.offset(),
-                                frame: Some(self.frames + 1),
-                                what: format!(
-                                    "record claims {needed} captured bytes (limit {MAX_FRAME_LEN})"
-                                ),
-                            });
+                            return Err(self.too_long(needed));
                         }
                         PCAP_RECORD_HEADER_LEN + needed
                     };
-                    if !self.more(want)? {
-                        if avail == 0 {
-                            return Ok(false);
+                    if avail >= want {
+                        // Cannot happen with a sound parser; stops rather than spins.
+                        return Err(CaptureError::Corrupt {
+                            offset: self.offset(),
+                            frame: None,
+                            what: format!("parser asked for more than the {want} bytes present"),
+                        });
+                    }
+                    if self.eof {
+                        // Everything left is in the buffer: the input ends in a record.
+                        if avail > 0 {
+                            let (needed, what) = if avail < PCAP_RECORD_HEADER_LEN {
+                                (None, "record header")
+                            } else {
+                                (Some(want as u64), "packet record")
+                            };
+                            self.cut(avail, needed, Some(self.frames + 1), what);
                         }
-                        let (needed, what) = if avail < PCAP_RECORD_HEADER_LEN {
-                            (None, "record header")
-                        } else {
-                            (Some(want as u64), "packet record")
-                        };
-                        self.cut(avail, needed, Some(self.frames + 1), what);
                         return Ok(false);
                     }
+                    self.fill(want)?;
                 }
                 Err(e) => {
                     return Err(CaptureError::Corrupt {
@@ -473,9 +477,6 @@ impl CaptureReader {
                 Ok(Step::Again) => continue,
                 Err(StepError::Done(e)) => return Err(e),
                 Err(StepError::Parse(PcapNgParseError::IncompleteBuffer(needed, _))) => {
-                    if avail == 0 && self.eof {
-                        return Ok(false);
-                    }
                     // Below 12 bytes `needed` is the block's fixed part; past it, the
                     // block's length less its first 8 bytes.
                     let want = if avail < BLOCK_OVERHEAD {
@@ -503,23 +504,32 @@ impl CaptureReader {
                         }
                         continue;
                     }
-                    if !self.more(want)? {
-                        if avail == 0 {
-                            return Ok(false);
+                    if avail >= want {
+                        // Cannot happen with a sound parser; stops rather than spins.
+                        return Err(CaptureError::Corrupt {
+                            offset: self.offset(),
+                            frame: None,
+                            what: format!("parser asked for more than the {want} bytes present"),
+                        });
+                    }
+                    if self.eof {
+                        // Everything left is in the buffer: the input ends in a block.
+                        if avail > 0 {
+                            let frame_no = is_packet.then_some(self.frames + 1);
+                            let (needed, what) = match head {
+                                None => (None, "block header"),
+                                Some((PCAPNG_SHB, _)) if avail < BLOCK_OVERHEAD => {
+                                    (None, "section header")
+                                }
+                                Some((PCAPNG_SHB, _)) => (Some(want as u64), "section header"),
+                                Some(_) if is_packet => (Some(want as u64), "packet record"),
+                                Some((_, total)) => (Some(u64::from(total)), "block"),
+                            };
+                            self.cut(avail, needed, frame_no, what);
                         }
-                        let frame_no = is_packet.then_some(self.frames + 1);
-                        let (needed, what) = match head {
-                            None => (None, "block header"),
-                            Some((PCAPNG_SHB, _)) if avail < BLOCK_OVERHEAD => {
-                                (None, "section header")
-                            }
-                            Some((PCAPNG_SHB, _)) => (Some(want as u64), "section header"),
-                            Some(_) if is_packet => (Some(want as u64), "packet record"),
-                            Some((_, total)) => (Some(u64::from(total)), "block"),
-                        };
-                        self.cut(avail, needed, frame_no, what);
                         return Ok(false);
                     }
+                    self.fill(want)?;
                 }
                 Err(StepError::Parse(PcapNgParseError::StateUpdate(e)))
                     if head.is_some_and(|(t, _)| t == PCAPNG_IDB) =>
@@ -734,6 +744,14 @@ impl CaptureReader {
             EnhancedPacketOption::Common(CommonOption::Comment(c)) => Some(c.into_owned()),
             _ => None,
         })
+    }
+
+    fn too_long(&self, len: usize) -> CaptureError {
+        CaptureError::Corrupt {
+            offset: self.offset(),
+            frame: Some(self.frames + 1),
+            what: format!("record claims {len} captured bytes (limit {MAX_FRAME_LEN})"),
+        }
     }
 
     fn add_interface(&mut self, offset: u64, iface: Interface) -> Result<(), CaptureError> {

@@ -588,3 +588,29 @@ fn compressed_inputs_read_like_the_original() {
     let e = CaptureReader::new(Cursor::new(zst)).err().unwrap();
     assert!(e.to_string().contains("68 65 6C 6C"), "{e}");
 }
+
+/// A cut file read one byte at a time reports the same truncation as read at once:
+/// the buffer is refilled before the cut is judged.
+#[test]
+fn truncation_is_the_same_through_short_reads() {
+    let pcap = write_pcap(TsResolution::MICRO, Endian::Little, 3);
+    let mut w = CaptureWriter::pcapng(Vec::new(), Endian::Big).unwrap();
+    w.add_interface(1, 0, TsResolution::NANO, 0).unwrap();
+    for i in 0..3 {
+        w.write_frame(0, T0 + i, 0, &sample_data(i as usize))
+            .unwrap();
+    }
+    let ng = w.into_inner();
+    for full in [pcap, ng] {
+        for cut in (30..full.len()).step_by(3) {
+            let bytes = full[..cut].to_vec();
+            let (whole, a) = frames_of(bytes.clone());
+            let mut r = CaptureReader::new(Trickle(Cursor::new(bytes))).unwrap();
+            let b: Vec<Frame> = std::iter::from_fn(|| r.next_frame())
+                .map(|f| f.unwrap())
+                .collect();
+            assert_eq!(a, b, "cut at {cut}");
+            assert_eq!(whole.truncation(), r.truncation(), "cut at {cut}");
+        }
+    }
+}
