@@ -11,6 +11,7 @@ use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketOption;
 use pcap_file::pcapng::blocks::opt_common::CommonOption;
 use pcap_file::pcapng::{Block, PcapNgParseError, PcapNgParser, RawBlock};
 use pcap_file::Endianness;
+use std::error::Error as _;
 use std::fmt;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -558,8 +559,8 @@ impl CaptureReader {
                         offset,
                         frame: None,
                         what: format!(
-                            "interface description block: {}; its options are ignored",
-                            describe_source(&e)
+                            "{}; the interface is kept without its options",
+                            e.source().map_or_else(|| e.to_string(), describe_source)
                         ),
                     });
                 }
@@ -1028,7 +1029,7 @@ fn describe_ng(e: &PcapNgParseError) -> String {
     }
 }
 
-fn describe_source(e: &dyn std::error::Error) -> String {
+fn describe_source(e: &(dyn std::error::Error + 'static)) -> String {
     let mut s = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {
