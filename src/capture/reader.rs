@@ -270,6 +270,40 @@ impl CaptureReader {
             Err(PcapNgParseError::IncompleteBuffer(..)) => {
                 Err(CaptureError::HeaderCut { needed: total, got })
             }
+            Err(PcapNgParseError::BlockConversion(e)) => {
+                // Options pcap-file refuses (not UTF-8, wrong size): the section is
+                // read without them, as later ones are (see `next_pcapng`).
+                let endian = if self.pending()[8] == 0x4D {
+                    Endian::Little
+                } else {
+                    Endian::Big
+                };
+                let parser = stand_in_block(PCAPNG_SHB, endian, self.pending())
+                    .and_then(|b| PcapNgParser::new(&b).ok().map(|(_, p)| p));
+                let Some(parser) = parser else {
+                    return Err(CaptureError::Corrupt {
+                        offset: 0,
+                        frame: None,
+                        what: format!("section header: {}", describe_source(&e)),
+                    });
+                };
+                self.start += total;
+                self.state = State::PcapNg {
+                    parser: Box::new(parser),
+                    interfaces: Vec::new(),
+                    first_interface: 0,
+                };
+                self.sections = 1;
+                self.notes.push(Warning::new(
+                    "capture_block_malformed",
+                    Some(0),
+                    format!(
+                        "section header: {}; the section is kept without its options",
+                        describe_source(&e)
+                    ),
+                ));
+                Ok(())
+            }
             Err(e) => Err(CaptureError::Corrupt {
                 offset: 0,
                 frame: None,
@@ -533,33 +567,39 @@ impl CaptureReader {
                     self.fill(want)?;
                 }
                 Err(StepError::Parse(PcapNgParseError::StateUpdate(e)))
-                    if head.is_some_and(|(t, _)| t == PCAPNG_IDB) =>
+                    if head.is_some_and(|(t, _)| t == PCAPNG_IDB || t == PCAPNG_SHB) =>
                 {
-                    // The interface is kept with what its fixed part says so that later
-                    // interface ids still line up; its options are not trusted.
+                    // pcap-file refused the block's content (an option, a reserved
+                    // field). Its fixed part is sound, so a stand-in without options
+                    // takes its place in pcap-file's state and in ours: later blocks
+                    // keep their byte order and interface ids.
                     let offset = self.offset();
-                    let Some((_, total)) = head else {
+                    let Some((block_type, total)) = head else {
                         return Ok(false);
                     };
-                    let total = total as usize;
-                    let body = &self.buf[self.start + 8..self.start + total.max(12) - 4];
-                    let link_type = body.get(0..2).map_or(0, |b| endian.u16([b[0], b[1]]));
-                    let snaplen = body
-                        .get(4..8)
-                        .map_or(0, |b| endian.u32([b[0], b[1], b[2], b[3]]));
-                    self.start += total;
-                    let iface = Interface {
-                        link_type: u32::from(link_type),
-                        snaplen,
-                        resolution: TsResolution::MICRO,
-                        offset_s: 0,
+                    let Some(stand_in) = stand_in_block(block_type, endian, self.pending()) else {
+                        return Err(CaptureError::Corrupt {
+                            offset,
+                            frame: None,
+                            what: describe_ng(&PcapNgParseError::StateUpdate(e)),
+                        });
                     };
-                    self.add_interface(offset, iface)?;
+                    self.start += total as usize;
+                    if let State::PcapNg { parser, .. } = &mut self.state {
+                        if let Ok((_, raw)) = parser.next_raw_block(&stand_in) {
+                            self.interpret_block(&raw, endian, frame)?;
+                        }
+                    }
+                    let what = if block_type == PCAPNG_SHB {
+                        "the section is kept without its options"
+                    } else {
+                        "the interface is kept without its options"
+                    };
                     return Err(CaptureError::BadRecord {
                         offset,
                         frame: None,
                         what: format!(
-                            "{}; the interface is kept without its options",
+                            "{}; {what}",
                             e.source().map_or_else(|| e.to_string(), describe_source)
                         ),
                     });
@@ -985,6 +1025,41 @@ fn bad_packet(offset: u64, number: u64, what: &str) -> CaptureError {
         frame: Some(number),
         what: what.to_string(),
     }
+}
+
+/// A section header or interface description block without options, standing in for
+/// the one at the start of `block` whose options pcap-file refused: the same byte
+/// order, link type and snap length. `None` if the fixed part is not there.
+fn stand_in_block(block_type: u32, endian: Endian, block: &[u8]) -> Option<Vec<u8>> {
+    let mut body = Vec::with_capacity(16);
+    if block_type == PCAPNG_SHB {
+        let magic = block.get(8..12)?;
+        let endian = match magic {
+            [0x4D, 0x3C, 0x2B, 0x1A] => Endian::Little,
+            [0x1A, 0x2B, 0x3C, 0x4D] => Endian::Big,
+            _ => return None,
+        };
+        body.extend_from_slice(magic);
+        body.extend_from_slice(&endian.u16_bytes(1));
+        body.extend_from_slice(&endian.u16_bytes(0));
+        body.extend_from_slice(&[0xFF; 8]);
+        return Some(frame_block(PCAPNG_SHB, endian, &body));
+    }
+    let fixed = block.get(8..16)?;
+    body.extend_from_slice(&fixed[0..2]);
+    body.extend_from_slice(&[0, 0]);
+    body.extend_from_slice(&fixed[4..8]);
+    Some(frame_block(block_type, endian, &body))
+}
+
+fn frame_block(block_type: u32, endian: Endian, body: &[u8]) -> Vec<u8> {
+    let total = (body.len() + 12) as u32;
+    let mut b = Vec::with_capacity(body.len() + 12);
+    b.extend_from_slice(&endian.u32_bytes(block_type));
+    b.extend_from_slice(&endian.u32_bytes(total));
+    b.extend_from_slice(body);
+    b.extend_from_slice(&endian.u32_bytes(total));
+    b
 }
 
 fn is_packet_block(block_type: u32) -> bool {

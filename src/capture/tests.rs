@@ -614,3 +614,90 @@ fn truncation_is_the_same_through_short_reads() {
         }
     }
 }
+
+/// Options pcap-file refuses (a shb_hardware and an if_name that are not UTF-8, a
+/// non-zero reserved field) cost the options, not the section or the interface: frames
+/// on later interfaces keep their link type, and packet comments still come through.
+#[test]
+fn blocks_with_refused_options_are_kept_without_them() {
+    let opt = |code: u16, value: &[u8]| {
+        let mut o = code.to_le_bytes().to_vec();
+        o.extend_from_slice(&(value.len() as u16).to_le_bytes());
+        o.extend_from_slice(value);
+        while o.len() % 4 != 0 {
+            o.push(0);
+        }
+        o
+    };
+    let block = |t: u32, body: &[u8]| {
+        let total = (body.len() + 12) as u32;
+        let mut b = le32(t).to_vec();
+        b.extend_from_slice(&le32(total));
+        b.extend_from_slice(body);
+        b.extend_from_slice(&le32(total));
+        b
+    };
+    let epb = |iface: u32, data: &[u8], comment: Option<&str>| {
+        let mut body = le32(iface).to_vec();
+        body.extend_from_slice(&le32(0));
+        body.extend_from_slice(&le32(1_000_000));
+        body.extend_from_slice(&le32(data.len() as u32));
+        body.extend_from_slice(&le32(data.len() as u32));
+        body.extend_from_slice(data);
+        while body.len() % 4 != 0 {
+            body.push(0);
+        }
+        if let Some(c) = comment {
+            body.extend_from_slice(&opt(1, c.as_bytes()));
+            body.extend_from_slice(&[0; 4]);
+        }
+        block(6, &body)
+    };
+    // Section header with shb_hardware 0xFF 0xFE (not UTF-8).
+    let mut shb = vec![0x4D, 0x3C, 0x2B, 0x1A, 1, 0, 0, 0];
+    shb.extend_from_slice(&[0xFF; 8]);
+    shb.extend_from_slice(&opt(2, &[0xFF, 0xFE]));
+    shb.extend_from_slice(&[0; 4]);
+    let mut b = block(0x0A0D_0D0A, &shb);
+    // Interface 0: RAW, if_name not UTF-8. Interface 1: Ethernet, reserved field 1.
+    let mut idb0 = vec![101, 0, 0, 0, 0, 0, 0, 0];
+    idb0.extend_from_slice(&opt(2, &[0xC3, 0x28]));
+    idb0.extend_from_slice(&[0; 4]);
+    b.extend_from_slice(&block(1, &idb0));
+    b.extend_from_slice(&block(1, &[1, 0, 1, 0, 0, 0, 0, 0]));
+    // Interface 2: Ethernet, sound.
+    b.extend_from_slice(&block(1, &[1, 0, 0, 0, 0, 0, 0, 0]));
+    b.extend_from_slice(&epb(0, &[0x45, 1, 2], None));
+    b.extend_from_slice(&epb(2, &[9, 9], Some("kept")));
+
+    let mut r = CaptureReader::new(Cursor::new(b)).expect("the section is read");
+    let notes = r.take_notes();
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].code, "capture_block_malformed");
+    assert!(
+        notes[0].message.contains("without its options"),
+        "{notes:?}"
+    );
+    let mut frames = vec![];
+    let mut errors = vec![];
+    while let Some(f) = r.next_frame() {
+        match f {
+            Ok(f) => frames.push(f),
+            Err(e) => {
+                assert!(!e.is_fatal(), "{e}");
+                errors.push(e.to_string());
+            }
+        }
+    }
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors[0].contains("byte 40") && errors[0].contains("interface is kept"),
+        "{errors:?}"
+    );
+    assert!(errors[1].contains("reserved"), "{errors:?}");
+    assert_eq!(frames.len(), 2);
+    assert_eq!((frames[0].link_type, frames[0].interface), (101, 0));
+    assert_eq!((frames[1].link_type, frames[1].interface), (1, 2));
+    assert_eq!(frames[1].comment.as_deref(), Some("kept"));
+    assert_eq!(r.link_types(), &[101, 1]);
+}

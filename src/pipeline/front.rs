@@ -73,6 +73,8 @@ pub enum Item {
 pub struct FrontEnd {
     pub truncation: Option<Truncation>,
     pub compression: Option<CompressionSummary>,
+    /// Reader notes not yet handed over (a capture without frames after them).
+    pub notes: Vec<crate::diag::Warning>,
     pub fragments: FragmentReport,
 }
 
@@ -188,6 +190,7 @@ impl Front {
                 compressed_bytes: self.reader.compressed_bytes_read(),
                 bytes: self.reader.bytes_read(),
             }),
+            notes: self.reader.take_notes(),
             fragments: self.net.finish(),
         }
     }

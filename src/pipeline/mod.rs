@@ -262,6 +262,9 @@ impl Pipeline {
         // sets that later frames might complete) is not reported.
         if let Some(end) = end {
             self.summary.compression = end.compression.clone();
+            for w in &end.notes {
+                self.summary.add_problem(w.to_string());
+            }
             if let Some(t) = &end.truncation {
                 self.summary.add_problem(t.to_warning().to_string());
             }
