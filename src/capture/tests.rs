@@ -624,7 +624,7 @@ fn blocks_with_refused_options_are_kept_without_them() {
         let mut o = code.to_le_bytes().to_vec();
         o.extend_from_slice(&(value.len() as u16).to_le_bytes());
         o.extend_from_slice(value);
-        while o.len() % 4 != 0 {
+        while !o.len().is_multiple_of(4) {
             o.push(0);
         }
         o
@@ -644,7 +644,7 @@ fn blocks_with_refused_options_are_kept_without_them() {
         body.extend_from_slice(&le32(data.len() as u32));
         body.extend_from_slice(&le32(data.len() as u32));
         body.extend_from_slice(data);
-        while body.len() % 4 != 0 {
+        while !body.len().is_multiple_of(4) {
             body.push(0);
         }
         if let Some(c) = comment {
