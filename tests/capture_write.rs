@@ -326,3 +326,43 @@ fn annotated_cut_carries_comments() {
         _ => eprintln!("note: tshark not installed; the comments were checked with bcwire only"),
     }
 }
+
+/// A datagram that crossed the wire as IP fragments is cut out with all its fragments,
+/// so it still reassembles and decodes in the written file.
+#[test]
+fn fragmented_datagrams_are_cut_out_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = sample("captures/mtu400-null.pcapng");
+    let src = src.to_str().unwrap();
+    let out = dir.path().join("picard.pcapng");
+    let args = ["--client", "Picard", "--format", "jsonl"];
+    let mut with_w: Vec<&str> = vec!["decode", src];
+    with_w.extend(args);
+    with_w.extend(["-w", out.to_str().unwrap()]);
+    let filtered = records(&bcwire_ok(&with_w));
+    let big = filtered
+        .iter()
+        .filter(|r| r["udp_length"].as_u64().unwrap() > 372)
+        .count();
+    assert!(big >= 2, "the client has IP-fragmented datagrams");
+    let again = records(&bcwire_ok(&[
+        "decode",
+        out.to_str().unwrap(),
+        "--client",
+        "Picard",
+        "--format",
+        "jsonl",
+    ]));
+    let key = |rs: &[serde_json::Value]| -> Vec<(f64, u64, usize)> {
+        rs.iter()
+            .map(|r| {
+                (
+                    r["time"].as_f64().unwrap(),
+                    r["udp_length"].as_u64().unwrap(),
+                    r["messages"].as_array().map_or(0, |m| m.len()),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(key(&again), key(&filtered));
+}

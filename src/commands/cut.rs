@@ -68,7 +68,13 @@ impl<'a> Selecting<'a> {
 impl Sink for Selecting<'_> {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
-        if self.selects(p, first, names) && self.picked.last().is_none_or(|l| l.0 < p.frame) {
+        if self.selects(p, first, names) {
+            // The earlier IP fragments of the datagram go with it, uncommented.
+            for &f in &p.fragment_frames {
+                if f != p.frame {
+                    self.picked.push((f, None));
+                }
+            }
             let comment = self.annotate.then(|| {
                 let keep = |m: &crate::pipeline::record::MessageRecord| match &self.rule {
                     Rule::Filter(f) => f.keep_message(m, p.session, names),
@@ -149,7 +155,7 @@ pub fn finish(
     input: &str,
     shown_name: &str,
     a: &WriteArgs,
-    picked: &mut [(u64, Option<String>)],
+    picked: &mut Vec<(u64, Option<String>)>,
     w: &mut dyn Write,
     quiet: bool,
 ) -> Result<()> {
@@ -176,11 +182,15 @@ pub fn finish(
 pub fn write_selected(
     input: &str,
     shown_name: &str,
-    picked: &mut [(u64, Option<String>)],
+    picked: &mut Vec<(u64, Option<String>)>,
     target: &str,
     out: &mut dyn Write,
 ) -> Result<u64> {
-    picked.sort_by_key(|p| p.0);
+    // Records come in capture order, but a datagram's fragments may precede frames
+    // already picked.
+    // A frame picked twice keeps its comment.
+    picked.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.is_some().cmp(&a.1.is_some())));
+    picked.dedup_by_key(|p| p.0);
     let mut reader = CaptureReader::open(input).map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
     let mut frame = Frame::default();
     let mut next = 0;
@@ -192,7 +202,10 @@ pub fn write_selected(
             Err(e) if e.is_fatal() => break,
             Err(_) => continue,
         }
-        if frame.number < picked[next].0 {
+        while next < picked.len() && picked[next].0 < frame.number {
+            next += 1;
+        }
+        if next == picked.len() || picked[next].0 != frame.number {
             continue;
         }
         let comment = picked[next].1.as_deref();

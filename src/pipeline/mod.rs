@@ -456,6 +456,7 @@ impl Pipeline {
             udp_len,
             body,
             comment: frame.comment.map(String::from),
+            fragment_frames: std::mem::take(&mut d.fragment_frames),
         };
         let names = NameView {
             facts: &self.facts,

@@ -717,6 +717,7 @@ mod tests {
             client,
             udp_len: 20,
             comment: None,
+            fragment_frames: Vec::new(),
             body: PacketBody::Game(GamePacket {
                 peer_id: 2,
                 msg_count: messages.len() as u8,
