@@ -366,3 +366,44 @@ fn fragmented_datagrams_are_cut_out_whole() {
     };
     assert_eq!(key(&again), key(&filtered));
 }
+
+/// A message reassembled from transport fragments is cut out with the datagrams that
+/// carried its earlier fragments, so it reassembles in the written file too.
+#[test]
+fn reassembled_messages_are_cut_out_with_their_fragments() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = sample("captures/sample.pcapng");
+    let out = dir.path().join("checksums.pcapng");
+    let table = |bytes: Vec<u8>| -> Vec<String> {
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .map(|l| {
+                // Past frame, time and client columns: transport, opcode, fields.
+                let at = l.find(" c2s ").or_else(|| l.find(" s2c ")).unwrap();
+                l[at..].to_string()
+            })
+            .collect()
+    };
+    let before = table(bcwire_ok(&[
+        "decode",
+        src.to_str().unwrap(),
+        "--opcode",
+        "ChecksumResponse",
+        "-w",
+        out.to_str().unwrap(),
+    ]));
+    let after = table(bcwire_ok(&[
+        "decode",
+        out.to_str().unwrap(),
+        "--opcode",
+        "ChecksumResponse",
+    ]));
+    assert!(
+        before
+            .iter()
+            .filter(|l| l.contains("(reassembled)"))
+            .count()
+            >= 3
+    );
+    assert_eq!(after, before);
+}

@@ -69,10 +69,29 @@ impl Sink for Selecting<'_> {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
         if self.selects(p, first, names) {
-            // The earlier IP fragments of the datagram go with it, uncommented.
+            // The earlier IP fragments of the datagram go with it, uncommented, and so
+            // do the datagrams that carried the earlier fragments of a message
+            // reassembled here, so that it reassembles in the new file too.
             for &f in &p.fragment_frames {
                 if f != p.frame {
                     self.picked.push((f, None));
+                }
+            }
+            if let PacketBody::Game(g) = &p.body {
+                for m in &g.messages {
+                    let Some(a) = &m.assembled else { continue };
+                    let kept = match &self.rule {
+                        Rule::Filter(f) => f.keep_message(m, p.session, names),
+                        Rule::Frame(_) => true,
+                    };
+                    if kept {
+                        self.picked.extend(
+                            a.frames
+                                .iter()
+                                .filter(|&&f| f != p.frame)
+                                .map(|&f| (f, None)),
+                        );
+                    }
                 }
             }
             let comment = self.annotate.then(|| {
