@@ -197,6 +197,8 @@ pub struct StatsArgs {
     pub interval: Option<String>,
     #[arg(long, value_enum, default_value_t = TableOrJson::Table)]
     pub format: TableOrJson,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Debug, Args)]

@@ -407,3 +407,44 @@ fn reassembled_messages_are_cut_out_with_their_fragments() {
     );
     assert_eq!(after, before);
 }
+
+/// `stats -w`: the frames counted for one client are written out, and their
+/// statistics read back count the same datagrams, bytes and messages.
+#[test]
+fn stats_writes_the_frames_it_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = sample("captures/sample.pcapng");
+    let out = dir.path().join("picard.pcapng");
+    let json =
+        |args: &[&str]| -> serde_json::Value { serde_json::from_slice(&bcwire_ok(args)).unwrap() };
+    let counted = json(&[
+        "stats",
+        src.to_str().unwrap(),
+        "--client",
+        "Picard",
+        "--format",
+        "json",
+        "-w",
+        out.to_str().unwrap(),
+    ]);
+    let again = json(&["stats", out.to_str().unwrap(), "--format", "json"]);
+    for dir in ["c2s", "s2c"] {
+        for key in ["datagrams", "bytes", "messages", "game_messages", "acks"] {
+            let (a, b) = (
+                &counted["directions"][dir][key],
+                &again["directions"][dir][key],
+            );
+            assert!(a.as_u64().unwrap() > 0, "{dir} {key}");
+            assert_eq!(a, b, "{dir} {key}");
+        }
+    }
+    // Several captures cannot go into one -w file.
+    let two = common::bcwire(&[
+        "stats",
+        src.to_str().unwrap(),
+        src.to_str().unwrap(),
+        "-w",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(two.status.code(), Some(2));
+}

@@ -456,6 +456,9 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let interval = a.interval.as_deref().map(parse_duration_ns).transpose()?;
     let filter = Filter::from_args(&a.filter)?;
     let files = super::inputs::expand(&a.files, out)?;
+    if a.write.write.is_some() {
+        return stats_writing(&a, &files, &cfg, filter, interval, out, w);
+    }
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len());
@@ -474,6 +477,50 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
         TableOrJson::Json => writeln!(w, "{}", serde_json::to_string_pretty(&stats.to_json())?)?,
     }
+    Ok(0)
+}
+
+/// `stats -w`: one capture, whose counted frames are also written out.
+fn stats_writing(
+    a: &StatsArgs,
+    files: &[String],
+    cfg: &Config,
+    filter: Filter,
+    interval: Option<i64>,
+    out: Output,
+    w: &mut dyn Write,
+) -> Result<i32> {
+    let [file] = files else {
+        anyhow::bail!(
+            "-w writes the frames of one capture; {} were given",
+            files.len()
+        );
+    };
+    let spool = cut::prepare(file, &a.write)?;
+    let path = spool.as_ref().map_or_else(|| file.clone(), |s| s.path());
+    let mut stats = Stats::new(a.by, interval);
+    let mut sink = StatsSink {
+        stats: &mut stats,
+        filter: filter.clone(),
+        first_ts_ns: None,
+    };
+    let mut sel = cut::Selecting::new(&mut sink, cut::Rule::Packets(filter), a.write.annotate);
+    let s = run_file(&path, cfg, &mut sel, out)?;
+    let mut picked = sel.picked;
+    warn_problems(file, &s, out);
+    for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
+        stats.add_unacked(dir, s.totals[dir.index()].unacked);
+    }
+    if !cut::to_stdout(&a.write) {
+        match a.format {
+            TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
+            TableOrJson::Json => {
+                writeln!(w, "{}", serde_json::to_string_pretty(&stats.to_json())?)?
+            }
+        }
+        w.flush()?;
+    }
+    cut::finish(&path, file, &a.write, &mut picked, w, out.quiet)?;
     Ok(0)
 }
 

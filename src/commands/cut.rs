@@ -25,6 +25,8 @@ pub enum Rule {
     Filter(Filter),
     /// The one datagram of this frame (`show --frame`).
     Frame(u64),
+    /// Those the filter's packet-level conditions keep (as `stats` counts).
+    Packets(Filter),
 }
 
 /// Wraps a command's sink: hands every record on, and notes the frames it selects.
@@ -51,6 +53,7 @@ impl<'a> Selecting<'a> {
     fn selects(&self, p: &PacketRecord, first: i64, names: &dyn Names) -> bool {
         match &self.rule {
             Rule::Frame(f) => p.frame == *f,
+            Rule::Packets(filter) => filter.keep_packet(p, first, names),
             Rule::Filter(filter) => {
                 filter.keep_packet(p, first, names)
                     && match &p.body {
@@ -82,7 +85,7 @@ impl Sink for Selecting<'_> {
                     let Some(a) = &m.assembled else { continue };
                     let kept = match &self.rule {
                         Rule::Filter(f) => f.keep_message(m, p.session, names),
-                        Rule::Frame(_) => true,
+                        Rule::Frame(_) | Rule::Packets(_) => true,
                     };
                     if kept {
                         self.picked.extend(
@@ -97,7 +100,7 @@ impl Sink for Selecting<'_> {
             let comment = self.annotate.then(|| {
                 let keep = |m: &crate::pipeline::record::MessageRecord| match &self.rule {
                     Rule::Filter(f) => f.keep_message(m, p.session, names),
-                    Rule::Frame(_) => true,
+                    Rule::Frame(_) | Rule::Packets(_) => true,
                 };
                 packet_annotation(p, &keep, names)
             });
