@@ -118,7 +118,8 @@ pub struct CaptureReader {
     truncation: Option<Truncation>,
     finished: bool,
     last_ts_ns: i64,
-    /// Warnings about frames that were read all the same; see [`take_notes`](Self::take_notes).
+    /// Flaws read past (a record over the snap length, options ignored); see
+    /// [`take_notes`](Self::take_notes).
     notes: Vec<Warning>,
     compression: Option<Compression>,
     compressed_bytes: Arc<AtomicU64>,
@@ -169,6 +170,7 @@ impl CaptureReader {
             reader.src = kind.decoder(Box::new(io::Cursor::new(head).chain(counted)))?;
             reader.compression = Some(kind);
             reader.end = 0;
+            reader.eof = false;
             reader.fill(4)?;
         }
         let first = reader.pending();
@@ -365,9 +367,10 @@ impl CaptureReader {
         self.truncation.as_ref()
     }
 
-    /// Warnings about frames that were read all the same (a record longer than its
-    /// interface's snap length), oldest first; at most a few dozen are kept between
-    /// two calls.
+    /// Warnings about flaws read past: a record longer than its interface's snap length
+    /// (`record_over_snaplen`), a first section header whose options were ignored
+    /// (`capture_block_malformed`); oldest first, at most a few dozen kept between two
+    /// calls.
     pub fn take_notes(&mut self) -> Vec<Warning> {
         std::mem::take(&mut self.notes)
     }

@@ -701,3 +701,31 @@ fn blocks_with_refused_options_are_kept_without_them() {
     assert_eq!(frames[1].comment.as_deref(), Some("kept"));
     assert_eq!(r.link_types(), &[101, 1]);
 }
+
+/// A compressed stream too short to hold a capture header is refused as a cut header
+/// or a non-capture, never read as something else.
+#[test]
+fn tiny_compressed_inputs_are_refused() {
+    use std::io::Write;
+    for plain in [
+        &b""[..],
+        &[0xD4, 0xC3][..],
+        &[0xD4, 0xC3, 0xB2, 0xA1, 2, 0][..],
+    ] {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(plain).unwrap();
+        let e = CaptureReader::new(Cursor::new(gz.finish().unwrap()))
+            .err()
+            .expect("refused");
+        if plain.len() >= 4 {
+            assert!(
+                matches!(e, CaptureError::HeaderCut { needed: 24, got: 6 }),
+                "{e}"
+            );
+        } else {
+            assert!(matches!(e, CaptureError::NotACapture { .. }), "{e}");
+        }
+    }
+    // Two bytes of gzip magic and nothing more.
+    assert!(CaptureReader::new(Cursor::new(vec![0x1F, 0x8B])).is_err());
+}
