@@ -71,6 +71,20 @@ pub struct InputArgs {
     pub ships: Option<PathBuf>,
 }
 
+/// Writing the selected frames out as a capture.
+#[derive(Debug, Clone, Default, Args)]
+pub struct WriteArgs {
+    /// Also write the selected frames, whole and with their timestamps, as a capture:
+    /// pcapng, or classic pcap when FILE ends in `.pcap`; `-` writes it to standard
+    /// output instead of the report.
+    #[arg(short = 'w', long = "write", value_name = "FILE")]
+    pub write: Option<String>,
+    /// With -w: give every written frame a pcapng packet comment with its one-line
+    /// decode (Wireshark shows it in the packet list).
+    #[arg(long, requires = "write")]
+    pub annotate: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TableOrJson {
     Table,
@@ -138,6 +152,8 @@ pub struct DecodeArgs {
     /// Include the whole decrypted datagram as `plain_hex`.
     #[arg(long)]
     pub hex: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Debug, Args)]
@@ -154,6 +170,8 @@ pub struct ShowArgs {
     /// Show at most this many datagrams when selecting by filter.
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -179,6 +197,8 @@ pub struct StatsArgs {
     pub interval: Option<String>,
     #[arg(long, value_enum, default_value_t = TableOrJson::Table)]
     pub format: TableOrJson,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 #[derive(Debug, Args)]

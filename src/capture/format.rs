@@ -1,22 +1,15 @@
-//! Magic numbers, byte orders and timestamp resolutions shared by reader and writer.
+//! Block types, byte orders and timestamp resolutions shared by reader and writer.
 
 use std::fmt;
 
-/// Classic pcap magic for microsecond timestamps, as a big-endian number.
-pub(crate) const PCAP_MAGIC_US: u32 = 0xA1B2_C3D4;
-/// Classic pcap magic for nanosecond timestamps.
-pub(crate) const PCAP_MAGIC_NS: u32 = 0xA1B2_3C4D;
 /// pcapng Section Header Block type (a palindrome, so readable before the byte order).
 pub(crate) const PCAPNG_SHB: u32 = 0x0A0D_0D0A;
-/// pcapng byte-order magic inside the section header.
-pub(crate) const PCAPNG_BYTE_ORDER: u32 = 0x1A2B_3C4D;
 pub(crate) const PCAPNG_IDB: u32 = 1;
 pub(crate) const PCAPNG_PB_OBSOLETE: u32 = 2;
 pub(crate) const PCAPNG_SPB: u32 = 3;
 pub(crate) const PCAPNG_EPB: u32 = 6;
-pub(crate) const OPT_END: u16 = 0;
-pub(crate) const OPT_IF_TSRESOL: u16 = 9;
-pub(crate) const OPT_IF_TSOFFSET: u16 = 14;
+/// `opt_comment`, the option code every pcapng block shares.
+pub(crate) const OPT_COMMENT: u16 = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Endian {
@@ -47,18 +40,6 @@ impl Endian {
         match self {
             Endian::Little => v.to_le_bytes(),
             Endian::Big => v.to_be_bytes(),
-        }
-    }
-    pub(crate) fn u64_bytes(self, v: u64) -> [u8; 8] {
-        match self {
-            Endian::Little => v.to_le_bytes(),
-            Endian::Big => v.to_be_bytes(),
-        }
-    }
-    pub(crate) fn u64(self, b: [u8; 8]) -> u64 {
-        match self {
-            Endian::Little => u64::from_le_bytes(b),
-            Endian::Big => u64::from_be_bytes(b),
         }
     }
     pub fn as_str(self) -> &'static str {

@@ -1,15 +1,20 @@
-//! Capture files: classic pcap and pcapng, read as a stream of [`Frame`]s, and written.
+//! Capture files: classic pcap and pcapng, plain or gzip/zstd/lz4-compressed, read as a
+//! stream of [`Frame`]s, and written.
 //!
-//! The reader parses the blocks itself rather than through `pcap-file`: it needs exact
-//! byte offsets for truncated files, signed nanosecond timestamps (pcapng `if_tsoffset`
-//! may move a timestamp before 1970, which `Duration` cannot hold), one reused frame
-//! buffer, and records longer than the snap length reported instead of refused. The
-//! tests cross-check both directions against `pcap-file`.
+//! Records and blocks are parsed by `pcap-file`'s slice parsers over the reader's own
+//! buffer (not its `PcapReader`/`PcapNgReader`): the reader knows where every slice
+//! starts, so truncations and errors keep their exact byte offsets; the raw packet
+//! API lets records longer than the snap length through (with a warning); and
+//! timestamps are computed as signed nanoseconds, since a negative `if_tsoffset` may
+//! move one before 1970, which pcap-file's `Duration` cannot hold. Writing goes
+//! through pcap-file's `PcapWriter` and `PcapNgWriter`.
 
+mod compress;
 mod format;
 mod reader;
 pub mod writer;
 
+pub use compress::Compression;
 pub use format::{CaptureFormat, Endian, TsResolution};
 pub use reader::{CaptureReader, Truncation};
 pub use writer::CaptureWriter;
@@ -74,6 +79,8 @@ pub struct Frame {
     /// Length of the frame on the wire (may exceed `data.len()` when snapped).
     pub orig_len: u32,
     pub data: Vec<u8>,
+    /// The pcapng packet comment (`opt_comment`), if the block has one.
+    pub comment: Option<String>,
 }
 
 /// Why a capture could not be read (further).

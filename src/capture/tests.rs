@@ -378,3 +378,355 @@ fn corrupted_bytes_never_panic() {
         }
     }
 }
+
+/// A negative if_tsoffset moves timestamps back, down to before 1970; written by hand
+/// so the reader is checked independently of the writer.
+#[test]
+fn negative_if_tsoffset_is_applied_even_before_1970() {
+    let mut b = Vec::new();
+    b.extend_from_slice(&[0x0A, 0x0D, 0x0D, 0x0A]);
+    b.extend_from_slice(&le32(28));
+    b.extend_from_slice(&[0x4D, 0x3C, 0x2B, 0x1A, 1, 0, 0, 0]);
+    b.extend_from_slice(&[0xFF; 8]);
+    b.extend_from_slice(&le32(28));
+    // IDB: Ethernet, if_tsresol 9 (ns), if_tsoffset -86400 s, end of options.
+    b.extend_from_slice(&le32(1));
+    b.extend_from_slice(&le32(44));
+    b.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
+    b.extend_from_slice(&[9, 0, 1, 0, 9, 0, 0, 0]);
+    b.extend_from_slice(&[14, 0, 8, 0]);
+    b.extend_from_slice(&(-86_400i64).to_le_bytes());
+    b.extend_from_slice(&[0, 0, 0, 0]);
+    b.extend_from_slice(&le32(44));
+    // Two packets: 1.5 s after the offset (so 1969-12-31), and T0 + 86400 s.
+    for ts in [1_500_000_000u64, T0 as u64 + 86_400_000_000_000] {
+        b.extend_from_slice(&le32(6));
+        b.extend_from_slice(&le32(36));
+        b.extend_from_slice(&le32(0));
+        b.extend_from_slice(&le32((ts >> 32) as u32));
+        b.extend_from_slice(&le32(ts as u32));
+        b.extend_from_slice(&le32(2));
+        b.extend_from_slice(&le32(2));
+        b.extend_from_slice(&[0xAB, 0xCD, 0, 0]);
+        b.extend_from_slice(&le32(36));
+    }
+    let (r, frames) = frames_of(b.clone());
+    assert!(r.truncation().is_none());
+    assert_eq!(frames.len(), 2);
+    assert_eq!(frames[0].ts_ns, -86_400_000_000_000 + 1_500_000_000);
+    assert_eq!(frames[1].ts_ns, T0);
+    // The writer produces the same timestamps through the same offset.
+    let mut w = CaptureWriter::pcapng(Vec::new(), Endian::Little).unwrap();
+    w.add_interface(1, 0, TsResolution::NANO, -86_400).unwrap();
+    w.write_frame(0, frames[0].ts_ns, 2, &[0xAB, 0xCD]).unwrap();
+    w.write_frame(0, T0, 2, &[0xAB, 0xCD]).unwrap();
+    assert_eq!(
+        w.into_inner(),
+        b,
+        "writer output equals the hand-written file"
+    );
+}
+
+/// Records longer than the snap length are read whole, with a located note.
+#[test]
+fn records_over_the_snap_length_are_read_and_noted() {
+    let data: Vec<u8> = (0..40).collect();
+    let mut w = CaptureWriter::pcap(
+        Vec::new(),
+        link_type::RAW,
+        TsResolution::MICRO,
+        Endian::Big,
+        16,
+    )
+    .unwrap();
+    w.write_frame(0, T0, 10, &data[..10]).unwrap();
+    w.write_frame(0, T0, 40, &data).unwrap();
+    let pcap = w.into_inner();
+    let mut ng = CaptureWriter::pcapng(Vec::new(), Endian::Little).unwrap();
+    ng.add_interface(1, 16, TsResolution::MICRO, 0).unwrap();
+    ng.write_frame(0, T0, 10, &data[..10]).unwrap();
+    ng.write_frame(0, T0, 40, &data).unwrap();
+    let ng = ng.into_inner();
+    // Offsets of the second record: pcap 24 + 16 + 10; pcapng 28 + 20 + 44.
+    for (bytes, second) in [(pcap, 50usize), (ng, 92)] {
+        let mut r = CaptureReader::new(Cursor::new(bytes)).unwrap();
+        let first = r.next_frame().unwrap().unwrap();
+        assert_eq!(first.data.len(), 10);
+        assert!(!r.has_notes());
+        let f = r.next_frame().unwrap().unwrap();
+        assert_eq!(f.data, data, "read whole, past the snap length");
+        let notes = r.take_notes();
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].code, Code::RecordOverSnaplen);
+        assert_eq!(notes[0].offset, Some(second));
+        assert!(
+            notes[0].message.contains("frame 2: 40 bytes captured")
+                && notes[0].message.contains("snap length 16"),
+            "{}",
+            notes[0].message
+        );
+        assert!(r.next_frame().is_none());
+    }
+}
+
+/// Names, the writing application and packet comments go out through pcap-file and
+/// come back: pcap-file's own reader sees them, and so does ours (comments).
+#[test]
+fn pcapng_metadata_and_comments_round_trip() {
+    use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketOption;
+    use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
+    use pcap_file::pcapng::blocks::opt_common::CommonOption;
+    use pcap_file::pcapng::blocks::section_header::SectionHeaderOption;
+    use pcap_file::pcapng::{Block, PcapNgReader};
+    let appl = writer::user_application();
+    assert!(appl.starts_with("bcwire "));
+    let mut w = CaptureWriter::pcapng_with(Vec::new(), Endian::Big, Some(&appl)).unwrap();
+    let info = writer::InterfaceInfo {
+        name: Some("eth0".into()),
+        description: Some("ETHERNET, read from x.pcap".into()),
+    };
+    w.add_interface_with(1, 0, TsResolution::NANO, 0, &info)
+        .unwrap();
+    w.write_frame_with(0, T0, 3, &[1, 2, 3], Some("C→S ChatMessage 'hi'"))
+        .unwrap();
+    w.write_frame(0, T0 + 1, 3, &[4, 5, 6]).unwrap();
+    let bytes = w.into_inner();
+
+    let (_, frames) = frames_of(bytes.clone());
+    assert_eq!(frames.len(), 2);
+    assert_eq!(frames[0].comment.as_deref(), Some("C→S ChatMessage 'hi'"));
+    assert_eq!(frames[0].data, vec![1, 2, 3]);
+    assert_eq!(frames[0].ts_ns, T0);
+    assert_eq!(frames[1].comment, None);
+    assert_eq!(frames[1].data, vec![4, 5, 6]);
+
+    let mut r = PcapNgReader::new(Cursor::new(bytes)).unwrap();
+    assert!(r
+        .section()
+        .options
+        .contains(&SectionHeaderOption::UserApplication(appl.clone().into())));
+    let mut comments = vec![];
+    while let Some(b) = r.next_block() {
+        match b.unwrap().0 {
+            Block::InterfaceDescription(i) => {
+                assert!(i
+                    .options
+                    .contains(&InterfaceDescriptionOption::IfName("eth0".into())));
+                assert!(i
+                    .options
+                    .contains(&InterfaceDescriptionOption::IfDescription(
+                        "ETHERNET, read from x.pcap".into()
+                    )));
+            }
+            Block::EnhancedPacket(p) => comments.push(p.options.iter().find_map(|o| match o {
+                EnhancedPacketOption::Common(CommonOption::Comment(c)) => Some(c.to_string()),
+                _ => None,
+            })),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        comments,
+        vec![Some("C→S ChatMessage 'hi'".to_string()), None]
+    );
+}
+
+/// A frame whose captured length exceeds its original length (pcap-file's typed
+/// block refuses it) and one before 1970 are still written, and read back as written.
+#[test]
+fn frames_pcap_file_would_refuse_are_written_as_read() {
+    let mut w = CaptureWriter::pcapng(Vec::new(), Endian::Little).unwrap();
+    w.add_interface(1, 0, TsResolution::MICRO, -10).unwrap();
+    w.write_frame_with(0, T0, 1, &[9, 9, 9], Some("short orig"))
+        .unwrap();
+    w.write_frame(0, -3_000_000, 3, &[7, 7, 7]).unwrap();
+    let (r, frames) = frames_of(w.into_inner());
+    assert!(r.truncation().is_none());
+    assert_eq!(frames.len(), 2);
+    assert_eq!((frames[0].orig_len, frames[0].data.len()), (1, 3));
+    assert_eq!(frames[0].ts_ns, T0 - T0 % 1000);
+    assert_eq!(frames[1].ts_ns, -3_000_000);
+}
+
+/// gzip, Zstandard and LZ4 frames are recognised from their magic bytes and read as
+/// the capture they hold, frame for frame, with the offsets of the decompressed file.
+#[test]
+fn compressed_inputs_read_like_the_original() {
+    use std::io::Write;
+    let plain = write_pcap(TsResolution::NANO, Endian::Little, 20);
+    let (_, want) = frames_of(plain.clone());
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&plain).unwrap();
+    let gz = gz.finish().unwrap();
+    let zst = zstd::encode_all(&plain[..], 3).unwrap();
+    let mut lz = lz4_flex::frame::FrameEncoder::new(Vec::new());
+    lz.write_all(&plain).unwrap();
+    let lz = lz.finish().unwrap();
+    for (bytes, kind) in [
+        (gz, Compression::Gzip),
+        (zst, Compression::Zstd),
+        (lz, Compression::Lz4),
+    ] {
+        let compressed_len = bytes.len() as u64;
+        let (r, got) = frames_of(bytes.clone());
+        assert_eq!(r.compression(), Some(kind));
+        assert_eq!(got, want, "{kind}");
+        assert_eq!(r.bytes_read(), plain.len() as u64);
+        assert_eq!(r.compressed_bytes_read(), compressed_len, "{kind}");
+        // Cut short: the complete frames, then a located truncation or an I/O error
+        // from the decompressor, never a panic.
+        let cut = bytes[..bytes.len() * 2 / 3].to_vec();
+        if let Ok(mut r) = CaptureReader::new(Cursor::new(cut)) {
+            while let Some(f) = r.next_frame() {
+                if f.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    // A compressed non-capture is refused with the decompressed first bytes.
+    let zst = zstd::encode_all(&b"hello world"[..], 3).unwrap();
+    let e = CaptureReader::new(Cursor::new(zst)).err().unwrap();
+    assert!(e.to_string().contains("68 65 6C 6C"), "{e}");
+}
+
+/// A cut file read one byte at a time reports the same truncation as read at once:
+/// the buffer is refilled before the cut is judged.
+#[test]
+fn truncation_is_the_same_through_short_reads() {
+    let pcap = write_pcap(TsResolution::MICRO, Endian::Little, 3);
+    let mut w = CaptureWriter::pcapng(Vec::new(), Endian::Big).unwrap();
+    w.add_interface(1, 0, TsResolution::NANO, 0).unwrap();
+    for i in 0..3 {
+        w.write_frame(0, T0 + i, 0, &sample_data(i as usize))
+            .unwrap();
+    }
+    let ng = w.into_inner();
+    for full in [pcap, ng] {
+        for cut in (30..full.len()).step_by(3) {
+            let bytes = full[..cut].to_vec();
+            let (whole, a) = frames_of(bytes.clone());
+            let mut r = CaptureReader::new(Trickle(Cursor::new(bytes))).unwrap();
+            let b: Vec<Frame> = std::iter::from_fn(|| r.next_frame())
+                .map(|f| f.unwrap())
+                .collect();
+            assert_eq!(a, b, "cut at {cut}");
+            assert_eq!(whole.truncation(), r.truncation(), "cut at {cut}");
+        }
+    }
+}
+
+/// Options pcap-file refuses (a shb_hardware and an if_name that are not UTF-8, a
+/// non-zero reserved field) cost the options, not the section or the interface: frames
+/// on later interfaces keep their link type, and packet comments still come through.
+#[test]
+fn blocks_with_refused_options_are_kept_without_them() {
+    let opt = |code: u16, value: &[u8]| {
+        let mut o = code.to_le_bytes().to_vec();
+        o.extend_from_slice(&(value.len() as u16).to_le_bytes());
+        o.extend_from_slice(value);
+        while !o.len().is_multiple_of(4) {
+            o.push(0);
+        }
+        o
+    };
+    let block = |t: u32, body: &[u8]| {
+        let total = (body.len() + 12) as u32;
+        let mut b = le32(t).to_vec();
+        b.extend_from_slice(&le32(total));
+        b.extend_from_slice(body);
+        b.extend_from_slice(&le32(total));
+        b
+    };
+    let epb = |iface: u32, data: &[u8], comment: Option<&str>| {
+        let mut body = le32(iface).to_vec();
+        body.extend_from_slice(&le32(0));
+        body.extend_from_slice(&le32(1_000_000));
+        body.extend_from_slice(&le32(data.len() as u32));
+        body.extend_from_slice(&le32(data.len() as u32));
+        body.extend_from_slice(data);
+        while !body.len().is_multiple_of(4) {
+            body.push(0);
+        }
+        if let Some(c) = comment {
+            body.extend_from_slice(&opt(1, c.as_bytes()));
+            body.extend_from_slice(&[0; 4]);
+        }
+        block(6, &body)
+    };
+    // Section header with shb_hardware 0xFF 0xFE (not UTF-8).
+    let mut shb = vec![0x4D, 0x3C, 0x2B, 0x1A, 1, 0, 0, 0];
+    shb.extend_from_slice(&[0xFF; 8]);
+    shb.extend_from_slice(&opt(2, &[0xFF, 0xFE]));
+    shb.extend_from_slice(&[0; 4]);
+    let mut b = block(0x0A0D_0D0A, &shb);
+    // Interface 0: RAW, if_name not UTF-8. Interface 1: Ethernet, reserved field 1.
+    let mut idb0 = vec![101, 0, 0, 0, 0, 0, 0, 0];
+    idb0.extend_from_slice(&opt(2, &[0xC3, 0x28]));
+    idb0.extend_from_slice(&[0; 4]);
+    b.extend_from_slice(&block(1, &idb0));
+    b.extend_from_slice(&block(1, &[1, 0, 1, 0, 0, 0, 0, 0]));
+    // Interface 2: Ethernet, sound.
+    b.extend_from_slice(&block(1, &[1, 0, 0, 0, 0, 0, 0, 0]));
+    b.extend_from_slice(&epb(0, &[0x45, 1, 2], None));
+    b.extend_from_slice(&epb(2, &[9, 9], Some("kept")));
+
+    let mut r = CaptureReader::new(Cursor::new(b)).expect("the section is read");
+    let notes = r.take_notes();
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].code, Code::CaptureBlockMalformed);
+    assert!(
+        notes[0].message.contains("without its options"),
+        "{notes:?}"
+    );
+    let mut frames = vec![];
+    let mut errors = vec![];
+    while let Some(f) = r.next_frame() {
+        match f {
+            Ok(f) => frames.push(f),
+            Err(e) => {
+                assert!(!e.is_fatal(), "{e}");
+                errors.push(e.to_string());
+            }
+        }
+    }
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors[0].contains("byte 40") && errors[0].contains("interface is kept"),
+        "{errors:?}"
+    );
+    assert!(errors[1].contains("reserved"), "{errors:?}");
+    assert_eq!(frames.len(), 2);
+    assert_eq!((frames[0].link_type, frames[0].interface), (101, 0));
+    assert_eq!((frames[1].link_type, frames[1].interface), (1, 2));
+    assert_eq!(frames[1].comment.as_deref(), Some("kept"));
+    assert_eq!(r.link_types(), &[101, 1]);
+}
+
+/// A compressed stream too short to hold a capture header is refused as a cut header
+/// or a non-capture, never read as something else.
+#[test]
+fn tiny_compressed_inputs_are_refused() {
+    use std::io::Write;
+    for plain in [
+        &b""[..],
+        &[0xD4, 0xC3][..],
+        &[0xD4, 0xC3, 0xB2, 0xA1, 2, 0][..],
+    ] {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(plain).unwrap();
+        let e = CaptureReader::new(Cursor::new(gz.finish().unwrap()))
+            .err()
+            .expect("refused");
+        if plain.len() >= 4 {
+            assert!(
+                matches!(e, CaptureError::HeaderCut { needed: 24, got: 6 }),
+                "{e}"
+            );
+        } else {
+            assert!(matches!(e, CaptureError::NotACapture { .. }), "{e}");
+        }
+    }
+    // Two bytes of gzip magic and nothing more.
+    assert!(CaptureReader::new(Cursor::new(vec![0x1F, 0x8B])).is_err());
+}

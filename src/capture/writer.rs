@@ -1,16 +1,39 @@
 //! Capture writer: classic pcap (µs/ns, either byte order) and pcapng (sections,
-//! interfaces with their own link type, `if_tsresol` and `if_tsoffset`), streaming to
-//! any `Write`. Used by the synthetic capture generator and the tests.
+//! interfaces with their own link type, name, `if_tsresol` and `if_tsoffset`, packet
+//! comments), streaming to any `Write` through pcap-file's `PcapWriter` and
+//! `PcapNgWriter`. Used by the synthetic capture generator, `-w` and the tests.
 
 use super::format::*;
+use pcap_file::pcap::{PcapHeader, PcapTsResolution, PcapWriter, RawPcapPacket};
+use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
+use pcap_file::pcapng::blocks::interface_description::{
+    InterfaceDescriptionBlock, InterfaceDescriptionOption, InterfaceTsResolution,
+};
+use pcap_file::pcapng::blocks::opt_common::CommonOption;
+use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
+use pcap_file::pcapng::{PcapNgWriter, RawBlock};
+use pcap_file::{DataLink, Endianness};
+use std::borrow::Cow;
 use std::io::{self, Write};
+use std::time::Duration;
 
-enum Kind {
+/// What a pcapng interface description says beyond its link type and timing.
+#[derive(Debug, Clone, Default)]
+pub struct InterfaceInfo {
+    /// `if_name`.
+    pub name: Option<String>,
+    /// `if_description`.
+    pub description: Option<String>,
+}
+
+enum Kind<W: Write> {
     Pcap {
+        w: PcapWriter<W>,
         endian: Endian,
         resolution: TsResolution,
     },
     PcapNg {
+        w: PcapNgWriter<W>,
         endian: Endian,
         /// Per interface of the current section: (resolution, offset in seconds).
         interfaces: Vec<(TsResolution, i64)>,
@@ -18,26 +41,49 @@ enum Kind {
 }
 
 pub struct CaptureWriter<W: Write> {
-    out: W,
-    kind: Kind,
+    kind: Kind<W>,
 }
 
 fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, msg)
 }
 
+/// pcap-file's write errors, as I/O errors (the I/O cause itself when there is one).
+fn io_err(e: impl std::error::Error + Send + Sync + 'static) -> io::Error {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<io::Error>() {
+            return io::Error::new(io.kind(), e.to_string());
+        }
+        cause = c.source();
+    }
+    invalid(e.to_string())
+}
+
+fn endianness(endian: Endian) -> Endianness {
+    match endian {
+        Endian::Little => Endianness::Little,
+        Endian::Big => Endianness::Big,
+    }
+}
+
+/// The section header's `shb_userappl`: this program and its version.
+pub fn user_application() -> String {
+    format!("bcwire {}", env!("CARGO_PKG_VERSION"))
+}
+
 impl<W: Write> CaptureWriter<W> {
     /// Writes a classic pcap header. `resolution` must be µs or ns.
     pub fn pcap(
-        mut out: W,
+        out: W,
         link_type: u32,
         resolution: TsResolution,
         endian: Endian,
         snaplen: u32,
     ) -> io::Result<Self> {
-        let magic = match resolution {
-            TsResolution::MICRO => PCAP_MAGIC_US,
-            TsResolution::NANO => PCAP_MAGIC_NS,
+        let ts_resolution = match resolution {
+            TsResolution::MICRO => PcapTsResolution::MicroSecond,
+            TsResolution::NANO => PcapTsResolution::NanoSecond,
             other => {
                 return Err(invalid(format!(
                     "classic pcap has only µs and ns timestamps, not {}",
@@ -45,48 +91,60 @@ impl<W: Write> CaptureWriter<W> {
                 )))
             }
         };
-        let mut h = Vec::with_capacity(24);
-        h.extend_from_slice(&endian.u32_bytes(magic));
-        h.extend_from_slice(&endian.u16_bytes(2));
-        h.extend_from_slice(&endian.u16_bytes(4));
-        h.extend_from_slice(&[0; 8]); // thiszone, sigfigs
-        h.extend_from_slice(&endian.u32_bytes(snaplen));
-        h.extend_from_slice(&endian.u32_bytes(link_type));
-        out.write_all(&h)?;
+        let header = PcapHeader {
+            version_major: 2,
+            version_minor: 4,
+            ts_correction: 0,
+            ts_accuracy: 0,
+            snaplen,
+            datalink: DataLink::from(link_type),
+            ts_resolution,
+            endianness: endianness(endian),
+        };
+        let w = PcapWriter::with_header(out, header).map_err(io_err)?;
         Ok(CaptureWriter {
-            out,
-            kind: Kind::Pcap { endian, resolution },
+            kind: Kind::Pcap {
+                w,
+                endian,
+                resolution,
+            },
         })
     }
 
     /// Writes a pcapng section header; add interfaces before frames.
     pub fn pcapng(out: W, endian: Endian) -> io::Result<Self> {
-        let mut w = CaptureWriter {
-            out,
+        Self::pcapng_with(out, endian, None)
+    }
+
+    /// Writes a pcapng section header naming the application that wrote it
+    /// (`shb_userappl`), as Wireshark shows under Statistics › Capture File Properties.
+    pub fn pcapng_with(out: W, endian: Endian, user_appl: Option<&str>) -> io::Result<Self> {
+        let w = PcapNgWriter::with_section_header(out, section_header(endian, user_appl))
+            .map_err(io_err)?;
+        Ok(CaptureWriter {
             kind: Kind::PcapNg {
+                w,
                 endian,
                 interfaces: Vec::new(),
             },
-        };
-        w.new_section(endian)?;
-        Ok(w)
+        })
     }
 
     /// Starts a new pcapng section (interfaces restart at 0).
     pub fn new_section(&mut self, endian: Endian) -> io::Result<()> {
-        let Kind::PcapNg { .. } = self.kind else {
+        let Kind::PcapNg {
+            w,
+            endian: current,
+            interfaces,
+        } = &mut self.kind
+        else {
             return Err(invalid("classic pcap has no sections".into()));
         };
-        let mut body = Vec::with_capacity(16);
-        body.extend_from_slice(&endian.u32_bytes(PCAPNG_BYTE_ORDER));
-        body.extend_from_slice(&endian.u16_bytes(1));
-        body.extend_from_slice(&endian.u16_bytes(0));
-        body.extend_from_slice(&endian.u64_bytes(u64::MAX)); // section length unknown
-        self.kind = Kind::PcapNg {
-            endian,
-            interfaces: Vec::new(),
-        };
-        write_block(&mut self.out, endian, PCAPNG_SHB, &body)
+        w.write_pcapng_block(section_header(endian, None))
+            .map_err(io_err)?;
+        *current = endian;
+        interfaces.clear();
+        Ok(())
     }
 
     /// Adds a pcapng interface; returns its id within the section.
@@ -97,32 +155,54 @@ impl<W: Write> CaptureWriter<W> {
         resolution: TsResolution,
         offset_s: i64,
     ) -> io::Result<u32> {
-        let Kind::PcapNg { endian, interfaces } = &mut self.kind else {
+        self.add_interface_with(
+            link_type,
+            snaplen,
+            resolution,
+            offset_s,
+            &InterfaceInfo::default(),
+        )
+    }
+
+    /// Adds a pcapng interface with its name and description.
+    pub fn add_interface_with(
+        &mut self,
+        link_type: u16,
+        snaplen: u32,
+        resolution: TsResolution,
+        offset_s: i64,
+        info: &InterfaceInfo,
+    ) -> io::Result<u32> {
+        let Kind::PcapNg { w, interfaces, .. } = &mut self.kind else {
             return Err(invalid("classic pcap has one implicit interface".into()));
         };
-        let endian = *endian;
-        let mut body = Vec::with_capacity(40);
-        body.extend_from_slice(&endian.u16_bytes(link_type));
-        body.extend_from_slice(&endian.u16_bytes(0));
-        body.extend_from_slice(&endian.u32_bytes(snaplen));
+        let mut idb = InterfaceDescriptionBlock::new(DataLink::from(u32::from(link_type)), snaplen);
+        if let Some(name) = &info.name {
+            idb.options
+                .push(InterfaceDescriptionOption::IfName(Cow::Owned(name.clone())));
+        }
+        if let Some(d) = &info.description {
+            idb.options
+                .push(InterfaceDescriptionOption::IfDescription(Cow::Owned(
+                    d.clone(),
+                )));
+        }
         if resolution != TsResolution::MICRO {
-            push_option(&mut body, endian, OPT_IF_TSRESOL, &[resolution.0]);
+            let r = InterfaceTsResolution::from_u8(resolution.0).map_err(|_| {
+                invalid(format!(
+                    "pcapng timestamps of {} cannot be written",
+                    resolution.describe()
+                ))
+            })?;
+            idb.options.push(InterfaceDescriptionOption::IfTsResol(r));
         }
         if offset_s != 0 {
-            push_option(
-                &mut body,
-                endian,
-                OPT_IF_TSOFFSET,
-                &endian.u64_bytes(offset_s as u64),
-            );
+            idb.options
+                .push(InterfaceDescriptionOption::IfTsOffset(offset_s));
         }
-        if body.len() > 8 {
-            push_option(&mut body, endian, OPT_END, &[]);
-        }
+        w.write_pcapng_block(idb).map_err(io_err)?;
         interfaces.push((resolution, offset_s));
-        let id = interfaces.len() as u32 - 1;
-        write_block(&mut self.out, endian, PCAPNG_IDB, &body)?;
-        Ok(id)
+        Ok(interfaces.len() as u32 - 1)
     }
 
     /// Writes one frame. `interface` must be 0 for classic pcap.
@@ -133,9 +213,22 @@ impl<W: Write> CaptureWriter<W> {
         orig_len: u32,
         data: &[u8],
     ) -> io::Result<()> {
+        self.write_frame_with(interface, ts_ns, orig_len, data, None)
+    }
+
+    /// Writes one frame with a packet comment (pcapng `opt_comment`; classic pcap has
+    /// nowhere to put one, so it is dropped there).
+    pub fn write_frame_with(
+        &mut self,
+        interface: u32,
+        ts_ns: i64,
+        orig_len: u32,
+        data: &[u8],
+        comment: Option<&str>,
+    ) -> io::Result<()> {
         let caplen = u32::try_from(data.len()).map_err(|_| invalid("frame too long".into()))?;
-        match &self.kind {
-            Kind::Pcap { endian, resolution } => {
+        match &mut self.kind {
+            Kind::Pcap { w, resolution, .. } => {
                 if interface != 0 {
                     return Err(invalid(format!(
                         "classic pcap has no interface {interface}"
@@ -145,16 +238,23 @@ impl<W: Write> CaptureWriter<W> {
                     .map_err(|_| invalid(format!("timestamp {ts_ns} ns outside pcap's range")))?;
                 let sub_ns = ts_ns.rem_euclid(1_000_000_000);
                 let frac = resolution.from_ns(i128::from(sub_ns)).unwrap_or(0) as u32;
-                let mut h = [0u8; 16];
-                h[0..4].copy_from_slice(&endian.u32_bytes(sec));
-                h[4..8].copy_from_slice(&endian.u32_bytes(frac));
-                h[8..12].copy_from_slice(&endian.u32_bytes(caplen));
-                h[12..16].copy_from_slice(&endian.u32_bytes(orig_len));
-                self.out.write_all(&h)?;
-                self.out.write_all(data)
+                // The raw record keeps what was captured as it was, even a captured
+                // length above the original one (the typed packet refuses it).
+                let raw = RawPcapPacket {
+                    ts_sec: sec,
+                    ts_frac: frac,
+                    incl_len: caplen,
+                    orig_len,
+                    data: Cow::Borrowed(data),
+                };
+                w.write_raw_packet(&raw).map_err(io_err)?;
+                Ok(())
             }
-            Kind::PcapNg { endian, interfaces } => {
-                let endian = *endian;
+            Kind::PcapNg {
+                w,
+                endian,
+                interfaces,
+            } => {
                 let &(resolution, offset_s) = interfaces
                     .get(interface as usize)
                     .ok_or_else(|| invalid(format!("no interface {interface} in this section")))?;
@@ -164,25 +264,89 @@ impl<W: Write> CaptureWriter<W> {
                         "timestamp {ts_ns} ns not representable on interface {interface}"
                     ))
                 })?;
+                let options: Vec<EnhancedPacketOption> = comment
+                    .map(|c| EnhancedPacketOption::Common(CommonOption::Comment(Cow::Borrowed(c))))
+                    .into_iter()
+                    .collect();
+                // pcap-file's typed block takes the time as a `Duration` since 1970
+                // and wants the original length at least the captured one; a frame
+                // read from a file that breaks either rule is written as it was read.
+                let typed = ts_ns >= 0 && orig_len >= caplen;
+                if typed {
+                    let epb = EnhancedPacketBlock {
+                        interface_id: interface,
+                        timestamp: Duration::from_nanos(ts_ns as u64),
+                        original_len: orig_len,
+                        data: Cow::Borrowed(data),
+                        options,
+                    };
+                    w.write_pcapng_block(epb).map_err(io_err)?;
+                    return Ok(());
+                }
+                let e = *endian;
                 let mut body = Vec::with_capacity(20 + data.len() + 3);
-                body.extend_from_slice(&endian.u32_bytes(interface));
-                body.extend_from_slice(&endian.u32_bytes((units >> 32) as u32));
-                body.extend_from_slice(&endian.u32_bytes(units as u32));
-                body.extend_from_slice(&endian.u32_bytes(caplen));
-                body.extend_from_slice(&endian.u32_bytes(orig_len));
+                body.extend_from_slice(&e.u32_bytes(interface));
+                body.extend_from_slice(&e.u32_bytes((units >> 32) as u32));
+                body.extend_from_slice(&e.u32_bytes(units as u32));
+                body.extend_from_slice(&e.u32_bytes(caplen));
+                body.extend_from_slice(&e.u32_bytes(orig_len));
                 body.extend_from_slice(data);
                 pad4(&mut body);
-                write_block(&mut self.out, endian, PCAPNG_EPB, &body)
+                if let Some(c) = comment {
+                    let len = u16::try_from(c.len())
+                        .map_err(|_| invalid("packet comment too long".into()))?;
+                    body.extend_from_slice(&e.u16_bytes(OPT_COMMENT));
+                    body.extend_from_slice(&e.u16_bytes(len));
+                    body.extend_from_slice(c.as_bytes());
+                    pad4(&mut body);
+                    body.extend_from_slice(&[0; 4]);
+                }
+                let total =
+                    u32::try_from(body.len() + 12).map_err(|_| invalid("block too long".into()))?;
+                let raw = RawBlock {
+                    type_: PCAPNG_EPB,
+                    initial_len: total,
+                    body: Cow::Owned(body),
+                    trailer_len: total,
+                };
+                w.write_raw_block(&raw).map_err(io_err)?;
+                Ok(())
             }
         }
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        match &mut self.kind {
+            Kind::Pcap { w, .. } => w.flush().map_err(io_err),
+            Kind::PcapNg { w, .. } => w.get_mut().flush(),
+        }
+    }
+
+    /// Byte order of what is being written.
+    pub fn endian(&self) -> Endian {
+        match &self.kind {
+            Kind::Pcap { endian, .. } | Kind::PcapNg { endian, .. } => *endian,
+        }
     }
 
     pub fn into_inner(self) -> W {
-        self.out
+        match self.kind {
+            Kind::Pcap { w, .. } => w.into_inner(),
+            Kind::PcapNg { w, .. } => w.into_inner(),
+        }
+    }
+}
+
+fn section_header(endian: Endian, user_appl: Option<&str>) -> SectionHeaderBlock<'static> {
+    SectionHeaderBlock {
+        endianness: endianness(endian),
+        major_version: 1,
+        minor_version: 0,
+        section_length: -1,
+        options: user_appl
+            .map(|a| SectionHeaderOption::UserApplication(Cow::Owned(a.to_string())))
+            .into_iter()
+            .collect(),
     }
 }
 
@@ -190,25 +354,4 @@ fn pad4(v: &mut Vec<u8>) {
     while !v.len().is_multiple_of(4) {
         v.push(0);
     }
-}
-
-fn push_option(body: &mut Vec<u8>, endian: Endian, code: u16, value: &[u8]) {
-    body.extend_from_slice(&endian.u16_bytes(code));
-    body.extend_from_slice(&endian.u16_bytes(value.len() as u16));
-    body.extend_from_slice(value);
-    pad4(body);
-}
-
-/// Writes type, length, body (already padded) and the trailing length.
-fn write_block(
-    out: &mut impl Write,
-    endian: Endian,
-    block_type: u32,
-    body: &[u8],
-) -> io::Result<()> {
-    let total = u32::try_from(body.len() + 12).map_err(|_| invalid("block too long".into()))?;
-    out.write_all(&endian.u32_bytes(block_type))?;
-    out.write_all(&endian.u32_bytes(total))?;
-    out.write_all(body)?;
-    out.write_all(&endian.u32_bytes(total))
 }

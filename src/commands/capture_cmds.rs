@@ -1,6 +1,6 @@
 //! `info`, `decode`, `show`, `stats` and `flows`: capture in, report out.
 
-use super::Output;
+use super::{cut, Output};
 use crate::cli::{
     DecodeArgs, DecodeFormat, FlowsArgs, InfoArgs, InputArgs, ShowArgs, StatsArgs, TableOrJson,
 };
@@ -217,8 +217,17 @@ impl Sink for DecodeSink<'_> {
 pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let filter = Filter::from_args(&a.filter)?;
+    let spool = cut::prepare(&a.file, &a.write)?;
+    let path = spool.as_ref().map_or_else(|| a.file.clone(), |s| s.path());
+    // With `-w -` the capture takes standard output; the report goes nowhere.
+    let mut nowhere = std::io::sink();
+    let report: &mut dyn Write = if cut::to_stdout(&a.write) {
+        &mut nowhere
+    } else {
+        &mut *w
+    };
     let mut sink = DecodeSink {
-        w,
+        w: report,
         format: a.format,
         filter,
         hex: a.hex,
@@ -232,7 +241,16 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         line: Vec::new(),
         json: json_stream::PacketWriter::default(),
     };
-    let mut s = run_file(&a.file, &cfg, &mut sink, out)?;
+    let mut picked = Vec::new();
+    let mut s = if a.write.write.is_some() {
+        let rule = cut::Rule::Filter(sink.filter.clone());
+        let mut sel = cut::Selecting::new(&mut sink, rule, a.write.annotate);
+        let s = run_file(&path, &cfg, &mut sel, out)?;
+        picked = sel.picked;
+        s
+    } else {
+        run_file(&path, &cfg, &mut sink, out)?
+    };
     warn_problems(&a.file, &s, out);
     if matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) {
         // The session list is written one session at a time, in place of an empty
@@ -261,6 +279,8 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             sink.w.write_all(b"\n")?;
         }
     }
+    sink.w.flush()?;
+    cut::finish(&path, &a.file, &a.write, &mut picked, w, out.quiet)?;
     Ok(0)
 }
 
@@ -340,8 +360,16 @@ impl Sink for ShowSink<'_> {
 
 pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
+    let spool = cut::prepare(&a.file, &a.write)?;
+    let path = spool.as_ref().map_or_else(|| a.file.clone(), |s| s.path());
+    let mut nowhere = std::io::sink();
+    let report: &mut dyn Write = if cut::to_stdout(&a.write) {
+        &mut nowhere
+    } else {
+        &mut *w
+    };
     let mut sink = ShowSink {
-        w,
+        w: report,
         frame: a.frame,
         filter: Filter::from_args(&a.filter)?,
         limit: a.limit.max(1),
@@ -349,9 +377,23 @@ pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         palette: Palette::new(out.color),
         first_ts_ns: None,
     };
-    let s = run_file(&a.file, &cfg, &mut sink, out)?;
+    let mut picked = Vec::new();
+    let s = if a.write.write.is_some() {
+        let rule = match a.frame {
+            Some(f) => cut::Rule::Frame(f),
+            None => cut::Rule::Filter(Filter::from_args(&a.filter)?),
+        };
+        let mut sel = cut::Selecting::new(&mut sink, rule, a.write.annotate);
+        let s = run_file(&path, &cfg, &mut sel, out)?;
+        picked = sel.picked;
+        s
+    } else {
+        run_file(&path, &cfg, &mut sink, out)?
+    };
     warn_problems(&a.file, &s, out);
-    if sink.shown == 0 {
+    let shown = sink.shown;
+    cut::finish(&path, &a.file, &a.write, &mut picked, w, out.quiet)?;
+    if shown == 0 {
         let what = match a.frame {
             Some(f) if f > s.frames => format!(
                 "frame {f} is past the end of the capture ({} frames)",
@@ -414,6 +456,9 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let interval = a.interval.as_deref().map(parse_duration_ns).transpose()?;
     let filter = Filter::from_args(&a.filter)?;
     let files = super::inputs::expand(&a.files, out)?;
+    if a.write.write.is_some() {
+        return stats_writing(&a, &files, &cfg, filter, interval, out, w);
+    }
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len());
@@ -439,6 +484,50 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
         TableOrJson::Json => writeln!(w, "{}", serde_json::to_string_pretty(&stats.to_json())?)?,
     }
+    Ok(0)
+}
+
+/// `stats -w`: one capture, whose counted frames are also written out.
+fn stats_writing(
+    a: &StatsArgs,
+    files: &[String],
+    cfg: &Config,
+    filter: Filter,
+    interval: Option<i64>,
+    out: Output,
+    w: &mut dyn Write,
+) -> Result<i32> {
+    let [file] = files else {
+        anyhow::bail!(
+            "-w writes the frames of one capture; {} were given",
+            files.len()
+        );
+    };
+    let spool = cut::prepare(file, &a.write)?;
+    let path = spool.as_ref().map_or_else(|| file.clone(), |s| s.path());
+    let mut stats = Stats::new(a.by.map(super::stats_by), interval);
+    let mut sink = StatsSink {
+        stats: &mut stats,
+        filter: filter.clone(),
+        first_ts_ns: None,
+    };
+    let mut sel = cut::Selecting::new(&mut sink, cut::Rule::Packets(filter), a.write.annotate);
+    let s = run_file(&path, cfg, &mut sel, out)?;
+    let mut picked = sel.picked;
+    warn_problems(file, &s, out);
+    for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
+        stats.add_unacked(dir, s.totals[dir.index()].unacked);
+    }
+    if !cut::to_stdout(&a.write) {
+        match a.format {
+            TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
+            TableOrJson::Json => {
+                writeln!(w, "{}", serde_json::to_string_pretty(&stats.to_json())?)?
+            }
+        }
+        w.flush()?;
+    }
+    cut::finish(&path, file, &a.write, &mut picked, w, out.quiet)?;
     Ok(0)
 }
 

@@ -1,6 +1,7 @@
 //! Command implementations: argument handling, then the pipeline, then a report.
 
 mod capture_cmds;
+mod cut;
 mod diff_cmd;
 mod inputs;
 mod progress;

@@ -91,6 +91,10 @@ macro_rules! codes {
 codes! {
     TruncatedCapture = "truncated_capture", Capture, Malformed,
         "the capture file ends inside a record or block";
+    RecordOverSnaplen = "record_over_snaplen", Capture, Malformed,
+        "a record holds more bytes than its interface's snap length; it is read whole";
+    CaptureBlockMalformed = "capture_block_malformed", Capture, Malformed,
+        "a section or interface block has options the reader refuses; it is kept without them";
     UnknownTransportType = "unknown_transport_type", Transport, Malformed,
         "a transport message type nobody has described; the rest of the datagram is kept raw";
     TruncatedHeader = "truncated_header", Transport, Malformed,

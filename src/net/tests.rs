@@ -36,6 +36,7 @@ fn frame(number: u64, link: u32, data: Vec<u8>) -> Frame {
         link_type: link,
         orig_len: data.len() as u32,
         data,
+        comment: None,
     }
 }
 

@@ -13,6 +13,7 @@
 
 use crate::capture::{CaptureReader, Frame, Truncation};
 use crate::net::{Datagram, FragmentReport, NetDecoder, NetOutcome};
+use crate::pipeline::summary::CompressionSummary;
 use crate::transport::cipher;
 use crate::transport::packet::{self, Packet};
 use smallvec::SmallVec;
@@ -27,11 +28,13 @@ const MAX_SPARE_PACKETS: usize = 768;
 const MAX_SPARE_MESSAGES: usize = 16;
 
 /// What the summary needs of a frame once its datagram is handled.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub struct FrameMeta {
     pub ts_ns: i64,
     pub len: usize,
     pub link_type: u32,
+    /// The pcapng packet comment (rare: boxed to keep the common item small).
+    pub comment: Option<Box<str>>,
 }
 
 impl FrameMeta {
@@ -40,6 +43,7 @@ impl FrameMeta {
             ts_ns: frame.ts_ns,
             len: frame.data.len(),
             link_type: frame.link_type,
+            comment: frame.comment.as_deref().map(Box::from),
         }
     }
 }
@@ -68,6 +72,9 @@ pub enum Item {
 #[derive(Debug, Default)]
 pub struct FrontEnd {
     pub truncation: Option<Truncation>,
+    pub compression: Option<CompressionSummary>,
+    /// Reader notes not yet handed over (a capture without frames after them).
+    pub notes: Vec<crate::diag::Warning>,
     pub fragments: FragmentReport,
 }
 
@@ -108,6 +115,13 @@ impl Front {
         let mut bytes = 0;
         while !self.done && batch.len() < max && bytes < MAX_BATCH_BYTES {
             match self.reader.read_into(&mut self.frame) {
+                Ok(true) if self.reader.has_notes() => {
+                    // A frame read despite a flaw (past the snap length): said first.
+                    self.decipher_waiting(batch);
+                    for w in self.reader.take_notes() {
+                        batch.push(Item::Problem(w.to_string()));
+                    }
+                }
                 Ok(true) => {}
                 Ok(false) => self.done = true,
                 Err(e) => {
@@ -171,6 +185,12 @@ impl Front {
     pub fn finish(mut self) -> FrontEnd {
         FrontEnd {
             truncation: self.reader.truncation().cloned(),
+            compression: self.reader.compression().map(|c| CompressionSummary {
+                method: c.as_str(),
+                compressed_bytes: self.reader.compressed_bytes_read(),
+                bytes: self.reader.bytes_read(),
+            }),
+            notes: self.reader.take_notes(),
             fragments: self.net.finish(),
         }
     }

@@ -262,6 +262,10 @@ impl Pipeline {
         // After a stop, what lies beyond it (a cut at the end of the file, fragment
         // sets that later frames might complete) is not reported.
         if let Some(end) = end {
+            self.summary.compression = end.compression.clone();
+            for w in &end.notes {
+                self.summary.add_problem(w.to_string());
+            }
             if let Some(t) = &end.truncation {
                 self.summary.add_problem(t.to_warning().to_string());
             }
@@ -349,7 +353,7 @@ impl Pipeline {
                     meta,
                     outcome,
                     parsed,
-                } => control = self.frame(*meta, outcome, parsed.take(), sink)?,
+                } => control = self.frame(std::mem::take(meta), outcome, parsed.take(), sink)?,
                 Item::Problem(p) | Item::Fatal(p) => {
                     self.summary.add_problem(std::mem::take(p));
                 }
@@ -452,6 +456,8 @@ impl Pipeline {
             client: c.client,
             udp_len,
             body,
+            comment: frame.comment.map(String::from),
+            fragment_frames: std::mem::take(&mut d.fragment_frames),
         };
         let names = NameView {
             facts: &self.facts,

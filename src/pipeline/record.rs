@@ -23,6 +23,11 @@ pub struct PacketRecord {
     /// UDP payload length in bytes.
     pub udp_len: usize,
     pub body: PacketBody,
+    /// The pcapng packet comment of the frame, if it has one.
+    pub comment: Option<String>,
+    /// Frames of every IP fragment of the datagram in arrival order (the last is
+    /// `frame`); empty when it was not fragmented.
+    pub fragment_frames: Vec<u64>,
 }
 
 impl PacketRecord {

@@ -29,6 +29,26 @@ pub struct CaptureSummary {
     pub session_count: u64,
     /// Per-direction figures summed over every client of every session, listed or not.
     pub totals: [DirSummary; 2],
+    /// How the capture file was compressed, when it was.
+    pub compression: Option<CompressionSummary>,
+}
+
+/// A compressed capture: the method and both sizes (the ratio is theirs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompressionSummary {
+    /// `gzip`, `zstd` or `lz4`.
+    pub method: &'static str,
+    /// Bytes of the file as stored.
+    pub compressed_bytes: u64,
+    /// Bytes of the capture once decompressed.
+    pub bytes: u64,
+}
+
+impl CompressionSummary {
+    /// Decompressed size over compressed size.
+    pub fn ratio(&self) -> f64 {
+        self.bytes as f64 / self.compressed_bytes.max(1) as f64
+    }
 }
 
 /// Problems a summary lists one by one; a hostile capture could otherwise make millions

@@ -154,6 +154,77 @@ pub fn packet_lines(
     out
 }
 
+/// Longest packet comment written by `--annotate` (characters); a datagram of many
+/// messages is cut there with `…`.
+pub const MAX_ANNOTATION_CHARS: usize = 2000;
+
+/// One line for a whole datagram, as a pcapng packet comment: direction and client,
+/// then each selected message as the table shows it, separated by ` | `.
+pub fn packet_annotation(
+    p: &PacketRecord,
+    keep: &dyn Fn(&MessageRecord) -> bool,
+    names: &dyn Names,
+) -> String {
+    let client = names
+        .client_name(p.session, p.client)
+        .unwrap_or_else(|| format!("port {}", client_port(p)));
+    let mut out = format!("bcwire: {} {client}", p.direction.as_str());
+    match &p.body {
+        PacketBody::GameSpy { text } => {
+            let _ = write!(out, " | GameSpy {}", text.escape_debug());
+        }
+        PacketBody::Game(g) => {
+            for m in g.messages.iter().filter(|m| keep(m)) {
+                let _ = write!(out, " | {}", transport_summary(m));
+                match message_game(m) {
+                    Some((game, assembled)) => {
+                        let _ = write!(out, " 0x{:02X} {}", game.opcode, game.name);
+                        if assembled {
+                            out.push_str(" (reassembled)");
+                        }
+                        let detail = match game.opcode {
+                            0x1C => state_update_line(&game.fields),
+                            _ => fields_inline(&game.fields, 8),
+                        };
+                        if !detail.is_empty() {
+                            let _ = write!(out, " {detail}");
+                        }
+                        if !game.warnings.is_empty() {
+                            out.push_str(" ⚠");
+                        }
+                    }
+                    None => {
+                        if let TransportInfo::Low { fields, .. } = &m.transport {
+                            let detail = fields_inline(fields, 8);
+                            if !detail.is_empty() {
+                                let _ = write!(out, " {detail}");
+                            }
+                        }
+                    }
+                }
+                if !m.warnings.is_empty() {
+                    out.push_str(" ⚠");
+                }
+            }
+            if !g.warnings.is_empty() {
+                out.push_str(" | ⚠ ");
+                out.push_str(
+                    &g.warnings
+                        .iter()
+                        .map(|w| w.code.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                );
+            }
+        }
+    }
+    if out.chars().count() > MAX_ANNOTATION_CHARS {
+        out = out.chars().take(MAX_ANNOTATION_CHARS - 1).collect();
+        out.push('…');
+    }
+    out
+}
+
 /// The client's UDP port of a datagram.
 pub fn client_port(p: &PacketRecord) -> u16 {
     p.client_port()

@@ -59,7 +59,7 @@ pub fn session_json(s: &SessionSummary) -> Json {
 }
 
 pub fn info_json(c: &CaptureSummary) -> Json {
-    json!({
+    let mut j = json!({
         "schema_version": super::json::SCHEMA_VERSION,
         "format": c.format,
         "link_types": c.link_types,
@@ -73,7 +73,17 @@ pub fn info_json(c: &CaptureSummary) -> Json {
         "not_bc": c.not_bc,
         "problems": c.problems,
         "sessions": c.sessions.iter().map(session_json).collect::<Vec<_>>(),
-    })
+    });
+    // Only compressed files carry the key, so records of plain files are unchanged.
+    if let Some(z) = &c.compression {
+        j["compression"] = json!({
+            "method": z.method,
+            "compressed_bytes": z.compressed_bytes,
+            "bytes": z.bytes,
+            "ratio": (z.ratio() * 100.0).round() / 100.0,
+        });
+    }
+    j
 }
 
 fn client_label(c: &ClientSummary) -> String {
@@ -89,6 +99,18 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
     let mut t = kv_table();
     t.add_row(vec![Cell::new("file"), Cell::new(path)]);
     t.add_row(vec![Cell::new("format"), Cell::new(&c.format)]);
+    if let Some(z) = &c.compression {
+        t.add_row(vec![
+            Cell::new("compression"),
+            Cell::new(format!(
+                "{}, {:.2}:1 ({} bytes stored, {} decompressed)",
+                z.method,
+                z.ratio(),
+                z.compressed_bytes,
+                z.bytes
+            )),
+        ]);
+    }
     let links: Vec<String> = c
         .link_types
         .iter()

@@ -145,6 +145,9 @@ pub fn packet_json(
     if let Some(n) = client_name {
         m.insert("client_name".into(), json!(n));
     }
+    if let Some(c) = &p.comment {
+        m.insert("comment".into(), json!(c));
+    }
     m.insert("udp_length".into(), json!(p.udp_len));
     match &p.body {
         PacketBody::GameSpy { text } => {

@@ -732,6 +732,9 @@ impl PacketWriter {
         if let Some(n) = client_name {
             str_json(o.key("client_name"), n);
         }
+        if let Some(c) = &p.comment {
+            str_json(o.key("comment"), c);
+        }
         str_json(o.key("direction"), p.direction.as_str());
         addr_json(o.key("dst"), &p.dst);
         u64_json(o.key("frame"), p.frame);

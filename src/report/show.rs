@@ -44,6 +44,9 @@ pub fn render_packet(
             client
         ))
     );
+    if let Some(c) = &p.comment {
+        let _ = writeln!(out, "Comment: {}", c.escape_debug());
+    }
     let g = match &p.body {
         PacketBody::GameSpy { text } => {
             let _ = writeln!(

@@ -1,6 +1,7 @@
 //! Framing and writing: UDP/IP/link frames through `net::build::frame_udp` (IPv4
 //! fragments above the MTU), records through `capture::CaptureWriter`.
 
+use crate::capture::writer::{self, InterfaceInfo};
 use crate::capture::{link_type, CaptureWriter, Endian, TsResolution};
 use crate::net::build::{frame_udp, BuildOptions};
 use std::io::Write;
@@ -55,8 +56,16 @@ impl<W: Write> Output<W> {
                 CaptureWriter::pcap(out, lt, TsResolution::MICRO, Endian::Little, 65535)?
             }
             Format::Pcapng => {
-                let mut w = CaptureWriter::pcapng(out, Endian::Little)?;
-                w.add_interface(lt as u16, 65535, TsResolution::MICRO, 0)?;
+                let appl = writer::user_application();
+                let mut w = CaptureWriter::pcapng_with(out, Endian::Little, Some(&appl))?;
+                let info = InterfaceInfo {
+                    name: Some("synth0".into()),
+                    description: Some(format!(
+                        "simulated {} link of a Bridge Commander session",
+                        link_type::name(lt)
+                    )),
+                };
+                w.add_interface_with(lt as u16, 65535, TsResolution::MICRO, 0, &info)?;
                 w
             }
         };

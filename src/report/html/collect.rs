@@ -717,6 +717,8 @@ mod tests {
             session: 0,
             client,
             udp_len: 20,
+            comment: None,
+            fragment_frames: Vec::new(),
             body: PacketBody::Game(GamePacket {
                 peer_id: 2,
                 msg_count: messages.len() as u8,
