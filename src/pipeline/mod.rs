@@ -9,7 +9,7 @@ pub mod record;
 pub mod summary;
 
 use crate::capture::{link_type, CaptureFormat, CaptureReader};
-use crate::diag::Direction;
+use crate::diag::{Direction, Warning};
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
 use crate::game::objects::{ObjectRegistry, MAX_ENDED, MAX_OBJECTS};
@@ -28,7 +28,7 @@ use crate::transport::reassembly::{
     Fragment, Incomplete, IncompleteReason, PushOutcome, Reassembler,
 };
 use crate::transport::reliability::{
-    AckOutcome, Delivery, SeqKey, Tracker, MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED,
+    AckOutcome, Delivery, SeqKey, SeqOrder, Tracker, MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED,
 };
 use crate::transport::{cipher, SessionFacts};
 use anyhow::Result;
@@ -139,6 +139,9 @@ struct StreamCounts {
     fragment_sets_completed: u64,
     warnings: u64,
     non_stock: u64,
+    seq_gaps: u64,
+    seq_missing: u64,
+    seq_late: u64,
 }
 
 /// The whole decoding state of one capture.
@@ -556,9 +559,20 @@ impl Pipeline {
         let mut deliver = true;
         if let Some(key) = SeqKey::of_message(m) {
             counts.reliable += 1;
-            if let Delivery::Retransmission { first, .. } =
-                self.tracker.on_message(&stream, key, bytes, ts_ns, frame)
-            {
+            let delivery = self.tracker.on_message(&stream, key, bytes, ts_ns, frame);
+            if let Delivery::New { order, .. } = delivery {
+                if let Some(w) = order_warning(order, key, m.offset) {
+                    counts.warnings += 1;
+                    if let SeqOrder::Gap { missing, .. } = order {
+                        counts.seq_gaps += 1;
+                        counts.seq_missing += u64::from(missing);
+                    } else {
+                        counts.seq_late += 1;
+                    }
+                    rec.warnings.push(w);
+                }
+            }
+            if let Delivery::Retransmission { first, .. } = delivery {
                 rec.original_frame = Some(first.frame);
                 deliver = false;
                 // The host's keepalive echoes the client's peer info (type 0x00) with the
@@ -880,6 +894,9 @@ impl Pipeline {
                     fragment_sets_incomplete: incomplete.len() as u64,
                     warnings: n.warnings,
                     non_stock: n.non_stock,
+                    seq_gaps: n.seq_gaps,
+                    seq_missing: n.seq_missing,
+                    seq_late: n.seq_late,
                 };
             }
             ss.clients.push(cs);
@@ -979,6 +996,29 @@ impl Pipeline {
                 .add_limit_problem(format!("{n} more problems not listed"));
         }
         self.summary
+    }
+}
+
+/// A located warning for a new reliable message out of its counter's order: numbers
+/// skipped (lost before the capture point, or not captured) or a late arrival. A wrap
+/// is the counter's normal course and in order.
+fn order_warning(order: SeqOrder, key: SeqKey, offset: usize) -> Option<Warning> {
+    let counter = key.counter.as_str();
+    let seq = key.seq;
+    match order {
+        SeqOrder::InOrder | SeqOrder::Wrap { .. } => None,
+        SeqOrder::Gap { after, missing } => Some(Warning::new(
+            "seq_gap",
+            Some(offset),
+            format!(
+                "{counter} sequence number {seq} follows {after}: {missing} number(s) never seen"
+            ),
+        )),
+        SeqOrder::Late { position } => Some(Warning::new(
+            "seq_out_of_order",
+            Some(offset),
+            format!("{counter} sequence number {seq} arrives after {position} (out of order)"),
+        )),
     }
 }
 

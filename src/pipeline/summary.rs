@@ -98,6 +98,12 @@ pub struct DirSummary {
     pub fragment_sets_incomplete: u64,
     pub warnings: u64,
     pub non_stock: u64,
+    /// New reliable messages whose sequence number skipped some (events, and the
+    /// numbers skipped in all).
+    pub seq_gaps: u64,
+    pub seq_missing: u64,
+    /// New reliable messages numbered below one already seen (arrived out of order).
+    pub seq_late: u64,
 }
 
 impl DirSummary {
@@ -115,6 +121,9 @@ impl DirSummary {
         self.fragment_sets_incomplete += o.fragment_sets_incomplete;
         self.warnings += o.warnings;
         self.non_stock += o.non_stock;
+        self.seq_gaps += o.seq_gaps;
+        self.seq_missing += o.seq_missing;
+        self.seq_late += o.seq_late;
     }
 }
 

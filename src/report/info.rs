@@ -24,6 +24,7 @@ fn dir_json(d: &DirSummary) -> Json {
         "fragment_sets_completed": d.fragment_sets_completed,
         "fragment_sets_incomplete": d.fragment_sets_incomplete,
         "warnings": d.warnings, "non_stock": d.non_stock,
+        "seq_gaps": d.seq_gaps, "seq_missing": d.seq_missing, "seq_late": d.seq_late,
     })
 }
 
@@ -150,6 +151,8 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
             "retx c2s/s2c",
             "unacked c2s/s2c",
             "frag sets done/open",
+            "seq gaps c2s/s2c",
+            "late c2s/s2c",
             "warnings",
         ]);
         for c in &s.clients {
@@ -173,6 +176,8 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
                     a.fragment_sets_completed + b.fragment_sets_completed,
                     a.fragment_sets_incomplete + b.fragment_sets_incomplete
                 )),
+                right(format!("{}/{}", a.seq_gaps, b.seq_gaps)),
+                right(format!("{}/{}", a.seq_late, b.seq_late)),
                 right(format!(
                     "{} ({} non-stock)",
                     a.warnings + b.warnings,

@@ -85,6 +85,9 @@ pub struct DirectionStats {
     pub unacked: u64,
     pub warnings: u64,
     pub non_stock: u64,
+    /// Reliable messages after a gap in their counter, and those arriving late.
+    pub seq_gaps: u64,
+    pub seq_late: u64,
     pub dirty_flags: Box<[u64; 256]>,
     pub dirty_bits: [u64; 8],
     pub subsystem_start: ByteCounts,
@@ -109,6 +112,8 @@ impl Default for DirectionStats {
             unacked: 0,
             warnings: 0,
             non_stock: 0,
+            seq_gaps: 0,
+            seq_late: 0,
             dirty_flags: Box::new([0; 256]),
             dirty_bits: [0; 8],
             subsystem_start: ByteCounts::default(),
@@ -135,6 +140,8 @@ impl DirectionStats {
         self.unacked += o.unacked;
         self.warnings += o.warnings;
         self.non_stock += o.non_stock;
+        self.seq_gaps += o.seq_gaps;
+        self.seq_late += o.seq_late;
         for (a, b) in self.dirty_flags.iter_mut().zip(o.dirty_flags.iter()) {
             *a += b;
         }
@@ -189,7 +196,14 @@ impl Stats {
             d.messages += 1;
             d.transport_types.add(m.transport_type, 1);
             d.warnings += m.warnings.len() as u64;
-            d.non_stock += m.warnings.iter().filter(|w| w.code == "non_stock").count() as u64;
+            for w in &m.warnings {
+                match w.code {
+                    "non_stock" => d.non_stock += 1,
+                    "seq_gap" => d.seq_gaps += 1,
+                    "seq_out_of_order" => d.seq_late += 1,
+                    _ => {}
+                }
+            }
             if m.retransmission {
                 d.retransmissions += 1;
             }
@@ -332,7 +346,7 @@ impl Stats {
         let mut out = String::new();
         let [c, s] = &self.dirs;
         let mut t = table(&["", "c2s", "s2c"]);
-        let rows: [(&str, u64, u64); 12] = [
+        let rows: [(&str, u64, u64); 14] = [
             ("datagrams", c.datagrams, s.datagrams),
             ("  game", c.game_datagrams, s.game_datagrams),
             ("  GameSpy", c.gamespy_datagrams, s.gamespy_datagrams),
@@ -352,6 +366,8 @@ impl Stats {
                 s.fragment_sets_completed,
             ),
             ("unacknowledged at end", c.unacked, s.unacked),
+            ("sequence gaps", c.seq_gaps, s.seq_gaps),
+            ("out of order", c.seq_late, s.seq_late),
             ("warnings (non-stock)", c.warnings, s.warnings),
         ];
         for (name, a, b) in rows {
@@ -482,6 +498,8 @@ fn direction_json(d: &DirectionStats) -> Json {
         "unacked": d.unacked,
         "warnings": d.warnings,
         "non_stock": d.non_stock,
+        "seq_gaps": d.seq_gaps,
+        "seq_late": d.seq_late,
         "dirty_flags": hex_hist_json(d.dirty_flags.iter().enumerate().map(|(k, v)| (k as u8, *v))),
         "dirty_bits": hex_hist_json((0..8).map(|b| (1u8 << b, d.dirty_bits[b]))),
         "subsystem_start": Json::Object(
