@@ -22,7 +22,9 @@ use crate::game::GameMessage;
 use crate::net::{FragmentReport, NetOutcome};
 use crate::report::names::Names;
 use crate::transport::facts::MAX_EVENTS_PER_CLIENT;
-use crate::transport::low::{utf16le_to_string, LowBody, LowKind};
+use crate::transport::low::{
+    boot_ends_stay, boot_reason_name, utf16le_to_string, LowBody, LowKind,
+};
 use crate::transport::packet::{self, Message, MessageBody, Packet};
 use crate::transport::reassembly::{
     Fragment, Incomplete, IncompleteReason, PushOutcome, Reassembler,
@@ -680,12 +682,18 @@ impl Pipeline {
             }
             MessageBody::Low(low) => {
                 let time = ts_ns as f64 / 1e9;
+                // A boot that says "connection accepted" lets the client in.
+                let leaves = low.kind != LowKind::Boot
+                    || boot_ends_stay(match low.body {
+                        LowBody::Boot { reason, .. } => Some(reason),
+                        _ => None,
+                    });
                 let ev = match (low.kind, dir) {
                     (LowKind::Connect, Direction::C2S) => Some(TransportEvent::Connect),
                     (LowKind::Disconnect | LowKind::ShortDisconnect, _) => {
                         Some(TransportEvent::Disconnect)
                     }
-                    (LowKind::Boot, _) => Some(TransportEvent::Boot),
+                    (LowKind::Boot, _) if leaves => Some(TransportEvent::Boot),
                     _ => None,
                 };
                 if let Some(ev) = ev {
@@ -694,10 +702,12 @@ impl Pipeline {
                         .or_default()
                         .on_transport(ev, time);
                 }
-                if matches!(
-                    low.kind,
-                    LowKind::Disconnect | LowKind::ShortDisconnect | LowKind::Boot
-                ) {
+                if leaves
+                    && matches!(
+                        low.kind,
+                        LowKind::Disconnect | LowKind::ShortDisconnect | LowKind::Boot
+                    )
+                {
                     // The flow layer cannot see disconnects (they are encrypted).
                     self.flows.client_left(session, client, frame);
                 }
@@ -771,6 +781,9 @@ impl Pipeline {
         let s = &mut self.summary;
         s.session_count += 1;
         for c in &ss.clients {
+            if let Some(how) = c.departure() {
+                *s.departures.entry(how).or_default() += 1;
+            }
             for (total, d) in s.totals.iter_mut().zip(&c.dirs) {
                 total.add(d);
             }
@@ -846,6 +859,7 @@ impl Pipeline {
                 }
                 _ => Vec::new(),
             };
+            let boot_reason = f.as_ref().and_then(|f| f.boot_reason);
             let left = f.as_ref().and_then(|f| {
                 if !f.boots.is_empty() {
                     Some("boot".to_string())
@@ -869,6 +883,7 @@ impl Pipeline {
                 first_ts_ns: c.activity.first_ts_ns,
                 last_ts_ns: c.activity.last_ts_ns,
                 left,
+                boot_reason,
                 phase: self.phases.remove(&(si, ci)).map(|p| p.phase().to_string()),
                 dirs: Default::default(),
             };
@@ -1079,6 +1094,26 @@ fn low_fields(body: &LowBody, payload: std::ops::Range<usize>, plain: &[u8]) -> 
             Field::new("peer_id", Value::Hex(*peer_id as u64), rel(base..base + 1)),
             Field::new("address", ip(*ipv4), rel(base + 1..base + 5)),
         ],
+        LowBody::Boot { reason, slot } => {
+            let mut v = vec![Field::new(
+                "boot_reason",
+                Value::Uint(u64::from(*reason)),
+                rel(base..base + 1),
+            )];
+            if let Some(name) = boot_reason_name(*reason) {
+                v.push(Field::new(
+                    "boot_reason_name",
+                    Value::Text(name.to_string()),
+                    rel(base..base + 1),
+                ));
+            }
+            v.push(Field::new(
+                "slot",
+                Value::Uint(u64::from(*slot)),
+                rel(base + 1..base + 2),
+            ));
+            v
+        }
         LowBody::Raw => {
             let raw = plain.get(payload.clone()).unwrap_or_default();
             if raw.is_empty() {

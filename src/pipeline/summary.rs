@@ -29,6 +29,8 @@ pub struct CaptureSummary {
     pub session_count: u64,
     /// Per-direction figures summed over every client of every session, listed or not.
     pub totals: [DirSummary; 2],
+    /// How clients of every session left ([`ClientSummary::departure`]), with counts.
+    pub departures: BTreeMap<String, u64>,
 }
 
 /// Problems a summary lists one by one; a hostile capture could otherwise make millions
@@ -79,6 +81,9 @@ pub struct ClientSummary {
     pub last_ts_ns: i64,
     /// How the client left: "disconnect", "boot", "timeout", or None (still there at end).
     pub left: Option<String>,
+    /// With `left` = "boot": the reason byte of the boot (README §4.3), when its body
+    /// had the stock shape.
+    pub boot_reason: Option<u8>,
     pub phase: Option<String>,
     pub dirs: [DirSummary; 2],
 }
@@ -128,6 +133,20 @@ impl DirSummary {
 }
 
 impl ClientSummary {
+    /// How the client left in one word or two: "disconnect", "timeout", "boot: kicked"
+    /// (with the reason's name, or its number when unknown; "boot" alone when the body
+    /// was not stock).
+    pub fn departure(&self) -> Option<String> {
+        let left = self.left.as_ref()?;
+        Some(match (left.as_str(), self.boot_reason) {
+            ("boot", Some(r)) => match crate::transport::low::boot_reason_name(r) {
+                Some(name) => format!("boot: {name}"),
+                None => format!("boot: reason {r}"),
+            },
+            _ => left.clone(),
+        })
+    }
+
     pub fn dir(&self, d: Direction) -> &DirSummary {
         &self.dirs[d.index()]
     }

@@ -164,6 +164,9 @@ pub struct Stats {
     buckets: BTreeMap<i64, [u64; 2]>,
     pub first_ts_ns: Option<i64>,
     pub last_ts_ns: Option<i64>,
+    /// How clients left ("disconnect", "boot: kicked", "timeout" …), known only at the
+    /// end of a capture.
+    pub departures: BTreeMap<String, u64>,
 }
 
 impl Stats {
@@ -279,6 +282,7 @@ impl Stats {
         for (a, b) in self.dirs.iter_mut().zip(o.dirs.iter()) {
             a.merge(b);
         }
+        self.add_departures(&o.departures);
         for (key, hist) in &o.breakdown {
             let mine = self.breakdown.entry(key.clone()).or_default();
             for (flags, n) in hist {
@@ -295,6 +299,13 @@ impl Stats {
         };
     }
 
+    /// How the clients of a capture left, known only at its end.
+    pub fn add_departures(&mut self, d: &BTreeMap<String, u64>) {
+        for (how, n) in d {
+            *self.departures.entry(how.clone()).or_default() += n;
+        }
+    }
+
     /// Unacknowledged reliable messages, known only at the end of a capture.
     pub fn add_unacked(&mut self, dir: Direction, n: u64) {
         self.dirs[dir.index()].unacked += n;
@@ -308,6 +319,7 @@ impl Stats {
         let mut root = Map::new();
         root.insert("schema_version".into(), json!(super::json::SCHEMA_VERSION));
         root.insert("directions".into(), Json::Object(dirs));
+        root.insert("departures".into(), json!(self.departures));
         root.insert(
             "duration".into(),
             json!(match (self.first_ts_ns, self.last_ts_ns) {
@@ -385,6 +397,13 @@ impl Stats {
             t.add_row(vec![Cell::new(name), right(a), right(b)]);
         }
         let _ = writeln!(out, "{}\n{t}\n", pal.heading("Traffic"));
+        if !self.departures.is_empty() {
+            let mut t = table(&["how", "clients"]);
+            for (how, n) in &self.departures {
+                t.add_row(vec![Cell::new(how), right(n.to_string())]);
+            }
+            let _ = writeln!(out, "{}\n{t}\n", pal.heading("Clients left"));
+        }
 
         for dir in [Direction::C2S, Direction::S2C] {
             let d = &self.dirs[dir.index()];

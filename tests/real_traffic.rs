@@ -1,0 +1,231 @@
+//! Hard cases of real traffic, in captures generated here: boots and disconnects with
+//! their reasons, sequence gaps and late arrivals, damaged frames of a known game flow,
+//! and frame counts that add up.
+
+use bcwire::capture::{link_type, CaptureReader, CaptureWriter, Endian, TsResolution};
+use bcwire::game::field::Value;
+use bcwire::net::build::{frame_udp, BuildOptions};
+use bcwire::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
+use bcwire::pipeline::summary::CaptureSummary;
+use bcwire::pipeline::{Config, Control, Pipeline, Sink};
+use bcwire::report::names::Names;
+use bcwire::transport::cipher;
+use bcwire::transport::low::{boot_payload, LowKind};
+use bcwire::transport::packet::{emit_packet, DataMessage, LowMessage, MessageBody};
+use std::io::Cursor;
+use std::net::SocketAddr;
+
+const T0: i64 = 1_700_000_000_000_000_000;
+
+fn server() -> SocketAddr {
+    "10.0.0.1:22101".parse().expect("address")
+}
+
+fn client(i: u16) -> SocketAddr {
+    SocketAddr::from(([10, 1, 0, i as u8], 40_000 + i))
+}
+
+/// Builds an Ethernet pcap frame by frame, 10 ms apart.
+struct Cap {
+    w: CaptureWriter<Vec<u8>>,
+    t: i64,
+    ip_id: u32,
+}
+
+impl Cap {
+    fn new() -> Cap {
+        Cap {
+            w: CaptureWriter::pcap(
+                Vec::new(),
+                link_type::ETHERNET,
+                TsResolution::MICRO,
+                Endian::Little,
+                65_535,
+            )
+            .expect("pcap header"),
+            t: T0,
+            ip_id: 1,
+        }
+    }
+    fn udp(&mut self, src: SocketAddr, dst: SocketAddr, payload: &[u8]) {
+        let opts = BuildOptions {
+            ip_id: self.ip_id,
+            ..BuildOptions::default()
+        };
+        self.ip_id += 1;
+        for f in frame_udp(link_type::ETHERNET, src, dst, payload, &opts).expect("frame_udp") {
+            self.t += 10_000_000;
+            self.w
+                .write_frame(0, self.t, f.len() as u32, &f)
+                .expect("frame");
+        }
+    }
+    /// A BC datagram: `plain` is enciphered (byte 0 stays clear).
+    fn bc(&mut self, src: SocketAddr, dst: SocketAddr, plain: &[u8]) {
+        let mut d = plain.to_vec();
+        cipher::encrypt(&mut d);
+        self.udp(src, dst, &d);
+    }
+    fn bytes(self) -> Vec<u8> {
+        self.w.into_inner()
+    }
+}
+
+/// One datagram carrying `game` in a reliable 0x32 message.
+fn game_datagram(peer: u8, seq: u16, game: &[u8]) -> Vec<u8> {
+    let body =
+        MessageBody::Data(DataMessage::new(Some(seq), false, None, game.len()).expect("fits"));
+    emit_packet(peer, &[(&body, game)]).expect("datagram")
+}
+
+/// One datagram carrying a reliable low-type message.
+fn low_datagram(peer: u8, kind: LowKind, seq: u16, payload: &[u8]) -> Vec<u8> {
+    let m = LowMessage::new(kind, Some(seq), true, payload.len()).expect("fits");
+    emit_packet(peer, &[(&MessageBody::Low(m), payload)]).expect("datagram")
+}
+
+fn chat(text: &str) -> Vec<u8> {
+    let mut m = vec![0x2C, 2, 0, 0, 0];
+    m.extend_from_slice(&(text.len() as u16).to_le_bytes());
+    m.extend_from_slice(text.as_bytes());
+    m
+}
+
+struct Collect(Vec<PacketRecord>);
+
+impl Sink for Collect {
+    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> anyhow::Result<Control> {
+        self.0.push(p.clone());
+        Ok(Control::Continue)
+    }
+}
+
+fn run(bytes: &[u8]) -> (CaptureSummary, Vec<PacketRecord>) {
+    let reader = CaptureReader::new(Cursor::new(bytes.to_vec())).expect("capture header");
+    let mut sink = Collect(Vec::new());
+    let s = Pipeline::new(Config::default())
+        .run(reader, &mut sink)
+        .expect("pipeline");
+    (s, sink.0)
+}
+
+fn game_of(p: &PacketRecord) -> &bcwire::pipeline::record::GamePacket {
+    match &p.body {
+        PacketBody::Game(g) => g,
+        PacketBody::GameSpy { .. } => panic!("frame {} is GameSpy", p.frame),
+    }
+}
+
+/// (code, frame) of every message-level warning.
+fn message_warnings(recs: &[PacketRecord]) -> Vec<(&'static str, u64)> {
+    recs.iter()
+        .flat_map(|r| {
+            game_of(r)
+                .messages
+                .iter()
+                .flat_map(move |m| m.warnings.iter().map(move |w| (w.code, r.frame)))
+        })
+        .collect()
+}
+
+#[test]
+fn boots_are_decoded_with_reason_and_slot_and_say_how_clients_left() {
+    let mut cap = Cap::new();
+    let (kicked, accepted, leaver) = (client(1), client(2), client(3));
+    for (i, c) in [kicked, accepted, leaver].into_iter().enumerate() {
+        cap.bc(c, server(), &game_datagram(2 + i as u8, 0, &chat("hi")));
+    }
+    // The host kicks the player in slot 1 (reason 4) and tells another its connection
+    // was accepted (reason 5: it stays); the third leaves with a clean disconnect.
+    cap.bc(
+        server(),
+        kicked,
+        &low_datagram(1, LowKind::Boot, 0, &boot_payload(4, 1)),
+    );
+    cap.bc(
+        server(),
+        accepted,
+        &low_datagram(1, LowKind::Boot, 0, &boot_payload(5, 2)),
+    );
+    cap.bc(
+        accepted,
+        server(),
+        &game_datagram(3, 1, &chat("still here")),
+    );
+    let disc = bcwire::transport::low::disconnect_payload(4, [10, 1, 0, 3]);
+    cap.bc(
+        leaver,
+        server(),
+        &low_datagram(4, LowKind::Disconnect, 0, &disc),
+    );
+    let (s, recs) = run(&cap.bytes());
+
+    let boot = game_of(&recs[3]).messages[0].clone();
+    let TransportInfo::Low { name, fields, .. } = &boot.transport else {
+        panic!("{:?}", boot.transport)
+    };
+    assert_eq!(*name, "boot");
+    let get = |n: &str| fields.iter().find(|f| f.name == n).map(|f| f.value.clone());
+    assert_eq!(get("boot_reason"), Some(Value::Uint(4)));
+    assert_eq!(get("boot_reason_name"), Some(Value::Text("kicked".into())));
+    assert_eq!(get("slot"), Some(Value::Uint(1)));
+    // Spans: reason at payload byte 0, slot at 1 (relative to the payload).
+    let span = fields.iter().find(|f| f.name == "slot").unwrap().span;
+    assert_eq!((span.start, span.end()), (1, 2));
+    assert!(boot.warnings.is_empty(), "{:?}", boot.warnings);
+
+    let clients = &s.sessions[0].clients;
+    let how: Vec<Option<String>> = clients.iter().map(|c| c.departure()).collect();
+    assert_eq!(
+        how,
+        [
+            Some("boot: kicked".to_string()),
+            None,
+            Some("disconnect".to_string())
+        ]
+    );
+    assert_eq!(clients[0].boot_reason, Some(4));
+    assert_eq!(
+        s.departures
+            .iter()
+            .map(|(k, v)| (k.as_str(), *v))
+            .collect::<Vec<_>>(),
+        [("boot: kicked", 1), ("disconnect", 1)]
+    );
+}
+
+#[test]
+fn sequence_gaps_and_late_messages_are_located_and_counted() {
+    let mut cap = Cap::new();
+    let c = client(1);
+    // Numbers 0, 1, 4 (2 and 3 never seen), 2 (late), 5.
+    for seq in [0u16, 1, 4, 2, 5] {
+        cap.bc(
+            c,
+            server(),
+            &game_datagram(2, seq, &chat(&format!("m{seq}"))),
+        );
+    }
+    let (s, recs) = run(&cap.bytes());
+    assert_eq!(
+        message_warnings(&recs),
+        [("seq_gap", 3), ("seq_out_of_order", 4)]
+    );
+    let w = &game_of(&recs[2]).messages[0].warnings[0];
+    // At the message: after the peer id and the message count.
+    assert_eq!(w.offset, Some(2));
+    assert!(
+        w.message.contains("4 follows 1: 2 number(s)"),
+        "{}",
+        w.message
+    );
+    let d = &s.sessions[0].clients[0].dirs[0];
+    assert_eq!((d.seq_gaps, d.seq_missing, d.seq_late), (1, 2, 1));
+    // Every message is still delivered once.
+    let delivered = recs
+        .iter()
+        .flat_map(|r| game_of(r).messages.iter())
+        .filter(|m| !m.retransmission && m.game.is_some())
+        .count();
+    assert_eq!(delivered, 5);
+}
