@@ -15,6 +15,8 @@ use bcwire::transport::packet::{emit_packet, DataMessage, LowMessage, MessageBod
 use std::io::Cursor;
 use std::net::SocketAddr;
 
+mod common;
+
 const T0: i64 = 1_700_000_000_000_000_000;
 
 fn server() -> SocketAddr {
@@ -228,4 +230,134 @@ fn sequence_gaps_and_late_messages_are_located_and_counted() {
         .filter(|m| !m.retransmission && m.game.is_some())
         .count();
     assert_eq!(delivered, 5);
+}
+
+/// Every frame of `bytes` (an Ethernet capture), with byte 0 of the UDP payload of every
+/// `every`-th game-port frame after the first 10 set to a value that cannot start a
+/// game packet in its direction (0x05 from the host, 0x00 from a client) — only in
+/// flows already under way: a client's first datagram is what identifies its flow.
+fn damage_first_bytes(bytes: &[u8], every: u64) -> (Vec<u8>, u64) {
+    let mut reader = CaptureReader::new(Cursor::new(bytes.to_vec())).expect("capture");
+    let mut w = CaptureWriter::pcap(
+        Vec::new(),
+        link_type::ETHERNET,
+        TsResolution::NANO,
+        Endian::Little,
+        65_535,
+    )
+    .expect("pcap header");
+    let mut damaged = 0;
+    let mut flows = std::collections::HashSet::new();
+    while let Some(f) = reader.next_frame() {
+        let mut f = f.expect("frame");
+        assert_eq!(f.link_type, link_type::ETHERNET);
+        let d = &mut f.data;
+        // Ethernet, IPv4 without fragments, UDP on the game port, not GameSpy text.
+        let ip = 14;
+        let is_udp = d.len() > ip + 20 && d[12..14] == [8, 0] && d[ip + 9] == 17;
+        if is_udp {
+            let udp = ip + usize::from(d[ip] & 0x0F) * 4;
+            let sport = u16::from_be_bytes([d[udp], d[udp + 1]]);
+            let dport = u16::from_be_bytes([d[udp + 2], d[udp + 3]]);
+            let at = udp + 8;
+            let client_port = if sport == 22101 { dport } else { sport };
+            let known = !flows.insert(client_port);
+            let game = (sport == 22101 || dport == 22101) && d.len() > at + 2 && d[at] != b'\\';
+            if known && game && f.number > 10 && f.number % every == 0 {
+                d[at] = if sport == 22101 { 0x05 } else { 0x00 };
+                damaged += 1;
+            }
+        }
+        w.write_frame(0, f.ts_ns, f.orig_len, &f.data)
+            .expect("frame");
+    }
+    (w.into_inner(), damaged)
+}
+
+fn frame_sum(s: &CaptureSummary) -> u64 {
+    s.game_frames + s.gamespy_frames + s.ip_fragment_frames + s.not_bc.values().sum::<u64>()
+}
+
+#[test]
+fn damaged_frames_of_a_game_flow_keep_their_records() {
+    let mut inputs = vec![(
+        "sample".to_string(),
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/captures/sample.pcapng"
+        ))
+        .unwrap(),
+    )];
+    for (name, folder) in common::shared_captures() {
+        inputs.push((
+            name.clone(),
+            std::fs::read(folder.join(format!("{name}.pcap"))).unwrap(),
+        ));
+    }
+    for (name, bytes) in inputs {
+        let (_, clean) = run(&bytes);
+        let (copy, n) = damage_first_bytes(&bytes, 7);
+        assert!(n > 5, "{name}: {n}");
+        let (s, recs) = run(&copy);
+        // Every frame that had a record still has one, at the same frame number.
+        let frames = |r: &[PacketRecord]| r.iter().map(|p| p.frame).collect::<Vec<_>>();
+        assert_eq!(frames(&recs), frames(&clean), "{name}");
+        assert_eq!(s.damaged_frames, n, "{name}");
+        assert_eq!(frame_sum(&s), s.frames, "{name}");
+        assert!(s.not_bc.is_empty(), "{name}: {:?}", s.not_bc);
+        let damaged_dirs: u64 = s.totals.iter().map(|d| d.damaged).sum();
+        assert_eq!(damaged_dirs, n, "{name}");
+        // Each damaged record says so at byte 0 and keeps the bytes after it.
+        let mut seen = 0;
+        for (r, c) in recs.iter().zip(&clean) {
+            let (g, gc) = match (&r.body, &c.body) {
+                (PacketBody::Game(g), PacketBody::Game(gc)) => (g, gc),
+                _ => continue,
+            };
+            if let Some(w) = g.warnings.iter().find(|w| w.code == "damaged_frame") {
+                assert_eq!(w.offset, Some(0));
+                assert!(w.message.contains("cannot start"), "{}", w.message);
+                assert_eq!(g.plain[1..], gc.plain[1..], "{name} frame {}", r.frame);
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, n, "{name}");
+    }
+}
+
+#[test]
+fn info_frame_counts_add_up_on_every_capture() {
+    let mut paths: Vec<std::path::PathBuf> =
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/captures"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().contains(".pcap"))
+            .collect();
+    for (name, folder) in common::shared_captures() {
+        paths.push(folder.join(format!("{name}.pcap")));
+        paths.push(folder.join(format!("{name}.pcapng")));
+    }
+    paths.sort();
+    assert!(paths.len() >= 3, "{paths:?}");
+    let mut fragments = 0;
+    for p in &paths {
+        let path = p.to_str().unwrap();
+        let j = common::bcwire_json(&["info", "--format", "json", path]);
+        let n = |k: &str| j[k].as_u64().unwrap_or_else(|| panic!("{path}: {k}"));
+        let not_bc: u64 = j["not_bc"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            n("game_frames") + n("gamespy_frames") + n("ip_fragment_frames") + not_bc,
+            n("frames"),
+            "{path}: {j}"
+        );
+        fragments += n("ip_fragment_frames");
+    }
+    // captures/mtu400-null.pcapng: 360 game + 4 GameSpy + 14 held fragments = 378.
+    assert!(fragments >= 14, "{fragments}");
 }

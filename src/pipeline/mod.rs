@@ -144,6 +144,7 @@ struct StreamCounts {
     seq_gaps: u64,
     seq_missing: u64,
     seq_late: u64,
+    damaged: u64,
 }
 
 /// The whole decoding state of one capture.
@@ -387,7 +388,10 @@ impl Pipeline {
         }
         let d = match outcome {
             NetOutcome::Datagram(d) => d,
-            NetOutcome::FragmentHeld => return Ok(Control::Continue),
+            NetOutcome::FragmentHeld => {
+                s.ip_fragment_frames += 1;
+                return Ok(Control::Continue);
+            }
             NetOutcome::Skipped(why) => {
                 *s.not_bc.entry(why.to_string()).or_default() += 1;
                 return Ok(Control::Continue);
@@ -437,13 +441,28 @@ impl Pipeline {
                 }
                 self.facts
                     .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
-                PacketBody::Game(self.game_packet(
-                    plain,
-                    parsed,
-                    (c.session, c.client, c.direction),
-                    d.ts_ns,
-                    d.frame,
-                ))
+                let stream = (c.session, c.client, c.direction);
+                let mut g = self.game_packet(plain, parsed, stream, d.ts_ns, d.frame);
+                if let Some(why) = c.damaged {
+                    // A frame of a known game flow whose byte 0 cannot start a game
+                    // packet: kept in its flow, decoded as far as it goes, and said so.
+                    self.summary.damaged_frames += 1;
+                    let counts = self.counts.entry(stream).or_default();
+                    counts.damaged += 1;
+                    counts.warnings += 1;
+                    g.warnings.insert(
+                        0,
+                        Warning::new(
+                            "damaged_frame",
+                            Some(0),
+                            format!(
+                                "{why}, yet the datagram belongs to a known game flow: \
+                                 byte 0 is damaged; decoded as far as it goes"
+                            ),
+                        ),
+                    );
+                }
+                PacketBody::Game(g)
             }
         };
         let rec = PacketRecord {
@@ -912,6 +931,7 @@ impl Pipeline {
                     seq_gaps: n.seq_gaps,
                     seq_missing: n.seq_missing,
                     seq_late: n.seq_late,
+                    damaged: n.damaged,
                 };
             }
             ss.clients.push(cs);

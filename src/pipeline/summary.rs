@@ -15,7 +15,15 @@ pub struct CaptureSummary {
     pub first_ts_ns: Option<i64>,
     pub last_ts_ns: Option<i64>,
     pub gamespy_frames: u64,
+    /// Game frames, damaged ones included.
     pub game_frames: u64,
+    /// Game frames of a known game flow whose byte 0 cannot start a game packet in
+    /// their direction (damaged); decoded as far as they go.
+    pub damaged_frames: u64,
+    /// Frames that were IP fragments other than the one completing their datagram
+    /// (held for reassembly; the datagram counts under the frame that completes it).
+    /// Together with the game, GameSpy and `not_bc` frames they make up `frames`.
+    pub ip_fragment_frames: u64,
     /// Frames that are not Bridge Commander traffic, by reason.
     pub not_bc: BTreeMap<String, u64>,
     /// Capture-level problems: truncation, IP fragments never completed, limits hit.
@@ -109,6 +117,8 @@ pub struct DirSummary {
     pub seq_missing: u64,
     /// New reliable messages numbered below one already seen (arrived out of order).
     pub seq_late: u64,
+    /// Damaged frames of this flow (see [`CaptureSummary::damaged_frames`]).
+    pub damaged: u64,
 }
 
 impl DirSummary {
@@ -129,6 +139,7 @@ impl DirSummary {
         self.seq_gaps += o.seq_gaps;
         self.seq_missing += o.seq_missing;
         self.seq_late += o.seq_late;
+        self.damaged += o.damaged;
     }
 }
 

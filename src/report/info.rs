@@ -25,6 +25,7 @@ fn dir_json(d: &DirSummary) -> Json {
         "fragment_sets_incomplete": d.fragment_sets_incomplete,
         "warnings": d.warnings, "non_stock": d.non_stock,
         "seq_gaps": d.seq_gaps, "seq_missing": d.seq_missing, "seq_late": d.seq_late,
+        "damaged": d.damaged,
     })
 }
 
@@ -72,7 +73,9 @@ pub fn info_json(c: &CaptureSummary) -> Json {
         "last_time": c.last_ts_ns.map(time_seconds),
         "duration": span_seconds(c.first_ts_ns, c.last_ts_ns),
         "game_frames": c.game_frames,
+        "damaged_frames": c.damaged_frames,
         "gamespy_frames": c.gamespy_frames,
+        "ip_fragment_frames": c.ip_fragment_frames,
         "not_bc": c.not_bc,
         "problems": c.problems,
         "sessions": c.sessions.iter().map(session_json).collect::<Vec<_>>(),
@@ -112,10 +115,22 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
         ]);
     }
     t.add_row(vec![Cell::new("game frames"), Cell::new(c.game_frames)]);
+    if c.damaged_frames > 0 {
+        t.add_row(vec![
+            Cell::new("  damaged (decoded as far as they go)"),
+            Cell::new(c.damaged_frames),
+        ]);
+    }
     t.add_row(vec![
         Cell::new("GameSpy frames"),
         Cell::new(c.gamespy_frames),
     ]);
+    if c.ip_fragment_frames > 0 {
+        t.add_row(vec![
+            Cell::new("IP fragments held for reassembly"),
+            Cell::new(c.ip_fragment_frames),
+        ]);
+    }
     let not_bc: u64 = c.not_bc.values().sum();
     t.add_row(vec![Cell::new("not Bridge Commander"), Cell::new(not_bc)]);
     for (why, n) in &c.not_bc {
@@ -180,11 +195,20 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
                 )),
                 right(format!("{}/{}", a.seq_gaps, b.seq_gaps)),
                 right(format!("{}/{}", a.seq_late, b.seq_late)),
-                right(format!(
-                    "{} ({} non-stock)",
-                    a.warnings + b.warnings,
-                    a.non_stock + b.non_stock
-                )),
+                right(if a.damaged + b.damaged > 0 {
+                    format!(
+                        "{} ({} non-stock, {} damaged frames)",
+                        a.warnings + b.warnings,
+                        a.non_stock + b.non_stock,
+                        a.damaged + b.damaged
+                    )
+                } else {
+                    format!(
+                        "{} ({} non-stock)",
+                        a.warnings + b.warnings,
+                        a.non_stock + b.non_stock
+                    )
+                }),
             ]);
         }
         let _ = writeln!(out, "{t}");
