@@ -361,3 +361,53 @@ fn info_frame_counts_add_up_on_every_capture() {
     // captures/mtu400-null.pcapng: 360 game + 4 GameSpy + 14 held fragments = 378.
     assert!(fragments >= 14, "{fragments}");
 }
+
+#[test]
+fn object_id_conflicts_are_flagged_and_labels_use_player_names() {
+    let Some((_, folder)) = common::shared_captures()
+        .into_iter()
+        .find(|(n, _)| n == "b2_valentines_replay")
+    else {
+        return;
+    };
+    let path = folder.join("b2_valentines_replay.pcap");
+    let path = path.to_str().unwrap();
+    // Kirk creates 0x3FFFFFFF (owner slot 1) in frame 100 while Cady2's Akira (frame
+    // 99) holds it.
+    let info = common::bcwire_json(&["info", "--format", "json", path]);
+    assert_eq!(info["object_id_conflicts"], 1, "{}", info["problems"]);
+    let problems = info["problems"].to_string();
+    assert!(
+        problems.contains("frame 100: object id 0x3FFFFFFF created as Akira (Kirk, slot 1) while Akira (Cady2, slot 0) (created in frame 99)"),
+        "{problems}"
+    );
+    let s0 = &info["sessions"][0]["clients"];
+    let ships = |name: &str| {
+        s0.as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .map(|c| c["ships"].clone())
+            .unwrap()
+    };
+    assert_eq!(
+        ships("Cady2"),
+        serde_json::json!(["Akira 0x3FFFFFFF, team 2"])
+    );
+    assert_eq!(
+        ships("Kirk"),
+        serde_json::json!(["Akira 0x3FFFFFFF, team 2"])
+    );
+    let out = common::bcwire(&["decode", path, "--frames", "99-101"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].contains("[Akira (Cady2, slot 0)]"), "{text}");
+    assert!(
+        lines[1].contains("[Akira (Kirk, slot 1)]") && lines[1].contains('⚠'),
+        "{text}"
+    );
+    // Sep's Galaxy: the player's name, not the ship record's name field.
+    assert!(lines[2].contains("[Galaxy (Sep, slot 2)]"), "{text}");
+    let stats = common::bcwire_json(&["stats", "--format", "json", path]);
+    assert_eq!(stats["directions"]["c2s"]["object_id_conflicts"], 1);
+}

@@ -203,7 +203,18 @@ impl Names for NameView<'_> {
             .and_then(|f| f.name.clone())
     }
     fn describe_object(&self, session: usize, object_id: u32) -> Option<String> {
-        self.sessions.get(&session)?.registry.describe(object_id)
+        let st = self.sessions.get(&session)?;
+        // The player in the owning slot, by the name the client gave (the newest
+        // client in that slot when several held it in turn).
+        let player = |slot: u8| {
+            st.slots
+                .iter()
+                .filter(|(_, s)| **s == slot)
+                .max_by_key(|(c, _)| **c)
+                .and_then(|(c, _)| self.facts.client(&(session, *c)))
+                .and_then(|f| f.name.clone())
+        };
+        st.registry.describe_with(object_id, &player)
     }
     fn object_class(&self, session: usize, object_id: u32) -> Option<String> {
         let reg = &self.sessions.get(&session)?.registry;
@@ -767,10 +778,42 @@ impl Pipeline {
         if self.lean && payload.first() != Some(&0x00) {
             ctx = ctx.lean();
         }
-        let game = opcodes::decode_reusing(payload, &ctx, &mut self.spare_updates);
+        let mut game = opcodes::decode_reusing(payload, &ctx, &mut self.spare_updates);
         if delivered {
             let time = ts_ns as f64 / 1e9;
             st.registry.observe(payload, frame, &self.config.ships);
+            if let Some(c) = st.registry.take_conflict() {
+                let id = c.object_id;
+                // Located at the object id in the creation.
+                let at = payload
+                    .windows(4)
+                    .skip(1)
+                    .position(|w| w == id.to_le_bytes())
+                    .map(|p| p + 1);
+                let (slots, facts) = (&st.slots, &self.facts);
+                let player = |slot: u8| {
+                    slots
+                        .iter()
+                        .filter(|(_, s)| **s == slot)
+                        .max_by_key(|(c, _)| **c)
+                        .and_then(|(c, _)| facts.client(&(session, *c)))
+                        .and_then(|f| f.name.clone())
+                };
+                let now = st.registry.describe_with(id, &player).unwrap_or_default();
+                let before = c
+                    .previous
+                    .describe_as(player(c.previous.owner_slot).as_deref());
+                let msg = format!(
+                    "object id 0x{id:08X} created as {now} while {before} (created in frame {}) \
+                     still holds it; later messages are attributed to the new one",
+                    c.previous.created_frame
+                );
+                self.summary.object_id_conflicts += 1;
+                self.summary
+                    .add_problem(format!("session {session} frame {frame}: {msg}"));
+                game.warnings
+                    .push(Warning::new("object_id_conflict", at, msg));
+            }
             if let Some(link) = st.relay.observe(dir, client, payload, frame, time) {
                 *relay_of = Some(link.original_frame);
             }
@@ -865,6 +908,7 @@ impl Pipeline {
                     let mut own: Vec<_> = st
                         .registry
                         .iter()
+                        .chain(st.registry.superseded())
                         .filter(|o| o.owner_slot == slot && o.species.is_some())
                         .collect();
                     // In order of creation, not of the registry's table.

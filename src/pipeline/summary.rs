@@ -24,6 +24,8 @@ pub struct CaptureSummary {
     /// (held for reassembly; the datagram counts under the frame that completes it).
     /// Together with the game, GameSpy and `not_bc` frames they make up `frames`.
     pub ip_fragment_frames: u64,
+    /// Creations of an object id a live object of another owner or class held.
+    pub object_id_conflicts: u64,
     /// Frames that are not Bridge Commander traffic, by reason.
     pub not_bc: BTreeMap<String, u64>,
     /// Capture-level problems: truncation, IP fragments never completed, limits hit.

@@ -76,6 +76,7 @@ pub fn info_json(c: &CaptureSummary) -> Json {
         "damaged_frames": c.damaged_frames,
         "gamespy_frames": c.gamespy_frames,
         "ip_fragment_frames": c.ip_fragment_frames,
+        "object_id_conflicts": c.object_id_conflicts,
         "not_bc": c.not_bc,
         "problems": c.problems,
         "sessions": c.sessions.iter().map(session_json).collect::<Vec<_>>(),
@@ -137,6 +138,12 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
         t.add_row(vec![Cell::new(format!("  {why}")), Cell::new(n)]);
     }
     t.add_row(vec![Cell::new("sessions"), Cell::new(c.session_count)]);
+    if c.object_id_conflicts > 0 {
+        t.add_row(vec![
+            Cell::new("object id conflicts"),
+            Cell::new(c.object_id_conflicts),
+        ]);
+    }
     let _ = writeln!(out, "{t}");
     for p in &c.problems {
         let _ = writeln!(out, "{}", pal.warn(&format!("⚠ {p}")));

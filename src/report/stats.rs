@@ -88,6 +88,8 @@ pub struct DirectionStats {
     /// Reliable messages after a gap in their counter, and those arriving late.
     pub seq_gaps: u64,
     pub seq_late: u64,
+    /// Creations of an object id another live object held.
+    pub object_id_conflicts: u64,
     pub dirty_flags: Box<[u64; 256]>,
     pub dirty_bits: [u64; 8],
     pub subsystem_start: ByteCounts,
@@ -114,6 +116,7 @@ impl Default for DirectionStats {
             non_stock: 0,
             seq_gaps: 0,
             seq_late: 0,
+            object_id_conflicts: 0,
             dirty_flags: Box::new([0; 256]),
             dirty_bits: [0; 8],
             subsystem_start: ByteCounts::default(),
@@ -142,6 +145,7 @@ impl DirectionStats {
         self.non_stock += o.non_stock;
         self.seq_gaps += o.seq_gaps;
         self.seq_late += o.seq_late;
+        self.object_id_conflicts += o.object_id_conflicts;
         for (a, b) in self.dirty_flags.iter_mut().zip(o.dirty_flags.iter()) {
             *a += b;
         }
@@ -231,6 +235,11 @@ impl Stats {
                 .warnings
                 .iter()
                 .filter(|w| w.code == "non_stock")
+                .count() as u64;
+            d.object_id_conflicts += game
+                .warnings
+                .iter()
+                .filter(|w| w.code == "object_id_conflict")
                 .count() as u64;
             d.opcodes.add(game.opcode, 1);
             d.opcode_bytes.add(game.opcode, game.length as u64);
@@ -358,7 +367,7 @@ impl Stats {
         let mut out = String::new();
         let [c, s] = &self.dirs;
         let mut t = table(&["", "c2s", "s2c"]);
-        let rows: [(&str, u64, u64); 14] = [
+        let rows: [(&str, u64, u64); 15] = [
             ("datagrams", c.datagrams, s.datagrams),
             ("  game", c.game_datagrams, s.game_datagrams),
             ("  GameSpy", c.gamespy_datagrams, s.gamespy_datagrams),
@@ -380,6 +389,11 @@ impl Stats {
             ("unacknowledged at end", c.unacked, s.unacked),
             ("sequence gaps", c.seq_gaps, s.seq_gaps),
             ("out of order", c.seq_late, s.seq_late),
+            (
+                "object id conflicts",
+                c.object_id_conflicts,
+                s.object_id_conflicts,
+            ),
             ("warnings (non-stock)", c.warnings, s.warnings),
         ];
         for (name, a, b) in rows {
@@ -519,6 +533,7 @@ fn direction_json(d: &DirectionStats) -> Json {
         "non_stock": d.non_stock,
         "seq_gaps": d.seq_gaps,
         "seq_late": d.seq_late,
+        "object_id_conflicts": d.object_id_conflicts,
         "dirty_flags": hex_hist_json(d.dirty_flags.iter().enumerate().map(|(k, v)| (k as u8, *v))),
         "dirty_bits": hex_hist_json((0..8).map(|b| (1u8 << b, d.dirty_bits[b]))),
         "subsystem_start": Json::Object(
