@@ -411,3 +411,43 @@ fn object_id_conflicts_are_flagged_and_labels_use_player_names() {
     let stats = common::bcwire_json(&["stats", "--format", "json", path]);
     assert_eq!(stats["directions"]["c2s"]["object_id_conflicts"], 1);
 }
+
+#[test]
+fn verbose_decode_prints_sequence_gaps_with_their_frames() {
+    let mut cap = Cap::new();
+    let c = client(1);
+    for seq in [0u16, 1, 4, 2] {
+        cap.bc(
+            c,
+            server(),
+            &game_datagram(2, seq, &chat(&format!("m{seq}"))),
+        );
+    }
+    let path = std::env::temp_dir().join(format!("bcwire-seq-gap-{}.pcap", std::process::id()));
+    std::fs::write(&path, cap.bytes()).unwrap();
+    let p = path.to_str().unwrap();
+    let out = common::bcwire(&["decode", "-v", p]);
+    let info = common::bcwire_json(&["info", "--format", "json", p]);
+    let _ = std::fs::remove_file(&path);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("seq_")).collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].contains("frame 3") && lines[0].contains("seq_gap"),
+        "{err}"
+    );
+    assert!(
+        lines[1].contains("frame 4") && lines[1].contains("seq_out_of_order"),
+        "{err}"
+    );
+    let c2s = &info["sessions"][0]["clients"][0]["c2s"];
+    assert_eq!(
+        (
+            c2s["seq_gaps"].as_u64(),
+            c2s["seq_missing"].as_u64(),
+            c2s["seq_late"].as_u64()
+        ),
+        (Some(1), Some(2), Some(1))
+    );
+}
