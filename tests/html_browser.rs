@@ -5,19 +5,18 @@
 //! tests print a note and pass. Needs the shared captures (`BCWIRE_SHARED`,
 //! `<crate>/../shared` or `/work/shared`), skipped likewise when absent.
 
+mod common;
+
 use bcwire::pipeline::Config;
 use bcwire::report::html::{self, collect::ChatLine};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// The shared folder, through the common helper (which fails instead of skipping when
+/// `BCWIRE_REQUIRE_SHARED` is set, and records the test for `.ci/run`).
 fn shared_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("BCWIRE_SHARED").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
-        Some(PathBuf::from("/work/shared")),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_dir())
+    common::shared_dir()
 }
 
 fn capture(name: &str) -> Option<PathBuf> {

@@ -4,18 +4,17 @@
 //! The shared folder is found via `BCWIRE_SHARED`, `<crate>/../shared` or `/work/shared`;
 //! the tests skip with a note when it is absent.
 
+mod common;
+
 use bcwire::diag::Direction;
 use bcwire::pipeline::Config;
 use bcwire::report::html::{self, CaptureReport};
 use std::path::PathBuf;
 
+/// The shared folder, through the common helper (which fails instead of skipping when
+/// `BCWIRE_REQUIRE_SHARED` is set, and records the test for `.ci/run`).
 fn shared_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("BCWIRE_SHARED").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
-        Some(PathBuf::from("/work/shared")),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_dir())
+    common::shared_dir()
 }
 
 /// Every `openbc/*/*.pcapng`, sorted.

@@ -261,18 +261,22 @@ fn b2_valentines_replay_flags_non_stock_instead_of_failing() {
         assert!(!flagged.contains(&op), "opcode {op:#04x} flagged");
     }
     // The replaying clients copied their ObjCreateTeam bytes from a stock battle: the
-    // second client re-sends the first one's Akira (same id, owner byte 1) and the third
+    // second client re-sends the first one's Akira (same id, owner byte 1) — an id
+    // conflict, after which the id names the newest incarnation — and the third
     // creates a Galaxy whose id lies in slot 1's range under owner byte 2.
     let akira = registry.get(0x3FFF_FFFF).expect("Akira registered");
-    assert_eq!((akira.class_name.as_str(), akira.owner_slot), ("Akira", 0));
+    assert_eq!((akira.class_name.as_str(), akira.owner_slot), ("Akira", 1));
     assert!(akira.creations_seen >= 2, "copies counted");
+    assert_eq!(registry.conflicts(), 1);
+    let first: Vec<_> = registry.superseded().collect();
+    assert_eq!((first.len(), first[0].owner_slot), (1, 0));
     let galaxy = registry.get(0x4003_FFFF).expect("Galaxy registered");
     assert_eq!(
         (galaxy.class_name.as_str(), galaxy.owner_slot),
         ("Galaxy", 2)
     );
     assert!(galaxy.slot_mismatch());
-    assert!(!akira.slot_mismatch());
+    assert!(akira.slot_mismatch() && !first[0].slot_mismatch());
     assert_eq!(galaxy.player_name, "XFS01 Dauntless");
 }
 

@@ -1,19 +1,18 @@
 //! StateUpdates of the third-party captures (`shared/captures/openbc`): every one decodes
 //! without losing a byte, and the stock-compatible blocks decode with the Akira layout.
 
+mod common;
+
 use bcwire::diag::Code;
 use bcwire::game::ships::ShipCatalog;
 use bcwire::game::stateupdate::{decode, encode};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 
+/// The shared folder, through the common helper (which fails instead of skipping when
+/// `BCWIRE_REQUIRE_SHARED` is set, and records the test for `.ci/run`).
 fn shared_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("BCWIRE_SHARED").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
-        Some(PathBuf::from("/work/shared")),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_dir())
+    common::shared_dir()
 }
 
 fn hex(s: &str) -> Vec<u8> {

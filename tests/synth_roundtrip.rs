@@ -298,6 +298,21 @@ fn loss_causes_retransmissions_that_still_count_once() {
 }
 
 #[test]
+fn a_client_that_stops_acking_gets_resends_counted_as_resends() {
+    // The host resends every message the first client never ACKs for the rest of the
+    // session, while its counter for that client moves on by well over 128 numbers:
+    // every copy is a resend, none a new message.
+    let mut a = args(6, 3.0, 1);
+    a.stop_acking = Some(10.0);
+    let (report, bytes) = generate(&a);
+    let got = decode_capture(bytes);
+    check_against_report(&report, &got);
+    let s2c = &report.directions.s2c;
+    assert!(s2c.retransmissions > 5000, "{}", s2c.retransmissions);
+    assert!(s2c.unacked > 250, "{}", s2c.unacked);
+}
+
+#[test]
 fn a_small_mtu_fragments_the_big_datagrams_and_they_reassemble() {
     // Stock datagrams are at most 512 bytes, so a 576-byte MTU never splits them.
     let mut a = args(2, 0.3, 5);

@@ -255,7 +255,7 @@ fn reliability_over_captures_is_sensible() {
                         );
                         resends += 1;
                     }
-                    Delivery::New { reuse } => {
+                    Delivery::New { reuse, .. } => {
                         assert_eq!(reuse.is_some(), prev.is_some(), "{name} frame {}", f.frame);
                         if reuse.is_some() {
                             reused += 1;

@@ -448,6 +448,7 @@ fn stats_file(
     for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
         stats.add_unacked(dir, s.totals[dir.index()].unacked);
     }
+    stats.add_departures(&s.departures);
     Ok(())
 }
 

@@ -109,6 +109,12 @@ codes! {
         "bytes after the end of a complete structure";
     MalformedBody = "malformed_body", Transport, Malformed,
         "a connection-level (low type) message body does not have its documented shape";
+    DamagedFrame = "damaged_frame", Transport, Malformed,
+        "byte 0 cannot start a packet in its direction, yet the frame belongs to a known game flow; decoded as far as it goes";
+    SeqGap = "seq_gap", Transport, Sequence,
+        "a new reliable message skipped sequence numbers on its counter";
+    SeqOutOfOrder = "seq_out_of_order", Transport, Sequence,
+        "a new reliable message is numbered below one already seen (not a wrap)";
     PeerIdMismatch = "peer_id_mismatch", Transport, Sequence,
         "a client sends a peer id other than the one the host assigned to it";
     FragmentIndexOutOfRange = "fragment_index_out_of_range", Transport, Malformed,
@@ -139,6 +145,8 @@ codes! {
         "subsystem records continue past a full cycle of the class's list";
     BothBlocks = "both_blocks", Game, NonStock,
         "a StateUpdate sets both the subsystem (0x20) and power (0x80) flags";
+    ObjectIdConflict = "object_id_conflict", Game, Malformed,
+        "a creation of an id that a live object of another owner or class holds; the newest takes the id";
     LengthMismatch = "length_mismatch", Game, Malformed,
         "a message's flags and its length disagree";
     PaddingNonzero = "padding_nonzero", ScrapMechanic, NonStock,

@@ -130,6 +130,11 @@ pub struct Classified {
     pub kind: PayloadKind,
     pub new_session: bool,
     pub new_client: bool,
+    /// Set when the payload's byte 0 cannot start a game packet in its direction, yet
+    /// it belongs to a known game flow (a client that already sent or received game
+    /// packets): byte 0 is damaged. `kind` is then [`PayloadKind::Bc`] with the
+    /// byte found, so that the frame is decoded as far as it goes.
+    pub damaged: Option<NotBcReason>,
 }
 
 /// Packet and byte counts, indexed by [`Direction::index`].
@@ -443,6 +448,18 @@ impl SessionTable {
                 (i, true)
             }
         };
+        // A frame of a known game flow stays in it whatever its first byte says.
+        let mut kind = kind;
+        let mut damaged = None;
+        // Empty and 1-byte payloads hold nothing to decode and keep their reason.
+        if let PayloadKind::NotBc(why @ NotBcReason::PeerId { .. }) = kind {
+            if !new_client && s.clients[client].is_game_client() {
+                damaged = Some(why);
+                kind = PayloadKind::Bc {
+                    peer_id: d.payload.first().copied().unwrap_or(0),
+                };
+            }
+        }
         s.activity.touch(d);
         s.counters.add(direction, kind, d.payload.len());
         let c = &mut s.clients[client];
@@ -453,7 +470,7 @@ impl SessionTable {
                 PayloadKind::Bc { peer_id } if peer_id == PEER_ID_UNASSIGNED => {
                     c.connect_frame.get_or_insert(d.frame);
                 }
-                PayloadKind::Bc { peer_id } => c.peer_id = Some(peer_id),
+                PayloadKind::Bc { peer_id } if damaged.is_none() => c.peer_id = Some(peer_id),
                 _ => {}
             }
         }
@@ -464,6 +481,7 @@ impl SessionTable {
             kind,
             new_session,
             new_client,
+            damaged,
         })
     }
 

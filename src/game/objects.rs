@@ -89,16 +89,33 @@ impl ObjectInfo {
     }
     /// "Galaxy (Bot1, slot 1)".
     pub fn describe(&self) -> String {
-        if self.player_name.is_empty() {
-            format!("{} (slot {})", self.class_name, self.owner_slot)
-        } else {
-            format!(
-                "{} ({}, slot {})",
-                self.class_name, self.player_name, self.owner_slot
-            )
+        self.describe_as(None)
+    }
+
+    /// As [`ObjectInfo::describe`], naming the owner `player` when the session knows
+    /// the player of the owning slot: the name field of a ship record is the ship's
+    /// name ("XFS01 Dauntless"), which stock clients fill with the player's name only
+    /// by default.
+    pub fn describe_as(&self, player: Option<&str>) -> String {
+        match player.or((!self.player_name.is_empty()).then_some(self.player_name.as_str())) {
+            Some(name) => format!("{} ({name}, slot {})", self.class_name, self.owner_slot),
+            None => format!("{} (slot {})", self.class_name, self.owner_slot),
         }
     }
 }
+
+/// A creation of an id that a live object of another owner or class holds: the
+/// newest incarnation takes the id (later messages are about it), the previous one is
+/// kept among [`ObjectRegistry::superseded`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdConflict {
+    pub object_id: u32,
+    /// The object that held the id, and the frame it was created in.
+    pub previous: ObjectInfo,
+}
+
+/// Superseded objects kept per session (see [`IdConflict`]); older ones are forgotten.
+pub const MAX_SUPERSEDED: usize = 256;
 
 /// The objects of one capture session.
 ///
@@ -117,6 +134,10 @@ pub struct ObjectRegistry {
     evicted: u64,
     forgotten: u64,
     forgotten_ships: u64,
+    /// Objects whose id a conflicting creation took, earliest first.
+    superseded: VecDeque<ObjectInfo>,
+    conflicts: u64,
+    last_conflict: Option<IdConflict>,
 }
 
 impl ObjectRegistry {
@@ -141,6 +162,19 @@ impl ObjectRegistry {
     /// The ships among [`ObjectRegistry::forgotten`].
     pub fn forgotten_ships(&self) -> u64 {
         self.forgotten_ships
+    }
+    /// Creations that took the id of a live object of another owner or class.
+    pub fn conflicts(&self) -> u64 {
+        self.conflicts
+    }
+    /// The conflict the last [`ObjectRegistry::observe`] found, if any.
+    pub fn take_conflict(&mut self) -> Option<IdConflict> {
+        self.last_conflict.take()
+    }
+    /// Objects whose id was taken by a conflicting creation (at most
+    /// [`MAX_SUPERSEDED`], the most recent).
+    pub fn superseded(&self) -> impl Iterator<Item = &ObjectInfo> {
+        self.superseded.iter()
     }
     pub fn get(&self, id: u32) -> Option<&ObjectInfo> {
         self.objects.get(&id)
@@ -212,11 +246,30 @@ impl ObjectRegistry {
 
     fn observe_creation(&mut self, c: &ObjCreate, frame: u64, catalog: &ShipCatalog) -> bool {
         let id = c.object_id;
+        let species = c.species();
+        let mut conflict = None;
         if let Some(existing) = self.objects.get_mut(&id) {
-            // A live object with this id: a relayed copy or a replay to a late joiner
-            // (the host ignores creations of existing ids too).
+            // A live object with this id and the same owner and class: a relayed copy
+            // or a replay to a late joiner (the host ignores creations of existing ids
+            // too). Another owner or class: two objects claim the id; the newest is
+            // the one later messages are about.
             if existing.is_alive() {
-                existing.creations_seen = existing.creations_seen.saturating_add(1);
+                if existing.owner_slot == c.owner_slot && existing.species == species {
+                    existing.creations_seen = existing.creations_seen.saturating_add(1);
+                    return false;
+                }
+                conflict = Some(existing.clone());
+            }
+        }
+        // A copy of a superseded incarnation's creation (relayed to another client,
+        // or replayed) does not take the id back.
+        if conflict.is_some() {
+            if let Some(old) =
+                self.superseded.iter_mut().rev().find(|o| {
+                    o.object_id == id && o.owner_slot == c.owner_slot && o.species == species
+                })
+            {
+                old.creations_seen = old.creations_seen.saturating_add(1);
                 return false;
             }
         }
@@ -253,6 +306,17 @@ impl ObjectRegistry {
             } else {
                 self.live.remove(&old.seq);
             }
+        }
+        if let Some(previous) = conflict {
+            self.conflicts += 1;
+            if self.superseded.len() >= MAX_SUPERSEDED {
+                self.superseded.pop_front();
+            }
+            self.superseded.push_back(previous.clone());
+            self.last_conflict = Some(IdConflict {
+                object_id: id,
+                previous,
+            });
         }
         if self.objects.len() >= MAX_OBJECTS {
             self.evict_one();
@@ -326,11 +390,20 @@ impl ObjectRegistry {
     /// Readable description: "Galaxy (Bot1, slot 1)", "subsystem of Galaxy (Bot1,
     /// slot 1)", "slot 2 object" for an unattributed id in a player range.
     pub fn describe(&self, id: u32) -> Option<String> {
+        self.describe_with(id, &|_| None)
+    }
+
+    /// As [`ObjectRegistry::describe`], with the player of each slot from `player`.
+    pub fn describe_with(&self, id: u32, player: &dyn Fn(u8) -> Option<String>) -> Option<String> {
         if let Some(o) = self.objects.get(&id) {
-            return Some(o.describe());
+            return Some(o.describe_as(player(o.owner_slot).as_deref()));
         }
         if let Some(ship) = self.owner_ship(id) {
-            return Some(format!("subsystem of {}", ship.describe()));
+            let name = player(ship.owner_slot);
+            return Some(format!(
+                "subsystem of {}",
+                ship.describe_as(name.as_deref())
+            ));
         }
         slot_of(id).map(|s| format!("slot {s} object"))
     }
@@ -398,6 +471,42 @@ mod tests {
         let mut m = vec![0x14];
         m.extend_from_slice(&id.to_le_bytes());
         m
+    }
+
+    #[test]
+    fn a_live_id_created_by_another_owner_is_a_conflict_and_the_newest_wins() {
+        let cat = ShipCatalog::stock();
+        let mut r = ObjectRegistry::new();
+        let id = slot_base(0);
+        assert!(feed(&mut r, &ship(id, 0, 1, "Cady2"), 99, &cat));
+        assert!(r.take_conflict().is_none());
+        // Another player's Akira claims the same id (a non-stock server that did not
+        // hand out ranges): flagged, and the id now names the new ship.
+        assert!(feed(&mut r, &ship(id, 1, 1, "Kirk"), 100, &cat));
+        let c = r.take_conflict().expect("conflict");
+        assert_eq!(
+            (c.object_id, c.previous.owner_slot, c.previous.created_frame),
+            (id, 0, 99)
+        );
+        assert_eq!(r.get(id).unwrap().owner_slot, 1);
+        assert_eq!(r.describe(id).as_deref(), Some("Akira (Kirk, slot 1)"));
+        // Relayed copies of either creation change nothing and are no new conflict.
+        assert!(!feed(&mut r, &ship(id, 0, 1, "Cady2"), 103, &cat));
+        assert!(!feed(&mut r, &ship(id, 1, 1, "Kirk"), 104, &cat));
+        assert!(r.take_conflict().is_none());
+        assert_eq!(r.conflicts(), 1);
+        assert_eq!(r.get(id).unwrap().owner_slot, 1);
+        assert_eq!(
+            r.superseded().map(|o| o.owner_slot).collect::<Vec<_>>(),
+            [0]
+        );
+        // Another class under the same owner is a conflict too.
+        assert!(feed(&mut r, &ship(id, 1, 3, "Kirk"), 200, &cat));
+        assert!(r.take_conflict().is_some());
+        // Players' names from the session replace the ship record's name field.
+        let named = r.describe_with(id, &|slot| (slot == 1).then(|| "James".to_string()));
+        assert_eq!(named.as_deref(), Some("Galaxy (James, slot 1)"));
+        check_invariants(&r);
     }
 
     /// First id of a player slot.

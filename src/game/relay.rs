@@ -1,7 +1,11 @@
 //! Relay linking: the host forwards most client messages to the other clients unchanged
 //! (`README.md` §6), so the same game bytes appear once client → host and again host →
 //! each other client. The linker pairs each host → client copy with its client → host
-//! original by the bytes' hash within a short time window.
+//! original by the bytes' hash within a short time window. Keyed by sender and content:
+//! the host sends each original to a client once, and a client's own message comes back
+//! to it only for a few kinds (chat), so a copy to client X belongs to the latest
+//! original with those bytes from another client that X has not had yet, else to X's
+//! own — two clients sending identical bytes are not linked to each other.
 
 use crate::diag::Direction;
 use crate::transport::hash::Fingerprint;
@@ -33,6 +37,8 @@ struct Original<C> {
     frame: u64,
     time: f64,
     copies: u32,
+    /// Clients a copy went to (at most one copy each).
+    receivers: Vec<C>,
 }
 
 /// Links relayed copies to their originals. `C` identifies a client (an endpoint, a flow
@@ -119,6 +125,7 @@ impl<C: Copy + PartialEq> RelayLinker<C> {
                     frame,
                     time,
                     copies: 0,
+                    receivers: Vec::new(),
                 });
                 None
             }
@@ -127,13 +134,19 @@ impl<C: Copy + PartialEq> RelayLinker<C> {
                     return None;
                 }
                 // Newest first: the latest identical original is the one being relayed.
-                // The host echoes chat to its sender too, so the same client may match.
-                let o = self
+                // Another client's original first; the receiver's own only when none
+                // is left (the host echoes chat to its sender too).
+                let fits = |o: &Original<C>| {
+                    o.print == print && o.time <= time && !o.receivers.contains(&client)
+                };
+                let at = self
                     .pending
-                    .iter_mut()
-                    .rev()
-                    .find(|o| o.print == print && o.time <= time)?;
+                    .iter()
+                    .rposition(|o| fits(o) && o.client != client)
+                    .or_else(|| self.pending.iter().rposition(fits))?;
+                let o = &mut self.pending[at];
                 o.copies += 1;
+                o.receivers.push(client);
                 Some(RelayLink {
                     original_client: o.client,
                     original_frame: o.frame,
@@ -168,6 +181,31 @@ mod tests {
         assert_eq!(l.observe(S2C, 1, &hex("1a00"), 146, 1.03), None);
         assert_eq!(l.observe(S2C, 1, &fire, 200, 3.5), None);
         assert_eq!(l.pending(), 0);
+    }
+
+    #[test]
+    fn identical_messages_of_two_clients_link_by_sender() {
+        // Clients 1 and 2 send the same bytes (frames 129, 130); the host relays 1's
+        // to 2 and 2's to 1.
+        let mut l = RelayLinker::<u16>::new();
+        let phaser = hex("12050100000400800000");
+        assert_eq!(l.observe(C2S, 1, &phaser, 129, 1.00), None);
+        assert_eq!(l.observe(C2S, 2, &phaser, 130, 1.00), None);
+        let to2 = l.observe(S2C, 2, &phaser, 131, 1.01).unwrap();
+        assert_eq!((to2.original_client, to2.original_frame), (1, 129));
+        let to1 = l.observe(S2C, 1, &phaser, 132, 1.01).unwrap();
+        assert_eq!((to1.original_client, to1.original_frame), (2, 130));
+        // A third client gets both: one copy of each original.
+        let a = l.observe(S2C, 3, &phaser, 133, 1.02).unwrap();
+        let b = l.observe(S2C, 3, &phaser, 134, 1.02).unwrap();
+        assert_eq!((a.original_frame, b.original_frame), (130, 129));
+        // Nothing is left for a third copy to client 3.
+        assert_eq!(l.observe(S2C, 3, &phaser, 135, 1.03), None);
+        // An echo to the sender links to its own message.
+        let chat = hex("2c02000000026767");
+        assert_eq!(l.observe(C2S, 1, &chat, 140, 1.10), None);
+        let echo = l.observe(S2C, 1, &chat, 141, 1.11).unwrap();
+        assert_eq!((echo.original_client, echo.original_frame), (1, 140));
     }
 
     #[test]

@@ -10,7 +10,7 @@ pub mod record;
 pub mod summary;
 
 use crate::capture::{link_type, CaptureFormat, CaptureReader};
-use crate::diag::{Code, Direction};
+use crate::diag::{Code, Direction, Warning};
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
 use crate::game::objects::{ObjectRegistry, MAX_ENDED, MAX_OBJECTS};
@@ -22,13 +22,15 @@ use crate::game::stateupdate::StateUpdate;
 use crate::game::GameMessage;
 use crate::net::{FragmentReport, NetOutcome};
 use crate::transport::facts::MAX_EVENTS_PER_CLIENT;
-use crate::transport::low::{utf16le_to_string, LowBody, LowKind};
+use crate::transport::low::{
+    boot_ends_stay, boot_reason_name, utf16le_to_string, LowBody, LowKind,
+};
 use crate::transport::packet::{self, Message, MessageBody, Packet};
 use crate::transport::reassembly::{
     Fragment, Incomplete, IncompleteReason, PushOutcome, Reassembler,
 };
 use crate::transport::reliability::{
-    AckOutcome, Delivery, SeqKey, Tracker, MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED,
+    AckOutcome, Delivery, SeqKey, SeqOrder, Tracker, MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED,
 };
 use crate::transport::{cipher, SessionFacts};
 use anyhow::Result;
@@ -140,6 +142,10 @@ struct StreamCounts {
     fragment_sets_completed: u64,
     warnings: u64,
     non_stock: u64,
+    seq_gaps: u64,
+    seq_missing: u64,
+    seq_late: u64,
+    damaged: u64,
 }
 
 /// The whole decoding state of one capture.
@@ -198,7 +204,18 @@ impl Names for NameView<'_> {
             .and_then(|f| f.name.clone())
     }
     fn describe_object(&self, session: usize, object_id: u32) -> Option<String> {
-        self.sessions.get(&session)?.registry.describe(object_id)
+        let st = self.sessions.get(&session)?;
+        // The player in the owning slot, by the name the client gave (the newest
+        // client in that slot when several held it in turn).
+        let player = |slot: u8| {
+            st.slots
+                .iter()
+                .filter(|(_, s)| **s == slot)
+                .max_by_key(|(c, _)| **c)
+                .and_then(|(c, _)| self.facts.client(&(session, *c)))
+                .and_then(|f| f.name.clone())
+        };
+        st.registry.describe_with(object_id, &player)
     }
     fn object_class(&self, session: usize, object_id: u32) -> Option<String> {
         let reg = &self.sessions.get(&session)?.registry;
@@ -387,7 +404,10 @@ impl Pipeline {
         }
         let d = match outcome {
             NetOutcome::Datagram(d) => d,
-            NetOutcome::FragmentHeld => return Ok(Control::Continue),
+            NetOutcome::FragmentHeld => {
+                s.ip_fragment_frames += 1;
+                return Ok(Control::Continue);
+            }
             NetOutcome::Skipped(why) => {
                 *s.not_bc.entry(why.to_string()).or_default() += 1;
                 return Ok(Control::Continue);
@@ -437,13 +457,28 @@ impl Pipeline {
                 }
                 self.facts
                     .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
-                PacketBody::Game(self.game_packet(
-                    plain,
-                    parsed,
-                    (c.session, c.client, c.direction),
-                    d.ts_ns,
-                    d.frame,
-                ))
+                let stream = (c.session, c.client, c.direction);
+                let mut g = self.game_packet(plain, parsed, stream, d.ts_ns, d.frame);
+                if let Some(why) = c.damaged {
+                    // A frame of a known game flow whose byte 0 cannot start a game
+                    // packet: kept in its flow, decoded as far as it goes, and said so.
+                    self.summary.damaged_frames += 1;
+                    let counts = self.counts.entry(stream).or_default();
+                    counts.damaged += 1;
+                    counts.warnings += 1;
+                    g.warnings.insert(
+                        0,
+                        Warning::new(
+                            Code::DamagedFrame,
+                            Some(0),
+                            format!(
+                                "{why}, yet the datagram belongs to a known game flow: \
+                                 byte 0 is damaged; decoded as far as it goes"
+                            ),
+                        ),
+                    );
+                }
+                PacketBody::Game(g)
             }
         };
         let rec = PacketRecord {
@@ -567,9 +602,20 @@ impl Pipeline {
         let mut deliver = true;
         if let Some(key) = SeqKey::of_message(m) {
             counts.reliable += 1;
-            if let Delivery::Retransmission { first, .. } =
-                self.tracker.on_message(&stream, key, bytes, ts_ns, frame)
-            {
+            let delivery = self.tracker.on_message(&stream, key, bytes, ts_ns, frame);
+            if let Delivery::New { order, .. } = delivery {
+                if let Some(w) = order_warning(order, key, m.offset) {
+                    counts.warnings += 1;
+                    if let SeqOrder::Gap { missing, .. } = order {
+                        counts.seq_gaps += 1;
+                        counts.seq_missing += u64::from(missing);
+                    } else {
+                        counts.seq_late += 1;
+                    }
+                    rec.warnings.push(w);
+                }
+            }
+            if let Delivery::Retransmission { first, .. } = delivery {
                 rec.original_frame = Some(first.frame);
                 deliver = false;
                 // The host's keepalive echoes the client's peer info (type 0x00) with the
@@ -677,12 +723,18 @@ impl Pipeline {
             }
             MessageBody::Low(low) => {
                 let time = ts_ns as f64 / 1e9;
+                // A boot that says "connection accepted" lets the client in.
+                let leaves = low.kind != LowKind::Boot
+                    || boot_ends_stay(match low.body {
+                        LowBody::Boot { reason, .. } => Some(reason),
+                        _ => None,
+                    });
                 let ev = match (low.kind, dir) {
                     (LowKind::Connect, Direction::C2S) => Some(TransportEvent::Connect),
                     (LowKind::Disconnect | LowKind::ShortDisconnect, _) => {
                         Some(TransportEvent::Disconnect)
                     }
-                    (LowKind::Boot, _) => Some(TransportEvent::Boot),
+                    (LowKind::Boot, _) if leaves => Some(TransportEvent::Boot),
                     _ => None,
                 };
                 if let Some(ev) = ev {
@@ -691,10 +743,12 @@ impl Pipeline {
                         .or_default()
                         .on_transport(ev, time);
                 }
-                if matches!(
-                    low.kind,
-                    LowKind::Disconnect | LowKind::ShortDisconnect | LowKind::Boot
-                ) {
+                if leaves
+                    && matches!(
+                        low.kind,
+                        LowKind::Disconnect | LowKind::ShortDisconnect | LowKind::Boot
+                    )
+                {
                     // The flow layer cannot see disconnects (they are encrypted).
                     self.flows.client_left(session, client, frame);
                 }
@@ -734,10 +788,42 @@ impl Pipeline {
         if self.lean {
             ctx = ctx.lean();
         }
-        let game = opcodes::decode_reusing(payload, &ctx, &mut self.spare_updates);
+        let mut game = opcodes::decode_reusing(payload, &ctx, &mut self.spare_updates);
         if delivered {
             let time = ts_ns as f64 / 1e9;
             st.registry.observe(&game, frame, &self.config.ships);
+            if let Some(c) = st.registry.take_conflict() {
+                let id = c.object_id;
+                // Located at the object id in the creation.
+                let at = payload
+                    .windows(4)
+                    .skip(1)
+                    .position(|w| w == id.to_le_bytes())
+                    .map(|p| p + 1);
+                let (slots, facts) = (&st.slots, &self.facts);
+                let player = |slot: u8| {
+                    slots
+                        .iter()
+                        .filter(|(_, s)| **s == slot)
+                        .max_by_key(|(c, _)| **c)
+                        .and_then(|(c, _)| facts.client(&(session, *c)))
+                        .and_then(|f| f.name.clone())
+                };
+                let now = st.registry.describe_with(id, &player).unwrap_or_default();
+                let before = c
+                    .previous
+                    .describe_as(player(c.previous.owner_slot).as_deref());
+                let msg = format!(
+                    "object id 0x{id:08X} created as {now} while {before} (created in frame {}) \
+                     still holds it; later messages are attributed to the new one",
+                    c.previous.created_frame
+                );
+                self.summary.object_id_conflicts += 1;
+                self.summary
+                    .add_problem(format!("session {session} frame {frame}: {msg}"));
+                game.warnings
+                    .push(Warning::new(Code::ObjectIdConflict, at, msg));
+            }
             if let Some(link) = st.relay.observe(dir, client, payload, frame, time) {
                 *relay_of = Some(link.original_frame);
             }
@@ -763,6 +849,9 @@ impl Pipeline {
         let s = &mut self.summary;
         s.session_count += 1;
         for c in &ss.clients {
+            if let Some(how) = c.departure() {
+                *s.departures.entry(how).or_default() += 1;
+            }
             for (total, d) in s.totals.iter_mut().zip(&c.dirs) {
                 total.add(d);
             }
@@ -825,6 +914,7 @@ impl Pipeline {
                     let mut own: Vec<_> = st
                         .registry
                         .iter()
+                        .chain(st.registry.superseded())
                         .filter(|o| o.owner_slot == slot && o.species.is_some())
                         .collect();
                     // In order of creation, not of the registry's table.
@@ -838,6 +928,7 @@ impl Pipeline {
                 }
                 _ => Vec::new(),
             };
+            let boot_reason = f.as_ref().and_then(|f| f.boot_reason);
             let left = f.as_ref().and_then(|f| {
                 if !f.boots.is_empty() {
                     Some("boot".to_string())
@@ -861,6 +952,7 @@ impl Pipeline {
                 first_ts_ns: c.activity.first_ts_ns,
                 last_ts_ns: c.activity.last_ts_ns,
                 left,
+                boot_reason,
                 phase: self.phases.remove(&(si, ci)).map(|p| p.phase().to_string()),
                 dirs: Default::default(),
             };
@@ -886,6 +978,10 @@ impl Pipeline {
                     fragment_sets_incomplete: incomplete.len() as u64,
                     warnings: n.warnings,
                     non_stock: n.non_stock,
+                    seq_gaps: n.seq_gaps,
+                    seq_missing: n.seq_missing,
+                    seq_late: n.seq_late,
+                    damaged: n.damaged,
                 };
             }
             ss.clients.push(cs);
@@ -988,6 +1084,29 @@ impl Pipeline {
     }
 }
 
+/// A located warning for a new reliable message out of its counter's order: numbers
+/// skipped (lost before the capture point, or not captured) or a late arrival. A wrap
+/// is the counter's normal course and in order.
+fn order_warning(order: SeqOrder, key: SeqKey, offset: usize) -> Option<Warning> {
+    let counter = key.counter.as_str();
+    let seq = key.seq;
+    match order {
+        SeqOrder::InOrder | SeqOrder::Wrap { .. } => None,
+        SeqOrder::Gap { after, missing } => Some(Warning::new(
+            Code::SeqGap,
+            Some(offset),
+            format!(
+                "{counter} sequence number {seq} follows {after}: {missing} number(s) never seen"
+            ),
+        )),
+        SeqOrder::Late { position } => Some(Warning::new(
+            Code::SeqOutOfOrder,
+            Some(offset),
+            format!("{counter} sequence number {seq} arrives after {position} (out of order)"),
+        )),
+    }
+}
+
 fn is_peer_info(body: &MessageBody) -> bool {
     matches!(body, MessageBody::Low(l) if l.kind == LowKind::PeerInfo)
 }
@@ -1045,6 +1164,26 @@ fn low_fields(body: &LowBody, payload: std::ops::Range<usize>, plain: &[u8]) -> 
             Field::new("peer_id", Value::Hex(*peer_id as u64), rel(base..base + 1)),
             Field::new("address", ip(*ipv4), rel(base + 1..base + 5)),
         ],
+        LowBody::Boot { reason, slot } => {
+            let mut v = vec![Field::new(
+                "boot_reason",
+                Value::Uint(u64::from(*reason)),
+                rel(base..base + 1),
+            )];
+            if let Some(name) = boot_reason_name(*reason) {
+                v.push(Field::new(
+                    "boot_reason_name",
+                    Value::Text(name.to_string()),
+                    rel(base..base + 1),
+                ));
+            }
+            v.push(Field::new(
+                "slot",
+                Value::Uint(u64::from(*slot)),
+                rel(base + 1..base + 2),
+            ));
+            v
+        }
         LowBody::Raw => {
             let raw = plain.get(payload.clone()).unwrap_or_default();
             if raw.is_empty() {

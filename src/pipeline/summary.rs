@@ -15,7 +15,17 @@ pub struct CaptureSummary {
     pub first_ts_ns: Option<i64>,
     pub last_ts_ns: Option<i64>,
     pub gamespy_frames: u64,
+    /// Game frames, damaged ones included.
     pub game_frames: u64,
+    /// Game frames of a known game flow whose byte 0 cannot start a game packet in
+    /// their direction (damaged); decoded as far as they go.
+    pub damaged_frames: u64,
+    /// Frames that were IP fragments other than the one completing their datagram
+    /// (held for reassembly; the datagram counts under the frame that completes it).
+    /// Together with the game, GameSpy and `not_bc` frames they make up `frames`.
+    pub ip_fragment_frames: u64,
+    /// Creations of an object id a live object of another owner or class held.
+    pub object_id_conflicts: u64,
     /// Frames that are not Bridge Commander traffic, by reason.
     pub not_bc: BTreeMap<String, u64>,
     /// Capture-level problems: truncation, IP fragments never completed, limits hit.
@@ -29,6 +39,8 @@ pub struct CaptureSummary {
     pub session_count: u64,
     /// Per-direction figures summed over every client of every session, listed or not.
     pub totals: [DirSummary; 2],
+    /// How clients of every session left ([`ClientSummary::departure`]), with counts.
+    pub departures: BTreeMap<String, u64>,
     /// How the capture file was compressed, when it was.
     pub compression: Option<CompressionSummary>,
 }
@@ -99,6 +111,9 @@ pub struct ClientSummary {
     pub last_ts_ns: i64,
     /// How the client left: "disconnect", "boot", "timeout", or None (still there at end).
     pub left: Option<String>,
+    /// With `left` = "boot": the reason byte of the boot (README §4.3), when its body
+    /// had the stock shape.
+    pub boot_reason: Option<u8>,
     pub phase: Option<String>,
     pub dirs: [DirSummary; 2],
 }
@@ -118,6 +133,14 @@ pub struct DirSummary {
     pub fragment_sets_incomplete: u64,
     pub warnings: u64,
     pub non_stock: u64,
+    /// New reliable messages whose sequence number skipped some (events, and the
+    /// numbers skipped in all).
+    pub seq_gaps: u64,
+    pub seq_missing: u64,
+    /// New reliable messages numbered below one already seen (arrived out of order).
+    pub seq_late: u64,
+    /// Damaged frames of this flow (see [`CaptureSummary::damaged_frames`]).
+    pub damaged: u64,
 }
 
 impl DirSummary {
@@ -135,10 +158,28 @@ impl DirSummary {
         self.fragment_sets_incomplete += o.fragment_sets_incomplete;
         self.warnings += o.warnings;
         self.non_stock += o.non_stock;
+        self.seq_gaps += o.seq_gaps;
+        self.seq_missing += o.seq_missing;
+        self.seq_late += o.seq_late;
+        self.damaged += o.damaged;
     }
 }
 
 impl ClientSummary {
+    /// How the client left in one word or two: "disconnect", "timeout", "boot: kicked"
+    /// (with the reason's name, or its number when unknown; "boot" alone when the body
+    /// was not stock).
+    pub fn departure(&self) -> Option<String> {
+        let left = self.left.as_ref()?;
+        Some(match (left.as_str(), self.boot_reason) {
+            ("boot", Some(r)) => match crate::transport::low::boot_reason_name(r) {
+                Some(name) => format!("boot: {name}"),
+                None => format!("boot: reason {r}"),
+            },
+            _ => left.clone(),
+        })
+    }
+
     pub fn dir(&self, d: Direction) -> &DirSummary {
         &self.dirs[d.index()]
     }

@@ -24,6 +24,8 @@ fn dir_json(d: &DirSummary) -> Json {
         "fragment_sets_completed": d.fragment_sets_completed,
         "fragment_sets_incomplete": d.fragment_sets_incomplete,
         "warnings": d.warnings, "non_stock": d.non_stock,
+        "seq_gaps": d.seq_gaps, "seq_missing": d.seq_missing, "seq_late": d.seq_late,
+        "damaged": d.damaged,
     })
 }
 
@@ -40,6 +42,8 @@ fn client_json(c: &ClientSummary) -> Json {
         "first_time": time_seconds(c.first_ts_ns),
         "last_time": time_seconds(c.last_ts_ns),
         "left": c.left,
+        "boot_reason": c.boot_reason,
+        "boot_reason_name": c.boot_reason.and_then(crate::transport::low::boot_reason_name),
         "phase": c.phase,
         "c2s": dir_json(c.dir(Direction::C2S)),
         "s2c": dir_json(c.dir(Direction::S2C)),
@@ -69,7 +73,10 @@ pub fn info_json(c: &CaptureSummary) -> Json {
         "last_time": c.last_ts_ns.map(time_seconds),
         "duration": span_seconds(c.first_ts_ns, c.last_ts_ns),
         "game_frames": c.game_frames,
+        "damaged_frames": c.damaged_frames,
         "gamespy_frames": c.gamespy_frames,
+        "ip_fragment_frames": c.ip_fragment_frames,
+        "object_id_conflicts": c.object_id_conflicts,
         "not_bc": c.not_bc,
         "problems": c.problems,
         "sessions": c.sessions.iter().map(session_json).collect::<Vec<_>>(),
@@ -131,16 +138,34 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
         ]);
     }
     t.add_row(vec![Cell::new("game frames"), Cell::new(c.game_frames)]);
+    if c.damaged_frames > 0 {
+        t.add_row(vec![
+            Cell::new("  damaged (decoded as far as they go)"),
+            Cell::new(c.damaged_frames),
+        ]);
+    }
     t.add_row(vec![
         Cell::new("GameSpy frames"),
         Cell::new(c.gamespy_frames),
     ]);
+    if c.ip_fragment_frames > 0 {
+        t.add_row(vec![
+            Cell::new("IP fragments held for reassembly"),
+            Cell::new(c.ip_fragment_frames),
+        ]);
+    }
     let not_bc: u64 = c.not_bc.values().sum();
     t.add_row(vec![Cell::new("not Bridge Commander"), Cell::new(not_bc)]);
     for (why, n) in &c.not_bc {
         t.add_row(vec![Cell::new(format!("  {why}")), Cell::new(n)]);
     }
     t.add_row(vec![Cell::new("sessions"), Cell::new(c.session_count)]);
+    if c.object_id_conflicts > 0 {
+        t.add_row(vec![
+            Cell::new("object id conflicts"),
+            Cell::new(c.object_id_conflicts),
+        ]);
+    }
     let _ = writeln!(out, "{t}");
     for p in &c.problems {
         let _ = writeln!(out, "{}", pal.warn(&format!("⚠ {p}")));
@@ -172,6 +197,8 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
             "retx c2s/s2c",
             "unacked c2s/s2c",
             "frag sets done/open",
+            "seq gaps c2s/s2c",
+            "late c2s/s2c",
             "warnings",
         ]);
         for c in &s.clients {
@@ -195,11 +222,22 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
                     a.fragment_sets_completed + b.fragment_sets_completed,
                     a.fragment_sets_incomplete + b.fragment_sets_incomplete
                 )),
-                right(format!(
-                    "{} ({} non-stock)",
-                    a.warnings + b.warnings,
-                    a.non_stock + b.non_stock
-                )),
+                right(format!("{}/{}", a.seq_gaps, b.seq_gaps)),
+                right(format!("{}/{}", a.seq_late, b.seq_late)),
+                right(if a.damaged + b.damaged > 0 {
+                    format!(
+                        "{} ({} non-stock, {} damaged frames)",
+                        a.warnings + b.warnings,
+                        a.non_stock + b.non_stock,
+                        a.damaged + b.damaged
+                    )
+                } else {
+                    format!(
+                        "{} ({} non-stock)",
+                        a.warnings + b.warnings,
+                        a.non_stock + b.non_stock
+                    )
+                }),
             ]);
         }
         let _ = writeln!(out, "{t}");
@@ -255,7 +293,7 @@ pub fn render_flows(c: &CaptureSummary, pal: Palette) -> String {
                 }),
                 right(format!("{:.3}", (cl.first_ts_ns - t0) as f64 / 1e9)),
                 right(format!("{:.3}", (cl.last_ts_ns - t0) as f64 / 1e9)),
-                Cell::new(cl.left.clone().unwrap_or_else(|| "-".into())),
+                Cell::new(cl.departure().unwrap_or_else(|| "-".into())),
                 Cell::new(cl.phase.clone().unwrap_or_else(|| "-".into())),
                 right(format!("{}/{}", a.packets, a.bytes)),
                 right(format!("{}/{}", b.packets, b.bytes)),

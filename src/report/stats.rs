@@ -84,6 +84,11 @@ pub struct DirectionStats {
     pub unacked: u64,
     pub warnings: u64,
     pub non_stock: u64,
+    /// Reliable messages after a gap in their counter, and those arriving late.
+    pub seq_gaps: u64,
+    pub seq_late: u64,
+    /// Creations of an object id another live object held.
+    pub object_id_conflicts: u64,
     pub dirty_flags: Box<[u64; 256]>,
     pub dirty_bits: [u64; 8],
     pub subsystem_start: ByteCounts,
@@ -108,6 +113,9 @@ impl Default for DirectionStats {
             unacked: 0,
             warnings: 0,
             non_stock: 0,
+            seq_gaps: 0,
+            seq_late: 0,
+            object_id_conflicts: 0,
             dirty_flags: Box::new([0; 256]),
             dirty_bits: [0; 8],
             subsystem_start: ByteCounts::default(),
@@ -134,6 +142,9 @@ impl DirectionStats {
         self.unacked += o.unacked;
         self.warnings += o.warnings;
         self.non_stock += o.non_stock;
+        self.seq_gaps += o.seq_gaps;
+        self.seq_late += o.seq_late;
+        self.object_id_conflicts += o.object_id_conflicts;
         for (a, b) in self.dirty_flags.iter_mut().zip(o.dirty_flags.iter()) {
             *a += b;
         }
@@ -164,6 +175,9 @@ pub struct Stats {
     buckets: BTreeMap<i64, [u64; 2]>,
     pub first_ts_ns: Option<i64>,
     pub last_ts_ns: Option<i64>,
+    /// How clients left ("disconnect", "boot: kicked", "timeout" …), known only at the
+    /// end of a capture.
+    pub departures: BTreeMap<String, u64>,
 }
 
 impl Stats {
@@ -200,11 +214,14 @@ impl Stats {
             d.messages += 1;
             d.transport_types.add(m.transport_type, 1);
             d.warnings += m.warnings.len() as u64;
-            d.non_stock += m
-                .warnings
-                .iter()
-                .filter(|w| w.code == Code::NonStock)
-                .count() as u64;
+            for w in &m.warnings {
+                match w.code {
+                    Code::NonStock => d.non_stock += 1,
+                    Code::SeqGap => d.seq_gaps += 1,
+                    Code::SeqOutOfOrder => d.seq_late += 1,
+                    _ => {}
+                }
+            }
             if m.retransmission {
                 d.retransmissions += 1;
             }
@@ -229,6 +246,11 @@ impl Stats {
                 .warnings
                 .iter()
                 .filter(|w| w.code == Code::NonStock)
+                .count() as u64;
+            d.object_id_conflicts += game
+                .warnings
+                .iter()
+                .filter(|w| w.code == Code::ObjectIdConflict)
                 .count() as u64;
             d.opcodes.add(game.opcode, 1);
             d.opcode_bytes.add(game.opcode, game.length as u64);
@@ -280,6 +302,7 @@ impl Stats {
         for (a, b) in self.dirs.iter_mut().zip(o.dirs.iter()) {
             a.merge(b);
         }
+        self.add_departures(&o.departures);
         for (key, hist) in &o.breakdown {
             let mine = self.breakdown.entry(key.clone()).or_default();
             for (flags, n) in hist {
@@ -296,6 +319,13 @@ impl Stats {
         };
     }
 
+    /// How the clients of a capture left, known only at its end.
+    pub fn add_departures(&mut self, d: &BTreeMap<String, u64>) {
+        for (how, n) in d {
+            *self.departures.entry(how.clone()).or_default() += n;
+        }
+    }
+
     /// Unacknowledged reliable messages, known only at the end of a capture.
     pub fn add_unacked(&mut self, dir: Direction, n: u64) {
         self.dirs[dir.index()].unacked += n;
@@ -309,6 +339,7 @@ impl Stats {
         let mut root = Map::new();
         root.insert("schema_version".into(), json!(super::json::SCHEMA_VERSION));
         root.insert("directions".into(), Json::Object(dirs));
+        root.insert("departures".into(), json!(self.departures));
         root.insert(
             "duration".into(),
             json!(match (self.first_ts_ns, self.last_ts_ns) {
@@ -347,7 +378,7 @@ impl Stats {
         let mut out = String::new();
         let [c, s] = &self.dirs;
         let mut t = table(&["", "c2s", "s2c"]);
-        let rows: [(&str, u64, u64); 12] = [
+        let rows: [(&str, u64, u64); 15] = [
             ("datagrams", c.datagrams, s.datagrams),
             ("  game", c.game_datagrams, s.game_datagrams),
             ("  GameSpy", c.gamespy_datagrams, s.gamespy_datagrams),
@@ -367,6 +398,13 @@ impl Stats {
                 s.fragment_sets_completed,
             ),
             ("unacknowledged at end", c.unacked, s.unacked),
+            ("sequence gaps", c.seq_gaps, s.seq_gaps),
+            ("out of order", c.seq_late, s.seq_late),
+            (
+                "object id conflicts",
+                c.object_id_conflicts,
+                s.object_id_conflicts,
+            ),
             ("warnings (non-stock)", c.warnings, s.warnings),
         ];
         for (name, a, b) in rows {
@@ -384,6 +422,13 @@ impl Stats {
             t.add_row(vec![Cell::new(name), right(a), right(b)]);
         }
         let _ = writeln!(out, "{}\n{t}\n", pal.heading("Traffic"));
+        if !self.departures.is_empty() {
+            let mut t = table(&["how", "clients"]);
+            for (how, n) in &self.departures {
+                t.add_row(vec![Cell::new(how), right(n.to_string())]);
+            }
+            let _ = writeln!(out, "{}\n{t}\n", pal.heading("Clients left"));
+        }
 
         for dir in [Direction::C2S, Direction::S2C] {
             let d = &self.dirs[dir.index()];
@@ -497,6 +542,9 @@ fn direction_json(d: &DirectionStats) -> Json {
         "unacked": d.unacked,
         "warnings": d.warnings,
         "non_stock": d.non_stock,
+        "seq_gaps": d.seq_gaps,
+        "seq_late": d.seq_late,
+        "object_id_conflicts": d.object_id_conflicts,
         "dirty_flags": hex_hist_json(d.dirty_flags.iter().enumerate().map(|(k, v)| (k as u8, *v))),
         "dirty_bits": hex_hist_json((0..8).map(|b| (1u8 << b, d.dirty_bits[b]))),
         "subsystem_start": Json::Object(

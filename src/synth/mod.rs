@@ -60,6 +60,10 @@ pub struct SynthArgs {
     /// UDP port of the host.
     #[arg(long, default_value_t = 22101)]
     pub port: u16,
+    /// The first client stops acknowledging anything this many seconds into the
+    /// session (it stays connected and goes on sending); the host keeps resending.
+    #[arg(long, value_name = "SECONDS")]
+    pub stop_acking: Option<f64>,
     /// Keep every delivered game message in the report (for round-trip tests).
     #[arg(skip)]
     pub record_messages: bool,
@@ -81,6 +85,7 @@ impl SynthArgs {
             reorder: 0.002,
             packets: None,
             port: 22101,
+            stop_acking: None,
             record_messages: false,
         }
     }
@@ -97,6 +102,12 @@ impl SynthArgs {
             if !(0.0..=1.0).contains(&v) {
                 bail!("--{name} must be between 0 and 1, got {v}");
             }
+        }
+        if self
+            .stop_acking
+            .is_some_and(|t| !(t >= 0.0 && t.is_finite()))
+        {
+            bail!("--stop-acking must be a time in seconds, 0 or more");
         }
         if self.loss >= 1.0 {
             bail!("--loss 1 would deliver nothing");
@@ -122,6 +133,7 @@ impl SynthArgs {
             duplicate: self.duplicate,
             reorder: self.reorder,
             port: self.port,
+            stop_acking: self.stop_acking,
         })
     }
 }

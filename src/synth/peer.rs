@@ -135,6 +135,12 @@ pub struct Link {
     partials: Vec<Partial>,
     /// Resend fragments after their ACK like stock clients do.
     pub fragment_quirk: bool,
+    /// Send no ACKs at all (a peer whose acknowledgements stopped): the other side
+    /// keeps resending while its counter moves on.
+    pub acks_muted: bool,
+    /// Resend unacknowledged messages until the end instead of giving up after
+    /// `MAX_TRIES`: a host that holds on to a peer which still talks but no longer ACKs.
+    pub resend_forever: bool,
     /// Time of the last datagram sent on this link.
     pub last_send: f64,
     stale_next: bool,
@@ -155,6 +161,8 @@ impl Link {
             received_order: VecDeque::new(),
             partials: Vec::new(),
             fragment_quirk,
+            acks_muted: false,
+            resend_forever: false,
             last_send: f64::NEG_INFINITY,
             stale_next: false,
             last_low: None,
@@ -282,9 +290,13 @@ impl Link {
     /// paired with whether this is its first transmission.
     pub fn flush(&mut self, now: f64, extra: Vec<Msg>, rng: &mut Rng) -> Vec<Vec<(Msg, bool)>> {
         let mut msgs: Vec<(Msg, bool)> = Vec::new();
+        if self.acks_muted {
+            self.owed.clear();
+            self.stale_next = false;
+        }
         // Stale ACKs: stock peers keep re-sending ACKs already sent (README §5).
         let stale = std::mem::take(&mut self.stale_next) || rng.chance(0.04);
-        if !self.history.is_empty() && stale {
+        if !self.history.is_empty() && stale && !self.acks_muted {
             for _ in 0..1 + rng.below(3) {
                 let a = self.history[rng.below(self.history.len())];
                 msgs.push((Msg::ack(a), true));
@@ -298,11 +310,12 @@ impl Link {
             msgs.push((Msg::ack(a), true));
         }
         // Done: acknowledged with no quirk re-sends left, or out of retries.
+        let forever = self.resend_forever;
         self.inflight.retain(|f| {
             if f.acked {
                 f.quirk_left > 0
             } else {
-                f.tries < MAX_TRIES || f.next_resend > now
+                f.tries < MAX_TRIES || f.next_resend > now || forever
             }
         });
         for f in &mut self.inflight {

@@ -47,6 +47,8 @@ pub struct Config {
     pub duplicate: f64,
     pub reorder: f64,
     pub port: u16,
+    /// The first client sends no more ACKs from this many seconds on.
+    pub stop_acking: Option<f64>,
 }
 
 /// What a writer of the capture remembers per (receiver, ship) (stateupdate.md §8).
@@ -456,6 +458,10 @@ impl<W: Write> Sim<W> {
     }
 
     fn flush_client(&mut self, i: usize, extra: Vec<Msg>) -> anyhow::Result<()> {
+        if i == 0 && self.cfg.stop_acking.is_some_and(|t| self.now >= t) {
+            self.clients[i].link.acks_muted = true;
+            self.host[i].link.resend_forever = true;
+        }
         let dgrams = self.clients[i].link.flush(self.now, extra, &mut self.rng);
         for d in dgrams {
             self.transmit(i, Direction::C2S, d)?;

@@ -5,7 +5,7 @@
 //! low-type message ([`SessionFacts::on_message`]) of a session with the client it
 //! belongs to (e.g. the client's UDP endpoint) and the direction.
 
-use super::low::{utf16le_to_string, LowBody, LowKind};
+use super::low::{boot_ends_stay, utf16le_to_string, LowBody, LowKind};
 use super::packet::{Message, MessageBody};
 use super::reliability::Seen;
 use crate::diag::{Code, Direction, Warning};
@@ -42,6 +42,9 @@ pub struct ClientFacts {
     pub connect_reply: Option<Seen>,
     pub disconnect: Option<Seen>,
     pub boots: Vec<Seen>,
+    /// Reason byte of the latest boot that ended the client's stay (README §4.3);
+    /// `None` for a boot whose body was not the stock two bytes.
+    pub boot_reason: Option<u8>,
     pub silences: Vec<Silence>,
     /// Boots and silences not listed (beyond [`MAX_EVENTS_PER_CLIENT`]).
     pub events_not_listed: u64,
@@ -199,8 +202,16 @@ impl<C: Hash + Eq + Clone> SessionFacts<C> {
             (LowKind::Disconnect | LowKind::ShortDisconnect, _, _) => {
                 f.disconnect.get_or_insert(now);
             }
-            (LowKind::Boot, _, _) => {
-                ClientFacts::push_event(&mut f.boots, &mut f.events_not_listed, now);
+            (LowKind::Boot, body, _) => {
+                let reason = match body {
+                    LowBody::Boot { reason, .. } => Some(*reason),
+                    _ => None,
+                };
+                // "Connection accepted" is a boot message that lets the client in.
+                if boot_ends_stay(reason) {
+                    f.boot_reason = reason;
+                    ClientFacts::push_event(&mut f.boots, &mut f.events_not_listed, now);
+                }
             }
             _ => {}
         }

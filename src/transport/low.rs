@@ -89,6 +89,11 @@ pub enum LowBody {
         peer_id: u8,
         ipv4: [u8; 4],
     },
+    /// A host's boot (README §4.3): why, and the player slot it concerns.
+    Boot {
+        reason: u8,
+        slot: u8,
+    },
     /// Layout unknown or not the stock shape: the payload range is all there is.
     Raw,
 }
@@ -96,6 +101,25 @@ pub enum LowBody {
 pub const CONNECT_REQUEST_LEN: usize = 10;
 pub const CONNECT_REPLY_LEN: usize = 1;
 pub const DISCONNECT_LEN: usize = 5;
+pub const BOOT_LEN: usize = 2;
+
+/// The boot reasons of README §4.3, by their byte.
+pub fn boot_reason_name(reason: u8) -> Option<&'static str> {
+    Some(match reason {
+        1 => "timeout",
+        2 => "rejected",
+        3 => "server_full",
+        4 => "kicked",
+        5 => "connection_accepted",
+        _ => return None,
+    })
+}
+
+/// Whether a boot with this reason ends the client's stay: all but "connection
+/// accepted" (and unknown reasons, which are taken as leaving, as the type says).
+pub fn boot_ends_stay(reason: Option<u8>) -> bool {
+    reason != Some(5)
+}
 const PEER_INFO_FIXED: usize = 5;
 
 fn four(b: &[u8]) -> [u8; 4] {
@@ -166,7 +190,34 @@ pub fn decode_body(
                 )
             }
         }
-        LowKind::Type02 | LowKind::Boot | LowKind::ShortDisconnect => (LowBody::Raw, None),
+        LowKind::Boot => {
+            if p.len() != BOOT_LEN {
+                return (
+                    LowBody::Raw,
+                    Some(Warning::new(
+                        Code::NonStock,
+                        Some(at),
+                        format!(
+                            "boot payload of {} byte(s); stock sends {BOOT_LEN} (reason + player slot)",
+                            p.len()
+                        ),
+                    )),
+                );
+            }
+            let body = LowBody::Boot {
+                reason: p[0],
+                slot: p[1],
+            };
+            let w = boot_reason_name(p[0]).is_none().then(|| {
+                Warning::new(
+                    Code::NonStock,
+                    Some(at),
+                    format!("boot reason {} is none of the stock reasons 1–5", p[0]),
+                )
+            });
+            (body, w)
+        }
+        LowKind::Type02 | LowKind::ShortDisconnect => (LowBody::Raw, None),
     }
 }
 
@@ -252,6 +303,11 @@ pub fn connect_request_payload(ipv4: [u8; 4], port_bytes: [u8; 2], tail: [u8; 4]
     a
 }
 
+/// Payload of a boot (encoder side).
+pub fn boot_payload(reason: u8, slot: u8) -> [u8; BOOT_LEN] {
+    [reason, slot]
+}
+
 /// Payload of a disconnect (encoder side).
 pub fn disconnect_payload(peer_id: u8, ipv4: [u8; 4]) -> [u8; 5] {
     let mut a = [0u8; DISCONNECT_LEN];
@@ -263,6 +319,28 @@ pub fn disconnect_payload(peer_id: u8, ipv4: [u8; 4]) -> [u8; 5] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn boot_reason_and_slot_decode_and_odd_boots_are_flagged() {
+        // A stock host kicking the player in slot 1 (README §4.3): reason 4.
+        let p = boot_payload(4, 1);
+        assert_eq!(
+            decode_body(LowKind::Boot, &p, 0..2),
+            (LowBody::Boot { reason: 4, slot: 1 }, None)
+        );
+        assert_eq!(boot_reason_name(4), Some("kicked"));
+        assert_eq!(boot_reason_name(5), Some("connection_accepted"));
+        assert!(!boot_ends_stay(Some(5)) && boot_ends_stay(Some(1)) && boot_ends_stay(None));
+        let (body, w) = decode_body(LowKind::Boot, &[9, 0], 0..2);
+        assert_eq!(body, LowBody::Boot { reason: 9, slot: 0 });
+        let w = w.unwrap();
+        assert_eq!((w.code, w.offset), (Code::NonStock, Some(0)));
+        // Wrong length: raw, located at the payload.
+        let plain = [0xC0, 0, 0, 0, 0, 4, 1, 7];
+        let (body, w) = decode_body(LowKind::Boot, &plain, 5..8);
+        assert_eq!(body, LowBody::Raw);
+        assert_eq!(w.unwrap().offset, Some(5));
+    }
 
     #[test]
     fn peer_info_payload_decodes_back() {

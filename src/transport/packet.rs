@@ -888,7 +888,7 @@ mod tests {
         let peer_info = low(LowKind::PeerInfo, Some(1), info.len());
         let connect = low(LowKind::Connect, Some(0), req.len());
         let reply = low(LowKind::Connect, Some(0), 1);
-        let boot = low(LowKind::Boot, Some(4), 3);
+        let boot = low(LowKind::Boot, Some(4), 2);
         let t02 = low(LowKind::Type02, Some(5), 2);
         let disconnect = low(LowKind::Disconnect, Some(6), disc.len());
         let parts: Vec<(&MessageBody, &[u8])> = vec![
@@ -903,7 +903,7 @@ mod tests {
             (&peer_info, &info),
             (&connect, &req),
             (&reply, &[3]),
-            (&boot, &[1, 2, 3]),
+            (&boot, &[4, 1]),
             (&t02, &[9, 9]),
             (&disconnect, &disc),
         ];
@@ -967,6 +967,13 @@ mod tests {
                 body: LowBody::ConnectReply {
                     assigned_peer_id: 3
                 },
+                ..
+            })
+        ));
+        assert!(matches!(
+            &p.messages[11].body,
+            MessageBody::Low(LowMessage {
+                body: LowBody::Boot { reason: 4, slot: 1 },
                 ..
             })
         ));

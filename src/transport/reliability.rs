@@ -8,10 +8,17 @@
 //! Resend or new? A reliable message whose (counter, seq, fragment) was seen before is
 //! a **retransmission** when its bytes are the same (compared by [`Fingerprint`], not
 //! stored) **and** it comes within [`RETRANSMIT_HORIZON_NS`] of the previous copy **and**
-//! the sender has not moved on by [`SEQ_REUSE_GUARD`] sequence numbers since. Otherwise
-//! the sequence number was reused (a wrapped counter) and it is a **new** message.
+//! the sender's counter has not wrapped round to that number since. Otherwise the
+//! sequence number was reused and it is a **new** message. How far the counter moved on
+//! in between does not matter: a host whose peer stopped ACKing resends the same message
+//! every few seconds while sending hundreds of new ones (variants.md).
 //! An ACK for the original does not make a quick copy new: senders resend when *they*
 //! did not see the ACK.
+//!
+//! The tracker also follows each counter's position, so that a new message can be told
+//! apart as next in order, after a gap (numbers skipped: lost before the capture point,
+//! or not captured), late (below the position, not a wrap) or the start of a new cycle
+//! ([`SeqOrder`]).
 
 use super::hash::Fingerprint;
 use super::packet::{Ack, Counter, Message, MessageBody};
@@ -31,11 +38,18 @@ use std::hash::Hash;
 /// "second identical StopFiring a minute later" case), and below the 45 s peer timeout.
 pub const RETRANSMIT_HORIZON_NS: i64 = 15_000_000_000;
 
-/// A copy after the sender has advanced this many sequence numbers on the same counter
-/// is a new message even inside the horizon: no sender keeps half of an 8-bit
-/// sequence space in flight, and an 8-bit counter (variants.md) reuses a value after
-/// 256 messages.
-pub const SEQ_REUSE_GUARD: u32 = 128;
+/// A new message whose sequence number is this far *below* the counter's position
+/// starts a new cycle (the counter wrapped): no sender keeps half of an 8-bit sequence
+/// space in flight, so a message this late is a wrap, not a straggler.
+pub const WRAP_MIN_DROP: u16 = 128;
+
+/// A copy with the same bytes as a live message starts a new cycle only when the
+/// counter passed the top of its space (255 for the 8-bit counters of variants.md,
+/// 65535 for a full u16) and reached the copy's number again, with fewer than this many
+/// numbers in between (from the position up to the top, and from 0 up to the copy's):
+/// slack for messages lost before the capture point. Anything further is taken as a
+/// resend, which is what a sender stuck on an unacknowledged message does.
+pub const WRAP_SLACK: u32 = 8;
 
 /// Messages remembered per stream (oldest forgotten first). At stock rates (a few dozen
 /// reliable messages per second at most) this covers well over the horizon; a
@@ -93,15 +107,33 @@ pub enum SeqReuse {
     DifferentContent,
     /// Same bytes, but the previous copy is older than the horizon.
     AfterHorizon { since_last_ns: i64 },
-    /// Same bytes, but the counter advanced by `advanced` values since (wrapped).
-    AfterWrap { advanced: u32 },
+    /// Same bytes, but the counter wrapped round to this number since (`wraps` times).
+    AfterWrap { wraps: u32 },
+}
+
+/// Where a new message's sequence number stands relative to its counter's position
+/// (the highest number seen in the current cycle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeqOrder {
+    /// The first on this counter, the next number, or the number of the previous
+    /// message (further fragments of one message share it).
+    InOrder,
+    /// `missing` numbers skipped between the position `after` and this one.
+    Gap { after: u16, missing: u32 },
+    /// Below the position (arrived after a later one), not a wrap.
+    Late { position: u16 },
+    /// Far below a position near the top: the counter wrapped and starts again.
+    Wrap { from: u16 },
 }
 
 /// What to do with a reliable message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Delivery {
     /// Deliver it. `reuse` is set when the seq was seen before for another message.
-    New { reuse: Option<SeqReuse> },
+    New {
+        reuse: Option<SeqReuse>,
+        order: SeqOrder,
+    },
     /// A copy of a message already delivered: do not deliver again.
     Retransmission {
         /// 2 for the first resend, 3 for the next …
@@ -173,7 +205,8 @@ struct Entry {
     first: Seen,
     last: Seen,
     copies: u32,
-    advance_at: u32,
+    /// The counter's cycle (wraps so far) when this message was new.
+    cycle: u32,
     ack: Option<Seen>,
     generation: u64,
 }
@@ -183,10 +216,61 @@ struct Stream {
     entries: HashMap<SeqKey, Entry>,
     /// Insertion order for eviction; stale generations are skipped.
     order: VecDeque<(SeqKey, u64)>,
-    /// Per counter: how many distinct sequence numbers the sender has moved through.
-    advance: [u32; 2],
-    last_new_seq: [Option<u16>; 2],
+    /// Per counter: where the sender stands.
+    position: [Position; 2],
     next_generation: u64,
+}
+
+/// A counter's position: the highest number of the current cycle, and how many times
+/// it has wrapped.
+#[derive(Debug, Default, Clone, Copy)]
+struct Position {
+    top: Option<u16>,
+    cycle: u32,
+}
+
+/// Numbers skipped if a counter at `top` wrapped and went on to `seq`, for an 8-bit
+/// counter when `top` fits in one, else for a 16-bit one.
+fn skipped_by_wrap(top: u16, seq: u16) -> u32 {
+    let space_top: u32 = if top <= 0xFF { 0xFF } else { 0xFFFF };
+    space_top - u32::from(top) + u32::from(seq)
+}
+
+impl Position {
+    /// Whether a message numbered `seq` starts a new cycle. `same_as_live`: its bytes
+    /// are those of the live message with that number, i.e. it may be a resend.
+    fn wraps_at(&self, seq: u16, same_as_live: bool) -> bool {
+        let Some(top) = self.top else {
+            return false;
+        };
+        if seq >= top {
+            return false;
+        }
+        if same_as_live {
+            skipped_by_wrap(top, seq) < WRAP_SLACK
+        } else {
+            top - seq >= WRAP_MIN_DROP
+        }
+    }
+
+    /// Moves the position for a new message numbered `seq` and says where it stood.
+    fn advance(&mut self, seq: u16, wraps: bool) -> SeqOrder {
+        let order = match self.top {
+            None => SeqOrder::InOrder,
+            Some(top) if wraps => {
+                self.cycle = self.cycle.wrapping_add(1);
+                SeqOrder::Wrap { from: top }
+            }
+            Some(top) if seq <= top.saturating_add(1) && seq >= top => SeqOrder::InOrder,
+            Some(top) if seq > top => SeqOrder::Gap {
+                after: top,
+                missing: u32::from(seq - top - 1),
+            },
+            Some(top) => return SeqOrder::Late { position: top },
+        };
+        self.top = Some(seq);
+        order
+    }
 }
 
 impl Stream {
@@ -270,19 +354,32 @@ impl<K: Hash + Eq + Clone> Tracker<K> {
         let now = Seen { frame, time_ns };
         let stream = self.stream(stream_key);
         let ci = counter_index(key.counter);
-        let advance_now = stream.advance[ci];
+        let pos = stream.position[ci];
         let mut reuse = None;
+        let wraps;
         if let Some(e) = stream.entries.get_mut(&key) {
             let since_last = time_ns.saturating_sub(e.last.time_ns);
-            let advanced = advance_now.wrapping_sub(e.advance_at);
-            reuse = Some(if e.fp != fp {
+            let same = e.fp == fp;
+            wraps = pos.wraps_at(key.seq, same);
+            // The counter's cycle and position if this message is taken as new.
+            let (cycle, top) = if wraps {
+                (pos.cycle.wrapping_add(1), key.seq)
+            } else {
+                (pos.cycle, pos.top.unwrap_or(key.seq))
+            };
+            let cycles = cycle.wrapping_sub(e.cycle);
+            // Wrapped round to this number: a full cycle more, or one more and the
+            // new cycle has come up to it (this message may be the one reaching it).
+            let wrapped_past =
+                cycles >= 2 || (cycles == 1 && u32::from(top) + 1 >= u32::from(key.seq));
+            reuse = Some(if !same {
                 SeqReuse::DifferentContent
             } else if since_last > RETRANSMIT_HORIZON_NS {
                 SeqReuse::AfterHorizon {
                     since_last_ns: since_last,
                 }
-            } else if advanced >= SEQ_REUSE_GUARD {
-                SeqReuse::AfterWrap { advanced }
+            } else if wrapped_past {
+                SeqReuse::AfterWrap { wraps: cycles }
             } else {
                 e.copies = e.copies.saturating_add(1);
                 let d = Delivery::Retransmission {
@@ -295,13 +392,10 @@ impl<K: Hash + Eq + Clone> Tracker<K> {
                 e.last = now;
                 return d;
             });
+        } else {
+            wraps = pos.wraps_at(key.seq, false);
         }
-        // A new message: advance the counter's position when the seq changes (all
-        // fragments of one message share one seq).
-        if stream.last_new_seq[ci] != Some(key.seq) {
-            stream.advance[ci] = stream.advance[ci].wrapping_add(1);
-            stream.last_new_seq[ci] = Some(key.seq);
-        }
+        let order = stream.position[ci].advance(key.seq, wraps);
         let generation = stream.next_generation;
         stream.next_generation += 1;
         let entry = Entry {
@@ -309,7 +403,7 @@ impl<K: Hash + Eq + Clone> Tracker<K> {
             first: now,
             last: now,
             copies: 1,
-            advance_at: stream.advance[ci],
+            cycle: stream.position[ci].cycle,
             ack: None,
             generation,
         };
@@ -322,7 +416,7 @@ impl<K: Hash + Eq + Clone> Tracker<K> {
         for (k, e) in evicted {
             self.remember_dropped(stream_key, k, &e);
         }
-        Delivery::New { reuse }
+        Delivery::New { reuse, order }
     }
 
     /// An ACK for a message of `stream_key`: the stream of the acknowledged message,
@@ -439,7 +533,10 @@ mod tests {
         let k = ("s", 1);
         assert_eq!(
             t.on_message(&k, data(5), b"abc", 0, 1),
-            Delivery::New { reuse: None }
+            Delivery::New {
+                reuse: None,
+                order: SeqOrder::InOrder
+            }
         );
         match t.on_message(&k, data(5), b"abc", S, 2) {
             Delivery::Retransmission {
@@ -540,7 +637,8 @@ mod tests {
         assert_eq!(
             send(&mut t, 0, b"fire", S / 10),
             Delivery::New {
-                reuse: Some(SeqReuse::DifferentContent)
+                reuse: Some(SeqReuse::DifferentContent),
+                order: SeqOrder::InOrder
             }
         );
         // The 8-bit counter runs round quickly (busy stream: 20 ms per message) …
@@ -551,7 +649,8 @@ mod tests {
         assert!(matches!(
             send(&mut t, 0, b"fire", 0),
             Delivery::New {
-                reuse: Some(SeqReuse::AfterWrap { advanced: 255 })
+                reuse: Some(SeqReuse::AfterWrap { wraps: 1 }),
+                order: SeqOrder::Wrap { from: 255 }
             }
         ));
         // A resend of that new message is a resend.
@@ -560,7 +659,8 @@ mod tests {
         assert!(matches!(
             send(&mut t, 0, b"fire", 60 * S),
             Delivery::New {
-                reuse: Some(SeqReuse::AfterHorizon { .. })
+                reuse: Some(SeqReuse::AfterHorizon { .. }),
+                ..
             }
         ));
         // A resend chain longer than the horizon stays a resend chain (2 s apart).
@@ -572,6 +672,106 @@ mod tests {
         let r = t.finish();
         // All superseded and current messages were never acked.
         assert_eq!(r.unacked.len(), 256 + 3 + 1);
+    }
+
+    #[test]
+    fn a_resend_long_after_newer_messages_is_still_a_resend() {
+        // A host whose client stopped ACKing: seq 3 stays unacknowledged and is resent
+        // every 3 s while the counter goes on 0 … 250 (one new message every 50 ms).
+        let mut t = Tracker::new();
+        let mut time = 0;
+        let mut resends = 0;
+        for seq in 0..=250u16 {
+            time += S / 20;
+            let d = t.on_message(&0u8, data(seq), &seq.to_le_bytes(), time, u64::from(seq));
+            assert!(d.is_new(), "seq {seq}: {d:?}");
+            if seq > 3 && seq % 60 == 0 {
+                let d = t.on_message(&0u8, data(3), &3u16.to_le_bytes(), time, 0);
+                assert!(
+                    matches!(d, Delivery::Retransmission { since_last_ns, .. }
+                        if since_last_ns <= 3 * S),
+                    "resend at position {seq}: {d:?}"
+                );
+                resends += 1;
+            }
+        }
+        assert_eq!(resends, 4);
+        // Only after the counter passed 255 and came round to 3 is seq 3 reused.
+        for seq in 251..=255u16 {
+            time += S / 20;
+            assert!(t.on_message(&0u8, data(seq), b"x", time, 0).is_new());
+        }
+        assert!(matches!(
+            t.on_message(&0u8, data(0), b"y", time, 0),
+            Delivery::New {
+                order: SeqOrder::Wrap { from: 255 },
+                ..
+            }
+        ));
+        // Before the new cycle reaches 3, a copy of the old 3 is still a resend …
+        assert!(!t
+            .on_message(&0u8, data(3), &3u16.to_le_bytes(), time, 0)
+            .is_new());
+        assert!(t.on_message(&0u8, data(1), b"y", time, 0).is_new());
+        assert!(t.on_message(&0u8, data(2), b"y", time, 0).is_new());
+        // … once it has, 3 with the old bytes is a new message.
+        assert!(matches!(
+            t.on_message(&0u8, data(3), &3u16.to_le_bytes(), time, 0),
+            Delivery::New {
+                reuse: Some(SeqReuse::AfterWrap { wraps: 1 }),
+                order: SeqOrder::InOrder
+            }
+        ));
+    }
+
+    #[test]
+    fn a_resend_near_the_top_is_not_taken_for_a_wrap() {
+        let mut t = Tracker::new();
+        for seq in 0..=200u16 {
+            assert!(t.on_message(&0u8, data(seq), &[seq as u8], 0, 0).is_new());
+        }
+        // At 200 the counter is far from its top: seq 0 with its old bytes is a resend.
+        assert!(!t.on_message(&0u8, data(0), &[0], S, 0).is_new());
+        // A different message numbered 2 far below the position is a wrap.
+        assert!(matches!(
+            t.on_message(&0u8, data(2), b"new", S, 0),
+            Delivery::New {
+                reuse: Some(SeqReuse::DifferentContent),
+                order: SeqOrder::Wrap { from: 200 }
+            }
+        ));
+    }
+
+    #[test]
+    fn gaps_and_late_arrivals_are_told() {
+        let mut t = Tracker::new();
+        let mut order = |seq: u16, frag: Option<u8>| match t.on_message(
+            &0u8,
+            SeqKey {
+                fragment: frag,
+                ..data(seq)
+            },
+            &[seq as u8, frag.unwrap_or(9)],
+            0,
+            0,
+        ) {
+            Delivery::New { order, .. } => order,
+            d => panic!("{d:?}"),
+        };
+        assert_eq!(order(10, None), SeqOrder::InOrder);
+        assert_eq!(order(11, None), SeqOrder::InOrder);
+        assert_eq!(
+            order(14, None),
+            SeqOrder::Gap {
+                after: 11,
+                missing: 2
+            }
+        );
+        assert_eq!(order(12, None), SeqOrder::Late { position: 14 });
+        // A late one does not move the position back.
+        assert_eq!(order(15, Some(0)), SeqOrder::InOrder);
+        assert_eq!(order(15, Some(1)), SeqOrder::InOrder);
+        assert_eq!(order(16, None), SeqOrder::InOrder);
     }
 
     #[test]

@@ -17,10 +17,47 @@ pub fn shared_dir() -> Option<PathBuf> {
         .into_iter()
         .flatten()
         .find(|p| p.join("captures/openbc").is_dir());
-    if found.is_none() {
-        eprintln!("note: shared real-peer captures not found; skipping");
+    match &found {
+        // CI always has them: a conformance test must not pass by skipping there.
+        None if std::env::var_os("BCWIRE_REQUIRE_SHARED").is_some() => panic!(
+            "the shared real-peer captures are required (BCWIRE_REQUIRE_SHARED is set) \
+             but were not found in $BCWIRE_SHARED, <crate>/../shared or /work/shared"
+        ),
+        None => eprintln!("note: shared real-peer captures not found; skipping"),
+        Some(_) => record_conformance_test(),
     }
     found
+}
+
+/// Appends "test binary::test name" to `$BCWIRE_CONFORMANCE_LOG`, so that `.ci/run` can
+/// say how many tests ran against the real captures.
+fn record_conformance_test() {
+    let Some(log) = std::env::var_os("BCWIRE_CONFORMANCE_LOG") else {
+        return;
+    };
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    // Test binaries are named "file-hash"; the file name is the useful part.
+    let file = exe.rsplit_once('-').map_or(exe.as_str(), |(f, _)| f);
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+    {
+        use std::io::Write;
+        let _ = writeln!(f, "{file}::{test}");
+    }
+}
+
+/// A capture shipped in the repository (`captures/NAME`), for tests that need a real
+/// session but not the shared conformance set.
+pub fn shipped_capture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("captures")
+        .join(name)
 }
 
 /// (name, folder) of each shared capture.

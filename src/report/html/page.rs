@@ -284,7 +284,7 @@ fn overview(c: &CaptureReport) -> String {
             "s2c bytes",
         ]));
         for cl in &sess.clients {
-            let left = match &cl.left {
+            let left = match cl.departure() {
                 Some(how) => format!("{:.1} s ({how})", secs_since(c, cl.last_ts_ns)),
                 None => "still there".into(),
             };
