@@ -26,12 +26,9 @@ use crate::transport::low::{
     boot_ends_stay, boot_reason_name, utf16le_to_string, LowBody, LowKind,
 };
 use crate::transport::packet::{self, Message, MessageBody, Packet};
-use crate::transport::reassembly::{
-    Fragment, Incomplete, IncompleteReason, PushOutcome, Reassembler,
-};
-use crate::transport::reliability::{
-    AckOutcome, Delivery, SeqKey, SeqOrder, Tracker, MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED,
-};
+use crate::transport::reassembly::{Incomplete, IncompleteReason};
+use crate::transport::reliability::{SeqOrder, MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED};
+use crate::transport::stream::{Content, Copy, Streams};
 use crate::transport::{cipher, SessionFacts};
 use anyhow::Result;
 use names::Names;
@@ -49,10 +46,8 @@ use summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
 /// summarised in bounded memory.
 pub const MAX_SESSIONS_LISTED: usize = 1024;
 
-/// A client of a session: (session index, client index).
-pub type ClientKey = (usize, usize);
-/// One direction of one client's flow.
-pub type StreamKey = (usize, usize, Direction);
+/// A client of a session, and one direction of one client's flow.
+pub use crate::transport::stream::{ClientKey, StreamKey};
 
 /// What to do after a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,9 +149,8 @@ pub struct Pipeline {
     flows: SessionTable,
     /// Game-layer state of each live session, by index; released when it retires.
     sessions: HashMap<usize, SessionState>,
-    tracker: Tracker<StreamKey>,
-    reassembler: Reassembler<StreamKey>,
-    facts: SessionFacts<ClientKey>,
+    /// Reliability, reassembly and session facts of every stream.
+    streams: Streams,
     phases: HashMap<ClientKey, PhaseTracker>,
     counts: HashMap<StreamKey, StreamCounts>,
     summary: CaptureSummary,
@@ -234,22 +228,13 @@ fn format_name(f: CaptureFormat) -> String {
     }
 }
 
-fn opposite(d: Direction) -> Direction {
-    match d {
-        Direction::C2S => Direction::S2C,
-        Direction::S2C => Direction::C2S,
-    }
-}
-
 impl Pipeline {
     pub fn new(config: Config) -> Pipeline {
         Pipeline {
             flows: SessionTable::new(config.game_port),
             config,
             sessions: HashMap::default(),
-            tracker: Tracker::new(),
-            reassembler: Reassembler::new(Default::default()),
-            facts: SessionFacts::new(),
+            streams: Streams::new(),
             phases: HashMap::default(),
             counts: HashMap::default(),
             summary: CaptureSummary::default(),
@@ -455,7 +440,8 @@ impl Pipeline {
                 if parsed.is_none() {
                     cipher::decrypt(&mut plain);
                 }
-                self.facts
+                self.streams
+                    .facts
                     .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
                 let stream = (c.session, c.client, c.direction);
                 let mut g = self.game_packet(plain, parsed, stream, d.ts_ns, d.frame);
@@ -495,7 +481,7 @@ impl Pipeline {
             fragment_frames: std::mem::take(&mut d.fragment_frames),
         };
         let names = NameView {
-            facts: &self.facts,
+            facts: &self.streams.facts,
             sessions: &self.sessions,
         };
         let control = sink.packet(&rec, &names);
@@ -524,7 +510,7 @@ impl Pipeline {
         ts_ns: i64,
         frame: u64,
     ) -> GamePacket {
-        let (session, client, dir) = stream;
+        let (session, client, _) = stream;
         let mut pkt = match parsed {
             Some(p) => p,
             None => {
@@ -540,7 +526,6 @@ impl Pipeline {
         let mut messages = std::mem::take(&mut self.spare_messages);
         messages.reserve(pkt.messages.len());
         for m in &pkt.messages {
-            self.facts.on_message(&ckey, dir, m, &plain, ts_ns, frame);
             messages.push(self.message(m, &plain, stream, ts_ns, frame));
         }
         let counts = self.counts.entry(stream).or_default();
@@ -570,7 +555,6 @@ impl Pipeline {
         frame: u64,
     ) -> MessageRecord {
         let (session, client, dir) = stream;
-        let bytes = plain.get(m.offset..m.offset + m.len).unwrap_or_default();
         let mut rec = MessageRecord {
             offset: m.offset,
             length: m.len,
@@ -590,44 +574,84 @@ impl Pipeline {
                 m.warnings.clone()
             },
         };
+        let arrival = self.streams.on_message(stream, m, plain, ts_ns, frame);
         let counts = self.counts.entry(stream).or_default();
         counts.messages += 1;
-        counts.warnings += m.warnings.len() as u64;
+        counts.warnings += (m.warnings.len() + arrival.warnings.len()) as u64;
         counts.non_stock += m
             .warnings
             .iter()
             .filter(|w| w.code == Code::NonStock)
             .count() as u64;
-        // Reliable messages: a copy already seen is flagged and not delivered again.
-        let mut deliver = true;
-        if let Some(key) = SeqKey::of_message(m) {
-            counts.reliable += 1;
-            let delivery = self.tracker.on_message(&stream, key, bytes, ts_ns, frame);
-            if let Delivery::New { order, .. } = delivery {
-                if let Some(w) = order_warning(order, key, m.offset) {
-                    counts.warnings += 1;
-                    if let SeqOrder::Gap { missing, .. } = order {
-                        counts.seq_gaps += 1;
-                        counts.seq_missing += u64::from(missing);
-                    } else {
-                        counts.seq_late += 1;
-                    }
-                    rec.warnings.push(w);
+        counts.reliable += u64::from(arrival.reliable);
+        match arrival.order {
+            Some(SeqOrder::Gap { missing, .. }) => {
+                counts.seq_gaps += 1;
+                counts.seq_missing += u64::from(missing);
+            }
+            Some(SeqOrder::Late { .. }) => counts.seq_late += 1,
+            _ => {}
+        }
+        match arrival.copy {
+            Copy::New => {}
+            Copy::Resend { first_frame } => {
+                counts.retransmissions += 1;
+                rec.retransmission = true;
+                rec.original_frame = Some(first_frame);
+            }
+            Copy::Keepalive { first_frame } => {
+                rec.keepalive = true;
+                rec.original_frame = Some(first_frame);
+            }
+        }
+        rec.warnings.extend(arrival.warnings);
+        let deliver = arrival.copy.is_new();
+        match arrival.content {
+            Content::Game { bytes, offset } => {
+                rec.payload_offset = Some(offset);
+                rec.game = Some(self.decode_game(
+                    bytes,
+                    session,
+                    client,
+                    dir,
+                    frame,
+                    ts_ns,
+                    deliver,
+                    &mut rec.relay_of,
+                ));
+            }
+            Content::Reassembled(done) => {
+                counts.fragment_sets_completed += 1;
+                let game = self.decode_game(
+                    &done.payload,
+                    session,
+                    client,
+                    dir,
+                    frame,
+                    ts_ns,
+                    true,
+                    &mut rec.relay_of,
+                );
+                rec.assembled = Some(Box::new(Assembled {
+                    game,
+                    bytes: done.payload,
+                    frames: done.frames,
+                }));
+            }
+            Content::Ack(matched) => {
+                counts.acks += 1;
+                if let MessageBody::Ack(ack) = &m.body {
+                    rec.transport = TransportInfo::Ack {
+                        seq: ack.seq,
+                        flags: ack.flags,
+                        fragment_index: ack.fragment_index,
+                        acked_frame: matched.acked_frame,
+                        delay_ns: matched.delay_ns,
+                        duplicate: matched.duplicate,
+                    };
                 }
             }
-            if let Delivery::Retransmission { first, .. } = delivery {
-                rec.original_frame = Some(first.frame);
-                deliver = false;
-                // The host's keepalive echoes the client's peer info (type 0x00) with the
-                // same bytes under the same seq about once a second (variants.md); the
-                // host logs these as new sends. From a client, a repeat is a resend.
-                if dir == Direction::S2C && is_peer_info(&m.body) {
-                    rec.keepalive = true;
-                } else {
-                    counts.retransmissions += 1;
-                    rec.retransmission = true;
-                }
-            }
+            Content::FragmentHeld | Content::Nothing => {}
         }
         match &m.body {
             MessageBody::Data(data) => {
@@ -641,86 +665,11 @@ impl Pipeline {
                         total: f.total,
                     }),
                 };
-                let payload = plain.get(data.payload.clone()).unwrap_or_default();
-                match data.fragment {
-                    None => {
-                        rec.payload_offset = Some(data.payload.start);
-                        if !payload.is_empty() {
-                            rec.game = Some(self.decode_game(
-                                payload,
-                                session,
-                                client,
-                                dir,
-                                frame,
-                                ts_ns,
-                                deliver,
-                                &mut rec.relay_of,
-                            ));
-                        }
-                    }
-                    Some(f) if deliver => {
-                        let result = self.reassembler.push(
-                            &stream,
-                            Fragment {
-                                seq: data.seq.unwrap_or(0),
-                                index: f.index,
-                                total: f.total,
-                                chunk: payload,
-                                offset: m.offset,
-                                frame,
-                                time_ns: ts_ns,
-                            },
-                        );
-                        rec.warnings.extend(result.warnings);
-                        if let PushOutcome::Complete(done) = result.outcome {
-                            self.counts
-                                .entry(stream)
-                                .or_default()
-                                .fragment_sets_completed += 1;
-                            let game = self.decode_game(
-                                &done.payload,
-                                session,
-                                client,
-                                dir,
-                                frame,
-                                ts_ns,
-                                true,
-                                &mut rec.relay_of,
-                            );
-                            rec.assembled = Some(Box::new(Assembled {
-                                game,
-                                bytes: done.payload,
-                                frames: done.frames,
-                            }));
-                        }
-                    }
-                    Some(_) => {}
+                if data.fragment.is_none() {
+                    rec.payload_offset = Some(data.payload.start);
                 }
             }
-            MessageBody::Ack(ack) => {
-                counts.acks += 1;
-                let outcome = self.tracker.on_ack(
-                    &(session, client, opposite(dir)),
-                    SeqKey::of_ack(ack),
-                    ts_ns,
-                    frame,
-                );
-                let (acked_frame, delay_ns, duplicate) = match outcome {
-                    AckOutcome::Matched {
-                        message, delay_ns, ..
-                    } => (Some(message.frame), Some(delay_ns), false),
-                    AckOutcome::Duplicate { .. } | AckOutcome::Stale { .. } => (None, None, true),
-                    AckOutcome::Unknown => (None, None, false),
-                };
-                rec.transport = TransportInfo::Ack {
-                    seq: ack.seq,
-                    flags: ack.flags,
-                    fragment_index: ack.fragment_index,
-                    acked_frame,
-                    delay_ns,
-                    duplicate,
-                };
-            }
+            MessageBody::Ack(_) => {}
             MessageBody::Low(low) => {
                 let time = ts_ns as f64 / 1e9;
                 // A boot that says "connection accepted" lets the client in.
@@ -800,7 +749,7 @@ impl Pipeline {
                     .skip(1)
                     .position(|w| w == id.to_le_bytes())
                     .map(|p| p + 1);
-                let (slots, facts) = (&st.slots, &self.facts);
+                let (slots, facts) = (&st.slots, &self.streams.facts);
                 let player = |slot: u8| {
                     slots
                         .iter()
@@ -898,7 +847,7 @@ impl Pipeline {
             clients: Vec::new(),
         };
         for (ci, c) in s.clients.iter().enumerate() {
-            let f = self.facts.finish_client(&(si, ci), end_ns);
+            let f = self.streams.facts.finish_client(&(si, ci), end_ns);
             if let Some(f) = &f {
                 if f.events_not_listed > 0 {
                     self.summary.add_problem(format!(
@@ -960,8 +909,8 @@ impl Pipeline {
                 let i = dir.index();
                 let k = (si, ci, dir);
                 let n = self.counts.remove(&k).unwrap_or_default();
-                let unacked = self.tracker.finish_stream(&k).len() as u64;
-                let incomplete = self.reassembler.finish_stream(&k);
+                let unacked = self.streams.tracker.finish_stream(&k).len() as u64;
+                let incomplete = self.streams.reassembler.finish_stream(&k);
                 for inc in &incomplete {
                     self.fragment_set_problem(inc);
                 }
@@ -1050,7 +999,7 @@ impl Pipeline {
         self.summary.sessions.sort_by_key(|s| s.index);
         // Every stream was ended with its session; what is left are the counts only
         // the whole run knows.
-        let reliability = std::mem::take(&mut self.tracker).finish();
+        let reliability = std::mem::take(&mut self.streams.tracker).finish();
         if reliability.unacked_not_listed > 0 {
             self.summary.add_limit_problem(format!(
                 "reliability tracker: {} unacknowledged reliable message(s) pushed out of \
@@ -1059,7 +1008,7 @@ impl Pipeline {
                 reliability.unacked_not_listed
             ));
         }
-        let (leftover, not_listed) = std::mem::take(&mut self.reassembler).finish();
+        let (leftover, not_listed) = std::mem::take(&mut self.streams.reassembler).finish();
         for i in &leftover {
             self.fragment_set_problem(i);
         }
@@ -1087,30 +1036,6 @@ impl Pipeline {
 /// A located warning for a new reliable message out of its counter's order: numbers
 /// skipped (lost before the capture point, or not captured) or a late arrival. A wrap
 /// is the counter's normal course and in order.
-fn order_warning(order: SeqOrder, key: SeqKey, offset: usize) -> Option<Warning> {
-    let counter = key.counter.as_str();
-    let seq = key.seq;
-    match order {
-        SeqOrder::InOrder | SeqOrder::Wrap { .. } => None,
-        SeqOrder::Gap { after, missing } => Some(Warning::new(
-            Code::SeqGap,
-            Some(offset),
-            format!(
-                "{counter} sequence number {seq} follows {after}: {missing} number(s) never seen"
-            ),
-        )),
-        SeqOrder::Late { position } => Some(Warning::new(
-            Code::SeqOutOfOrder,
-            Some(offset),
-            format!("{counter} sequence number {seq} arrives after {position} (out of order)"),
-        )),
-    }
-}
-
-fn is_peer_info(body: &MessageBody) -> bool {
-    matches!(body, MessageBody::Low(l) if l.kind == LowKind::PeerInfo)
-}
-
 /// Fields of a connection-management message body (spans relative to the message).
 fn low_fields(body: &LowBody, payload: std::ops::Range<usize>, plain: &[u8]) -> Vec<Field> {
     let base = payload.start;

@@ -7,7 +7,9 @@
 //! [`reassembly::Reassembler`] joins fragments, [`facts::SessionFacts`] collects what the
 //! connection-management messages say about each client.
 //!
-//! Wiring, per UDP payload of a flow (stream key = session, client, direction):
+//! [`stream::Streams`] wires these per UDP payload of a flow (stream key = session,
+//! client, direction) and says of each message whether it is new, a resend or a
+//! keepalive, and what it carries:
 //!
 //! 1. [`cipher::decrypt_datagram`] (GameSpy text is left alone), then [`packet::parse`].
 //! 2. For each message: a reliable one ([`reliability::SeqKey::of_message`]) goes to
@@ -27,6 +29,7 @@ pub mod low;
 pub mod packet;
 pub mod reassembly;
 pub mod reliability;
+pub mod stream;
 
 pub use facts::SessionFacts;
 pub use packet::{

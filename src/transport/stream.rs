@@ -1,0 +1,255 @@
+//! The transport streams of a capture: reliability tracking, fragment reassembly and
+//! the facts of connection-management messages, fed one transport message at a time.
+//! What comes out says what the message is to the receiver — a new message, a resend
+//! or the host's keepalive echo; a whole game payload, a fragment held, a reassembled
+//! payload; an ACK and what it matched — so the pipeline only wires the stages.
+
+use super::facts::SessionFacts;
+use super::low::LowKind;
+use super::packet::{Message, MessageBody};
+use super::reassembly::{Fragment, PushOutcome, Reassembled, Reassembler};
+use super::reliability::{AckOutcome, Delivery, SeqKey, SeqOrder, Tracker};
+use crate::diag::{Code, Direction, Warning};
+
+/// A stream: capture session, client within it, and direction.
+pub type StreamKey = (usize, usize, Direction);
+
+/// A client: capture session and client within it.
+pub type ClientKey = (usize, usize);
+
+/// Whether a message is news to its receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Copy {
+    /// First copy (or not reliable): delivered.
+    New,
+    /// A resend of a reliable message first seen in `first_frame`: not delivered again.
+    Resend { first_frame: u64 },
+    /// The host's once-a-second echo of a client's peer info (`variants.md`): the host
+    /// logs these as new sends, so they are not resends; not delivered again.
+    Keepalive { first_frame: u64 },
+}
+
+impl Copy {
+    pub fn is_new(self) -> bool {
+        self == Copy::New
+    }
+}
+
+/// What a message carries for the layers above.
+#[derive(Debug)]
+pub enum Content<'a> {
+    /// Nothing to decode (a low-type message, an empty or unknown one).
+    Nothing,
+    /// A whole game message (opcode first) at `offset` in the datagram.
+    Game { bytes: &'a [u8], offset: usize },
+    /// A fragment that is a resend, or one kept until its set is complete.
+    FragmentHeld,
+    /// The fragment that completed its set: the joined game message.
+    Reassembled(Reassembled),
+    /// An ACK and the message it acknowledged, if any.
+    Ack(AckMatch),
+}
+
+/// What an ACK acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckMatch {
+    /// Frame of the acknowledged message, when it was matched.
+    pub acked_frame: Option<u64>,
+    /// Time from that message to this ACK.
+    pub delay_ns: Option<i64>,
+    /// The message was already acknowledged (or too old to tell).
+    pub duplicate: bool,
+}
+
+/// One transport message as its stream sees it.
+#[derive(Debug)]
+pub struct Arrival<'a> {
+    pub copy: Copy,
+    /// Whether it carries a reliable sequence number.
+    pub reliable: bool,
+    /// Where its sequence number falls on its counter (new reliable messages only).
+    pub order: Option<SeqOrder>,
+    pub content: Content<'a>,
+    /// Sequence and reassembly warnings, located in the datagram.
+    pub warnings: Vec<Warning>,
+}
+
+/// Every stream of a capture.
+#[derive(Default)]
+pub struct Streams {
+    pub tracker: Tracker<StreamKey>,
+    pub reassembler: Reassembler<StreamKey>,
+    pub facts: SessionFacts<ClientKey>,
+}
+
+impl Streams {
+    pub fn new() -> Streams {
+        Streams::default()
+    }
+
+    /// Follow one transport message of `stream` found in the decrypted datagram `plain`.
+    pub fn on_message<'a>(
+        &mut self,
+        stream: StreamKey,
+        m: &Message,
+        plain: &'a [u8],
+        ts_ns: i64,
+        frame: u64,
+    ) -> Arrival<'a> {
+        let (session, client, dir) = stream;
+        self.facts
+            .on_message(&(session, client), dir, m, plain, ts_ns, frame);
+        let bytes = plain.get(m.offset..m.offset + m.len).unwrap_or_default();
+        let mut arrival = Arrival {
+            copy: Copy::New,
+            reliable: false,
+            order: None,
+            content: Content::Nothing,
+            warnings: Vec::new(),
+        };
+        if let Some(key) = SeqKey::of_message(m) {
+            arrival.reliable = true;
+            match self.tracker.on_message(&stream, key, bytes, ts_ns, frame) {
+                Delivery::New { order, .. } => {
+                    arrival.order = Some(order);
+                    arrival.warnings.extend(order_warning(order, key, m.offset));
+                }
+                Delivery::Retransmission { first, .. } => {
+                    let first_frame = first.frame;
+                    arrival.copy = if dir == Direction::S2C && is_peer_info(&m.body) {
+                        Copy::Keepalive { first_frame }
+                    } else {
+                        Copy::Resend { first_frame }
+                    };
+                }
+            }
+        }
+        match &m.body {
+            MessageBody::Data(data) => {
+                let payload = plain.get(data.payload.clone()).unwrap_or_default();
+                arrival.content = match data.fragment {
+                    None if payload.is_empty() => Content::Nothing,
+                    None => Content::Game {
+                        bytes: payload,
+                        offset: data.payload.start,
+                    },
+                    Some(f) if arrival.copy.is_new() => {
+                        let result = self.reassembler.push(
+                            &stream,
+                            Fragment {
+                                seq: data.seq.unwrap_or(0),
+                                index: f.index,
+                                total: f.total,
+                                chunk: payload,
+                                offset: m.offset,
+                                frame,
+                                time_ns: ts_ns,
+                            },
+                        );
+                        arrival.warnings.extend(result.warnings);
+                        match result.outcome {
+                            PushOutcome::Complete(done) => Content::Reassembled(done),
+                            _ => Content::FragmentHeld,
+                        }
+                    }
+                    Some(_) => Content::FragmentHeld,
+                };
+            }
+            MessageBody::Ack(ack) => {
+                let reverse = (session, client, opposite(dir));
+                let outcome = self
+                    .tracker
+                    .on_ack(&reverse, SeqKey::of_ack(ack), ts_ns, frame);
+                arrival.content = Content::Ack(match outcome {
+                    AckOutcome::Matched {
+                        message, delay_ns, ..
+                    } => AckMatch {
+                        acked_frame: Some(message.frame),
+                        delay_ns: Some(delay_ns),
+                        duplicate: false,
+                    },
+                    AckOutcome::Duplicate { .. } | AckOutcome::Stale { .. } => AckMatch {
+                        acked_frame: None,
+                        delay_ns: None,
+                        duplicate: true,
+                    },
+                    AckOutcome::Unknown => AckMatch {
+                        acked_frame: None,
+                        delay_ns: None,
+                        duplicate: false,
+                    },
+                });
+            }
+            MessageBody::Low(_) | MessageBody::Unknown { .. } => {}
+        }
+        arrival
+    }
+}
+
+fn opposite(d: Direction) -> Direction {
+    match d {
+        Direction::C2S => Direction::S2C,
+        Direction::S2C => Direction::C2S,
+    }
+}
+
+fn is_peer_info(body: &MessageBody) -> bool {
+    matches!(body, MessageBody::Low(l) if l.kind == LowKind::PeerInfo)
+}
+
+/// A gap or a late arrival on a reliable counter, located at the message.
+fn order_warning(order: SeqOrder, key: SeqKey, offset: usize) -> Option<Warning> {
+    let counter = key.counter.as_str();
+    let seq = key.seq;
+    match order {
+        SeqOrder::InOrder | SeqOrder::Wrap { .. } => None,
+        SeqOrder::Gap { after, missing } => Some(Warning::new(
+            Code::SeqGap,
+            Some(offset),
+            format!(
+                "{counter} sequence number {seq} follows {after}: {missing} number(s) never seen"
+            ),
+        )),
+        SeqOrder::Late { position } => Some(Warning::new(
+            Code::SeqOutOfOrder,
+            Some(offset),
+            format!("{counter} sequence number {seq} arrives after {position} (out of order)"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::packet::{emit_packet, parse, Ack, Counter, DataMessage};
+
+    // A reliable data message from the client, its resend, the host's ACK.
+    #[test]
+    fn new_resend_and_ack_as_the_receiver_sees_them() {
+        let mut s = Streams::new();
+        let c2s = (0, 0, Direction::C2S);
+        let s2c = (0, 0, Direction::S2C);
+        let game = [0x2a, 0x20];
+        let body = MessageBody::Data(DataMessage::new(Some(1), false, None, game.len()).unwrap());
+        let data = emit_packet(2, &[(&body, &game)]).unwrap();
+        let p = parse(&data);
+        let first = s.on_message(c2s, &p.messages[0], &data, 0, 1);
+        assert_eq!(first.copy, Copy::New);
+        assert!(first.reliable);
+        assert!(matches!(first.content, Content::Game { bytes, .. } if bytes == [0x2a, 0x20]));
+        let again = s.on_message(c2s, &p.messages[0], &data, 1_000_000_000, 2);
+        assert_eq!(again.copy, Copy::Resend { first_frame: 1 });
+        let ack_body = MessageBody::Ack(Ack::new(1, Counter::Data, None));
+        let ack = emit_packet(1, &[(&ack_body, &[])]).unwrap();
+        let pa = parse(&ack);
+        let a = s.on_message(s2c, &pa.messages[0], &ack, 1_500_000_000, 3);
+        match a.content {
+            Content::Ack(m) => {
+                assert_eq!(m.acked_frame, Some(1));
+                // The delay runs from the latest copy, the one the ACK answers.
+                assert_eq!(m.delay_ns, Some(500_000_000));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
