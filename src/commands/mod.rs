@@ -3,6 +3,8 @@
 mod capture_cmds;
 mod diff_cmd;
 mod inputs;
+#[cfg(feature = "parquet")]
+mod parquet_cmd;
 mod progress;
 mod report_cmd;
 
