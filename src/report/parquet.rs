@@ -10,8 +10,8 @@ use crate::game::GameMessage;
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord};
 use anyhow::{Context, Result};
 use arrow_array::builder::{
-    BooleanBuilder, Float32Builder, Float64Builder, ListBuilder, StringBuilder,
-    TimestampNanosecondBuilder, UInt16Builder, UInt32Builder, UInt64Builder, UInt8Builder,
+    BooleanBuilder, Float32Builder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
+    TimestampMicrosecondBuilder, UInt16Builder, UInt32Builder, UInt64Builder, UInt8Builder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
@@ -38,11 +38,14 @@ pub fn schema() -> SchemaRef {
     };
     Arc::new(Schema::new(vec![
         Field::new("frame", DataType::UInt64, false),
+        // Microseconds: the unit every engine's timestamp functions take (Spark and
+        // DuckDB's date_trunc refuse nanoseconds); the exact value is in ts_ns.
         Field::new(
             "ts",
-            DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
             false,
         ),
+        Field::new("ts_ns", DataType::Int64, false),
         Field::new("time_s", DataType::Float64, false),
         Field::new("session", DataType::UInt32, false),
         Field::new("client", DataType::UInt32, false),
@@ -85,7 +88,8 @@ pub fn schema() -> SchemaRef {
 /// Column builders of one batch.
 struct Columns {
     frame: UInt64Builder,
-    ts: TimestampNanosecondBuilder,
+    ts: TimestampMicrosecondBuilder,
+    ts_ns: Int64Builder,
     time_s: Float64Builder,
     session: UInt32Builder,
     client: UInt32Builder,
@@ -122,7 +126,8 @@ impl Columns {
         let f32s = || Float32Builder::with_capacity(n);
         Columns {
             frame: UInt64Builder::with_capacity(n),
-            ts: TimestampNanosecondBuilder::with_capacity(n).with_timezone("UTC"),
+            ts: TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC"),
+            ts_ns: Int64Builder::with_capacity(n),
             time_s: Float64Builder::with_capacity(n),
             session: UInt32Builder::with_capacity(n),
             client: UInt32Builder::with_capacity(n),
@@ -161,6 +166,7 @@ impl Columns {
         vec![
             Arc::new(self.frame.finish()),
             Arc::new(self.ts.finish()),
+            Arc::new(self.ts_ns.finish()),
             Arc::new(self.time_s.finish()),
             Arc::new(self.session.finish()),
             Arc::new(self.client.finish()),
@@ -334,7 +340,8 @@ impl<W: Write + Send> ParquetRows<W> {
     ) {
         let c = &mut self.cols;
         c.frame.append_value(p.frame);
-        c.ts.append_value(p.ts_ns);
+        c.ts.append_value(p.ts_ns.div_euclid(1000));
+        c.ts_ns.append_value(p.ts_ns);
         c.time_s
             .append_value(p.ts_ns.saturating_sub(first_ts_ns) as f64 / 1e9);
         c.session.append_value(clamp_u32(p.session));
