@@ -107,6 +107,29 @@ fn benches(c: &mut Criterion) {
             }
         })
     });
+    // The capture's batches mix a few long datagrams with many short ones; here every
+    // lane is busy from start to end, which is the lanes' own speed.
+    let uniform: Vec<Vec<u8>> = (0..cipher::LANES)
+        .map(|i| (0..256).map(|j| (i * 31 + j * 7) as u8).collect())
+        .collect();
+    g.throughput(Throughput::Bytes((uniform.len() * 256) as u64));
+    g.bench_function("decrypt_256x_one_by_one", |b| {
+        let mut bufs = uniform.clone();
+        b.iter(|| {
+            for buf in &mut bufs {
+                cipher::decrypt(buf);
+            }
+            black_box(&bufs);
+        })
+    });
+    g.bench_function("decrypt_256x_many", |b| {
+        let mut bufs = uniform.clone();
+        b.iter(|| {
+            let mut views: Vec<&mut [u8]> = bufs.iter_mut().map(|v| v.as_mut_slice()).collect();
+            cipher::decrypt_many(&mut views);
+            black_box(&views);
+        })
+    });
     g.finish();
 
     let mut g = c.benchmark_group("transport");

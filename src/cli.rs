@@ -108,6 +108,9 @@ pub enum DecodeFormat {
     Jsonl,
     Json,
     Csv,
+    /// One row per game message in a typed Parquet file (needs -o or --out-dir).
+    #[cfg(feature = "parquet")]
+    Parquet,
 }
 
 /// Which messages to keep.
@@ -154,6 +157,15 @@ pub struct DecodeArgs {
     pub hex: bool,
     #[command(flatten)]
     pub write: WriteArgs,
+    /// More captures (or directories of them), with `--format parquet --out-dir`.
+    #[arg(value_name = "MORE")]
+    pub more: Vec<String>,
+    /// File to write (`--format parquet`).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    /// Directory to write one Parquet file per input into, inputs read on all cores.
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    pub out_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

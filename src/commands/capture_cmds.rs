@@ -186,6 +186,9 @@ impl Sink for DecodeSink<'_> {
                 }
                 self.w.write_all(packet_csv(p, &keep).as_bytes())?;
             }
+            // Written by parquet_cmd, which has a sink of its own.
+            #[cfg(feature = "parquet")]
+            DecodeFormat::Parquet => {}
             DecodeFormat::Jsonl | DecodeFormat::Json => {
                 // The same text as serde_json::to_writer(packet_json(..)), written
                 // without building a Value tree (json_stream; tested against it).
@@ -215,6 +218,13 @@ impl Sink for DecodeSink<'_> {
 }
 
 pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
+    #[cfg(feature = "parquet")]
+    if a.format == DecodeFormat::Parquet {
+        return super::parquet_cmd::decode_parquet(&a, out, w);
+    }
+    if a.output.is_some() || a.out_dir.is_some() || !a.more.is_empty() {
+        anyhow::bail!("-o, --out-dir and more than one capture go with --format parquet");
+    }
     let cfg = config(&a.input)?;
     let filter = Filter::from_args(&a.filter)?;
     let spool = cut::prepare(&a.file, &a.write)?;

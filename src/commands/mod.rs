@@ -4,6 +4,8 @@ mod capture_cmds;
 mod cut;
 mod diff_cmd;
 mod inputs;
+#[cfg(feature = "parquet")]
+mod parquet_cmd;
 mod progress;
 mod report_cmd;
 

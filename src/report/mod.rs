@@ -11,6 +11,8 @@ pub mod json;
 pub mod json_float;
 pub mod json_stream;
 pub mod names;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod show;
 pub mod stats;
 pub mod term;

@@ -131,49 +131,187 @@ impl State {
     }
 }
 
-/// How many datagrams a caller should gather for [`decrypt_many`].
-pub const LANES: usize = 4;
+/// How many datagrams a caller should gather for [`decrypt_many`]: enough that the
+/// lanes stay busy while the longest datagrams of the batch finish.
+pub const LANES: usize = 8 * LANE_WIDTH;
+
+/// Datagrams deciphered side by side by [`decrypt_many`]: one SSE2 register of 16-bit
+/// lanes. Sixteen lanes run no faster on real batches, whose few long datagrams then
+/// leave more lanes idle.
+pub const LANE_WIDTH: usize = 16;
+
+/// Fewer datagrams than this go through the one-at-a-time path: the lane
+/// path computes every key-dependent term instead of looking it up, which only pays
+/// when it is spread over enough datagrams.
+const MIN_LANES: usize = 3;
 
 /// Decrypt bytes 1.. of several game datagrams in place, like [`decrypt`] on each.
 ///
 /// Every keystream byte depends on the plaintext byte before it, so one datagram is a
 /// chain of dependent table loads and multiplies that leaves most of the core idle.
-/// Independent datagrams have independent chains: stepping two of them in the same
-/// loop lets the processor overlap them. Two chains already keep the multipliers
-/// busy; more run out of registers. The list is reordered by length so that each pair
-/// shares as many bytes as possible.
+/// Independent datagrams have independent chains, so they are stepped side by side in
+/// [`LANE_WIDTH`] lanes (see [`decrypt_lanes`]); the list is first ordered by length so
+/// that the longest start first. A list too short to fill the lanes goes through the
+/// scalar path.
 pub fn decrypt_many(bufs: &mut [&mut [u8]]) {
     bufs.sort_unstable_by_key(|b| b.len());
-    let mut pairs = bufs.chunks_exact_mut(2);
-    for pair in &mut pairs {
-        if let [a, b] = pair {
-            let mut st = [State::new(); 2];
-            decrypt_two(&mut st, body(a), body(b));
+    decrypt_many_with::<LANE_WIDTH>(bufs);
+}
+
+/// [`decrypt_many`] with a chosen lane width (the tests run every width).
+fn decrypt_many_with<const W: usize>(bufs: &mut [&mut [u8]]) {
+    if bufs.len() >= MIN_LANES.min(W) {
+        decrypt_lanes::<W>(bufs);
+    } else {
+        for buf in bufs {
+            decrypt(buf);
         }
     }
-    for buf in pairs.into_remainder() {
-        decrypt(buf);
+}
+
+/// Decrypt bytes 1.. of datagrams in place, `W` at a time, one lane each.
+///
+/// Only the low 16 bits of every cipher word reach a keystream byte: the words meet
+/// only through wrapping adds, multiplies and XOR, whose low bits never depend on
+/// higher ones, and the byte is taken from bits 0..15 of the accumulator. So the lanes
+/// hold 16-bit state, `W` of them in arrays, and every step is an operation on whole
+/// arrays that the compiler turns into vector instructions (SSE2 multiplies eight
+/// 16-bit lanes at once). Looking the key terms up in [`ROUNDS`] would need a gather
+/// per lane, so each lane computes them from its folded key byte instead: more
+/// multiplies, but all vectorised, and none waiting on a load.
+///
+/// A lane that reaches the end of its datagram starts on the next one (its state
+/// reset) while the others go on, longest datagrams first, so lanes idle only at the
+/// very end of the list; an idle lane runs on zero bytes whose results are dropped.
+fn decrypt_lanes<const W: usize>(bufs: &mut [&mut [u8]]) {
+    const IDLE: usize = usize::MAX;
+    // The caller ordered the list by length: take it from the end, longest first.
+    let mut left = bufs.len();
+    let mut lane_buf = [IDLE; W];
+    let mut pos = [0usize; W];
+    let mut lanes = Lanes::<W>::new();
+    let mut block = [[0u16; W]; BLOCK];
+    loop {
+        // Lanes at the end of their datagram take the next one; then all run together
+        // until the first of them ends (at most BLOCK bytes), with the bytes moved into
+        // lane-major order and back so that each datagram is read and written in order.
+        let mut run = BLOCK;
+        for l in 0..W {
+            if bufs.get(lane_buf[l]).is_none_or(|b| pos[l] >= b.len()) {
+                lane_buf[l] = IDLE;
+                // Byte 0 is the clear peer id: a datagram of one byte has nothing to do.
+                while left > 0 {
+                    left -= 1;
+                    if bufs[left].len() > 1 {
+                        lane_buf[l] = left;
+                        pos[l] = 1;
+                        lanes.reset(l);
+                        break;
+                    }
+                }
+            }
+            if let Some(b) = bufs.get(lane_buf[l]) {
+                run = run.min(b.len() - pos[l]);
+            }
+        }
+        if lane_buf.iter().all(|&b| b == IDLE) {
+            return;
+        }
+        for l in 0..W {
+            let bytes = match bufs.get(lane_buf[l]) {
+                Some(b) => &b[pos[l]..pos[l] + run],
+                None => &[],
+            };
+            for (k, row) in block[..run].iter_mut().enumerate() {
+                row[l] = bytes.get(k).map_or(0, |&b| u16::from(b));
+            }
+        }
+        for row in &mut block[..run] {
+            *row = lanes.step(row);
+        }
+        for l in 0..W {
+            if let Some(b) = bufs.get_mut(lane_buf[l]) {
+                for (row, out) in block.iter().zip(&mut b[pos[l]..pos[l] + run]) {
+                    *out = row[l] as u8;
+                }
+                pos[l] += run;
+            }
+        }
     }
 }
 
-/// The enciphered part of a datagram: everything after the clear peer id.
-fn body<'a>(buf: &'a mut &mut [u8]) -> &'a mut [u8] {
-    buf.get_mut(1..).unwrap_or_default()
+/// Bytes per lane moved into lane-major order at a time by [`decrypt_lanes`].
+const BLOCK: usize = 64;
+
+/// `W` cipher states in 16-bit lanes (see [`decrypt_lanes`]).
+struct Lanes<const W: usize> {
+    /// The carried sum `u` of [`State`], low 16 bits.
+    u: [u16; W],
+    /// The folded key byte in both halves (`fold · 0x0101`).
+    key: [u16; W],
 }
 
-fn decrypt_two(st: &mut [State; 2], a: &mut [u8], b: &mut [u8]) {
-    let common = a.len().min(b.len());
-    let (a_head, a_tail) = a.split_at_mut(common);
-    let (b_head, b_tail) = b.split_at_mut(common);
-    for (x, y) in a_head.iter_mut().zip(b_head) {
-        st[0].decrypt_byte(x);
-        st[1].decrypt_byte(y);
+/// `out[l] = f(a[l], b[l])` for every lane: the shape the compiler vectorises.
+#[inline(always)]
+fn lanewise<const W: usize>(a: &[u16; W], b: &[u16; W], f: impl Fn(u16, u16) -> u16) -> [u16; W] {
+    let mut out = [0u16; W];
+    for l in 0..W {
+        out[l] = f(a[l], b[l]);
     }
-    for x in a_tail {
-        st[0].decrypt_byte(x);
+    out
+}
+
+impl<const W: usize> Lanes<W> {
+    fn new() -> Self {
+        Lanes {
+            u: [0; W],
+            key: [0; W],
+        }
     }
-    for y in b_tail {
-        st[1].decrypt_byte(y);
+
+    /// Lane `l` starts a new datagram.
+    fn reset(&mut self, l: usize) {
+        self.u[l] = 0;
+        self.key[l] = 0;
+    }
+
+    /// Decrypts one byte in every lane (byte values in the low 8 bits) and feeds the
+    /// plaintext back: the rounds of [`round_table`] and [`State::keystream`], lane-wise.
+    #[inline(always)]
+    fn step(&mut self, cipher: &[u16; W]) -> [u16; W] {
+        const MS: u16 = MUL_SUM as u16;
+        const MW: u16 = MUL_WORD as u16;
+        let key = self.key;
+        let u = self.u;
+        // Round 0: no previous word and no cross term.
+        let w = lanewise(&key, &key, |k, _| (PAIRS[0] as u16) ^ k);
+        let mut upd = lanewise(&w, &w, |w, _| w.wrapping_mul(MS).wrapping_add(1));
+        let mut t2 = lanewise(&w, &w, |w, _| w.wrapping_mul(MW));
+        let mut d = t2;
+        let mut acc = lanewise(&upd, &lanewise(&u, &d, u16::wrapping_add), |a, b| a ^ b);
+        for r in 1..5 {
+            // The chaining uses the previous round's UPDATED word (cipher.md §3).
+            let pair = PAIRS[r] as u16;
+            let w = lanewise(&key, &upd, |k, p| pair ^ k ^ p);
+            upd = lanewise(&w, &w, |w, _| w.wrapping_mul(MS).wrapping_add(1));
+            let t2_r = lanewise(&w, &w, |w, _| w.wrapping_mul(MW));
+            let carried = lanewise(&d, &t2, |d, t2| {
+                t2.wrapping_add(d.wrapping_add(r as u16).wrapping_mul(MS))
+            });
+            d = lanewise(&carried, &t2_r, u16::wrapping_add);
+            t2 = t2_r;
+            let pow = POW[r] as u16;
+            let sum = lanewise(&u, &d, |u, d| u.wrapping_mul(pow).wrapping_add(d));
+            acc = lanewise(&acc, &lanewise(&upd, &sum, |a, b| a ^ b), |a, b| a ^ b);
+        }
+        let carry = lanewise(&d, &t2, |d, t2| d.wrapping_mul(MS).wrapping_add(t2));
+        self.u = lanewise(&u, &carry, |u, c| {
+            u.wrapping_mul(POW[5] as u16).wrapping_add(c)
+        });
+        let ks = lanewise(&acc, &acc, |a, _| (a ^ (a >> 8)) & 0xFF);
+        let plain = lanewise(cipher, &ks, |c, k| (c ^ k) & 0xFF);
+        self.key = lanewise(&key, &plain, |k, p| k ^ (p * 0x0101));
+        plain
     }
 }
 
@@ -418,6 +556,94 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
                 assert_eq!(got, &one, "count {count} datagram {i}");
             }
         }
+    }
+
+    /// Runs `decrypt_many_with::<W>` over `datagrams` and checks each against `want`.
+    fn check_width<const W: usize>(datagrams: &[Vec<u8>], want: &[Vec<u8>], what: &str) {
+        let mut batch = datagrams.to_vec();
+        let mut views: Vec<&mut [u8]> = batch.iter_mut().map(|v| v.as_mut_slice()).collect();
+        decrypt_many_with::<W>(&mut views);
+        for (i, (got, want)) in batch.iter().zip(want).enumerate() {
+            assert_eq!(got, want, "width {W}, {what}, datagram {i}");
+        }
+    }
+
+    /// The 11 vectors of cipher.md §7 in every lane of every lane width: each vector's
+    /// ciphertext sits at each position of a full group, the other lanes holding the
+    /// other vectors, so that lanes longer and shorter than it run beside it.
+    fn vectors_in_every_lane<const W: usize>() {
+        let plain: Vec<Vec<u8>> = VECTORS.iter().map(|v| hex(v.1)).collect();
+        let cipher: Vec<Vec<u8>> = VECTORS.iter().map(|v| hex(v.2)).collect();
+        for shift in 0..W.max(VECTORS.len()) {
+            let pick = |k: usize| (k + shift) % VECTORS.len();
+            let ins: Vec<Vec<u8>> = (0..W).map(|k| cipher[pick(k)].clone()).collect();
+            let want: Vec<Vec<u8>> = (0..W).map(|k| plain[pick(k)].clone()).collect();
+            check_width::<W>(&ins, &want, &format!("vectors shifted by {shift}"));
+            // A group with fewer datagrams than lanes leaves lanes empty.
+            let part = (shift % W) + 1;
+            check_width::<W>(&ins[..part], &want[..part], "part of a group");
+        }
+    }
+
+    /// The lane path against the literal transcription of cipher.md §3–4.
+    fn reference_in_every_lane<const W: usize>() {
+        let mut x = 0x0BAD_5EEDu32 ^ W as u32;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        for round in 0..40 {
+            let count = 1 + round % (2 * W + 1);
+            let plain: Vec<Vec<u8>> = (0..count)
+                .map(|_| {
+                    let len = (next() % 400) as usize;
+                    (0..len).map(|_| next() as u8).collect()
+                })
+                .collect();
+            let cipher: Vec<Vec<u8>> = plain
+                .iter()
+                .map(|p| {
+                    let mut c = p.clone();
+                    reference_encrypt(&mut c);
+                    c
+                })
+                .collect();
+            check_width::<W>(&cipher, &plain, &format!("reference round {round}"));
+        }
+    }
+
+    #[test]
+    fn every_lane_width_deciphers_the_vectors() {
+        vectors_in_every_lane::<1>();
+        vectors_in_every_lane::<2>();
+        vectors_in_every_lane::<4>();
+        vectors_in_every_lane::<8>();
+        vectors_in_every_lane::<LANE_WIDTH>();
+        vectors_in_every_lane::<32>();
+    }
+
+    #[test]
+    fn every_lane_width_matches_the_reference() {
+        reference_in_every_lane::<1>();
+        reference_in_every_lane::<2>();
+        reference_in_every_lane::<4>();
+        reference_in_every_lane::<8>();
+        reference_in_every_lane::<LANE_WIDTH>();
+        reference_in_every_lane::<32>();
+    }
+
+    #[test]
+    fn the_lane_path_runs_for_full_groups() {
+        // A group at least MIN_LANES wide goes through decrypt_lanes, not the scalar
+        // path: check that path directly on a known vector, every lane of it.
+        let plain = hex(VECTORS[4].1);
+        let cipher = hex(VECTORS[4].2);
+        let mut batch = vec![cipher; LANE_WIDTH];
+        let mut views: Vec<&mut [u8]> = batch.iter_mut().map(|v| v.as_mut_slice()).collect();
+        decrypt_lanes::<LANE_WIDTH>(&mut views);
+        assert!(batch.iter().all(|b| *b == plain));
     }
 
     #[test]

@@ -1,0 +1,188 @@
+//! `decode --format parquet`: game messages as Parquet rows (report::parquet), to one
+//! file (`-o`) or one file per input in a directory (`--out-dir`, inputs read on all
+//! cores, as `stats` reads many captures).
+
+use super::capture_cmds::{config, run_file, warn_problems};
+use super::Output;
+use crate::cli::DecodeArgs;
+use crate::pipeline::filter::Filter;
+use crate::pipeline::record::PacketRecord;
+use crate::pipeline::{Config, Control, Detail, Sink};
+use crate::report::names::Names;
+use crate::report::parquet::ParquetRows;
+use anyhow::{bail, Context, Result};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+struct ParquetSink<W: Write + Send> {
+    rows: ParquetRows<W>,
+    filter: Filter,
+    first_ts_ns: Option<i64>,
+}
+
+impl<W: Write + Send> Sink for ParquetSink<W> {
+    fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
+        let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
+        if !self.filter.keep_packet(p, first, names) {
+            return Ok(Control::Continue);
+        }
+        let player = names.client_name(p.session, p.client);
+        let filter = &self.filter;
+        self.rows.packet(
+            p,
+            player.as_deref(),
+            &|id| names.object_class(p.session, id),
+            &|m| filter.keep_message(m, p.session, names),
+        )?;
+        Ok(Control::Continue)
+    }
+
+    /// Rows hold typed values only: the field trees are never read.
+    fn detail(&self) -> Detail {
+        Detail::Lean
+    }
+}
+
+/// Decodes `path` into a Parquet stream on `out`; returns the rows written.
+fn write_one<W: Write + Send>(
+    path: &str,
+    cfg: &Config,
+    filter: &Filter,
+    out: W,
+    o: Output,
+) -> Result<(u64, W)> {
+    let mut sink = ParquetSink {
+        rows: ParquetRows::new(out)?,
+        filter: filter.clone(),
+        first_ts_ns: None,
+    };
+    let s = run_file(path, cfg, &mut sink, o)?;
+    warn_problems(path, &s, o);
+    let rows = sink.rows.rows();
+    Ok((rows, sink.rows.finish()?))
+}
+
+fn write_file(path: &str, cfg: &Config, filter: &Filter, dest: &Path, o: Output) -> Result<u64> {
+    let file =
+        std::fs::File::create(dest).with_context(|| format!("cannot create {}", dest.display()))?;
+    let (rows, w) = write_one(
+        path,
+        cfg,
+        filter,
+        BufWriter::with_capacity(1 << 16, file),
+        o,
+    )?;
+    w.into_inner()
+        .map_err(|e| e.into_error())
+        .with_context(|| format!("writing {}", dest.display()))?;
+    Ok(rows)
+}
+
+/// `DIR/<input file stem>.parquet`.
+fn dest_in(dir: &Path, input: &str) -> PathBuf {
+    let stem = Path::new(input)
+        .file_stem()
+        .map_or_else(|| "stdin".into(), |s| s.to_string_lossy().into_owned());
+    dir.join(format!("{stem}.parquet"))
+}
+
+pub fn decode_parquet(a: &DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
+    let cfg = config(&a.input)?;
+    let filter = Filter::from_args(&a.filter)?;
+    if a.hex {
+        bail!("--hex does not go with --format parquet (rows hold typed values)");
+    }
+    if let Some(dir) = &a.out_dir {
+        let mut inputs = vec![a.file.clone()];
+        inputs.extend(a.more.iter().cloned());
+        let files = super::inputs::expand(&inputs, out)?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the directory {}", dir.display()))?;
+        let dests: Vec<PathBuf> = files.iter().map(|f| dest_in(dir, f)).collect();
+        for (i, d) in dests.iter().enumerate() {
+            if dests[..i].contains(d) {
+                bail!(
+                    "two inputs would both be written to {} (same file name)",
+                    d.display()
+                );
+            }
+        }
+        let results = write_all(&files, &dests, &cfg, &filter, out);
+        for ((dest, rows), input) in dests.iter().zip(results).zip(&files) {
+            let rows = rows.with_context(|| input.clone())?;
+            writeln!(w, "{}: {rows} rows", dest.display())?;
+        }
+        return Ok(0);
+    }
+    if !a.more.is_empty() {
+        bail!("several captures need --out-dir DIR (one Parquet file each)");
+    }
+    let Some(dest) = &a.output else {
+        bail!("--format parquet writes a file: give -o FILE (or --out-dir DIR)");
+    };
+    if dest.as_os_str() == "-" {
+        let stdout = std::io::stdout();
+        let (_, mut s) = write_one(&a.file, &cfg, &filter, BufWriter::new(stdout), out)?;
+        s.flush()?;
+        return Ok(0);
+    }
+    let rows = write_file(&a.file, &cfg, &filter, dest, out)?;
+    writeln!(w, "{}: {rows} rows", dest.display())?;
+    Ok(0)
+}
+
+/// Every input on `workers` threads (each a whole file, its own reader), results in
+/// input order.
+fn write_all(
+    files: &[String],
+    dests: &[PathBuf],
+    cfg: &Config,
+    filter: &Filter,
+    out: Output,
+) -> Vec<Result<u64>> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let worker_out = Output {
+        progress: false,
+        ..out
+    };
+    // Every core already reads a file: a reading thread per file would only compete.
+    let cfg = &Config {
+        front_thread: workers == 1 && cfg.front_thread,
+        ..cfg.clone()
+    };
+    let mut done: Vec<(usize, Result<u64>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let (Some(path), Some(dest)) = (files.get(i), dests.get(i)) else {
+                            break;
+                        };
+                        done.push((i, write_file(path, cfg, filter, dest, worker_out)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    let mut results: Vec<Result<u64>> = Vec::with_capacity(files.len());
+    let mut it = done.into_iter().peekable();
+    for i in 0..files.len() {
+        match it.next_if(|(j, _)| *j == i) {
+            Some((_, r)) => results.push(r),
+            None => results.push(Err(anyhow::anyhow!("a worker thread stopped early"))),
+        }
+    }
+    results
+}
