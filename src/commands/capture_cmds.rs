@@ -82,19 +82,17 @@ pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
                 write!(w, "{}", info::render_info(path, &s, pal))?;
             }
             TableOrJson::Json => {
-                let mut j = info::info_json(&s);
-                j["file"] = json!(path);
-                all.push(j);
+                all.push(info::info_json(Some(path), &s));
             }
         }
     }
     if a.format == TableOrJson::Json {
-        let j = if all.len() == 1 {
-            all.remove(0)
-        } else {
-            Json::Array(all)
-        };
-        writeln!(w, "{}", serde_json::to_string_pretty(&j)?)?;
+        // One shape for one file or many.
+        let j = json!({
+            "schema_version": crate::report::json::SCHEMA_VERSION,
+            "files": all,
+        });
+        writeln!(w, "{}", json_stream::to_pretty_string(&j))?;
     }
     Ok(0)
 }
@@ -108,7 +106,7 @@ pub fn flows(a: FlowsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         TableOrJson::Json => writeln!(
             w,
             "{}",
-            serde_json::to_string_pretty(&info::flows_json(&s))?
+            json_stream::to_pretty_string(&info::flows_json(&s))
         )?,
     }
     Ok(0)
@@ -187,8 +185,6 @@ impl Sink for DecodeSink<'_> {
                 self.w.write_all(packet_csv(p, &keep).as_bytes())?;
             }
             DecodeFormat::Jsonl | DecodeFormat::Json => {
-                // The same text as serde_json::to_writer(packet_json(..)), written
-                // without building a Value tree (json_stream; tested against it).
                 let line = &mut self.line;
                 line.clear();
                 if self.format == DecodeFormat::Json {
@@ -248,7 +244,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             "gamespy_packets": sink.gamespy_packets,
             "messages": sink.messages,
             "warnings": sink.warnings,
-            "capture": info::info_json(&s),
+            "capture": info::info_json(None, &s),
         });
         if a.format == DecodeFormat::Json {
             sink.w
@@ -272,7 +268,9 @@ fn write_with_sessions(
     sessions: &[crate::pipeline::summary::SessionSummary],
 ) -> Result<()> {
     const EMPTY: &str = "\"sessions\":[]";
-    let text = serde_json::to_string(record)?;
+    let mut text = Vec::new();
+    json_stream::write_value(&mut text, record, false);
+    let text = String::from_utf8(text)?;
     // Quotes inside string values are escaped, so this can only be the key.
     let Some(at) = text.find(EMPTY) else {
         w.write_all(text.as_bytes())?;
@@ -284,7 +282,9 @@ fn write_with_sessions(
         if k > 0 {
             w.write_all(b",")?;
         }
-        serde_json::to_writer(&mut *w, &info::session_json(s))?;
+        let mut one = Vec::new();
+        json_stream::write_value(&mut one, &info::session_json(s), false);
+        w.write_all(&one)?;
     }
     w.write_all(b"]")?;
     w.write_all(&text.as_bytes()[at + EMPTY.len()..])?;
@@ -430,7 +430,7 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     };
     match a.format {
         TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
-        TableOrJson::Json => writeln!(w, "{}", serde_json::to_string_pretty(&stats.to_json())?)?,
+        TableOrJson::Json => writeln!(w, "{}", json_stream::to_pretty_string(&stats.to_json()))?,
     }
     Ok(0)
 }

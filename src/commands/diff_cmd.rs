@@ -232,7 +232,7 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         TableOrJson::Json => writeln!(
             w,
             "{}",
-            serde_json::to_string_pretty(&diff::to_json(&result))?
+            crate::report::json_stream::to_pretty_string(&diff::to_json(&result))
         )?,
     }
     Ok(if result.is_same() { 0 } else { 1 })

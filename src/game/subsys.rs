@@ -438,54 +438,111 @@ fn push_record_summary(s: &mut String, rec: &SubsystemRecord, entry: &SubsystemL
     }
 }
 
-/// Fields of a decoded block: start index, one group per record, and a summary.
-pub fn block_fields(read: &BlockRead, class: &ShipClass, block_start: usize) -> Field {
-    let mut fields = Vec::with_capacity(read.block.records.len() + 3);
+/// The snake_case key of a display name (`Shield Generator` → `shield_generator`):
+/// ASCII letters and digits kept (lower case), every other run of characters one `_`.
+pub fn snake_key(name: &str) -> String {
+    let mut key = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            key.push(c.to_ascii_lowercase());
+        } else if !key.is_empty() && !key.ends_with('_') {
+            key.push('_');
+        }
+    }
+    while key.ends_with('_') {
+        key.pop();
+    }
+    if key.is_empty() {
+        key.push('_');
+    }
+    key
+}
+
+/// The key of entry `index` of `class`: [`snake_key`] of its name, with `_2`, `_3`, …
+/// for the second, third, … entry of the list whose name makes the same key, so that a
+/// key names one entry of the class whichever records a block carries.
+pub fn entry_key(class: &ShipClass, index: usize) -> String {
+    let Some(entry) = class.entry(index) else {
+        return format!("index_{index}");
+    };
+    let key = snake_key(&entry.name);
+    let same = class.subsystems[..index]
+        .iter()
+        .filter(|e| snake_key(&e.name) == key)
+        .count();
+    if same == 0 {
+        key
+    } else {
+        format!("{key}_{}", same + 1)
+    }
+}
+
+/// Fields of a decoded block: the start index and its entry's name, the records as a
+/// list in wire order (each with its `index`, `key` and display `name`), and a summary.
+pub fn block_fields(read: &BlockRead, class: &ShipClass, block_start: usize) -> [Field; 4] {
     let start_name = class
         .entry(read.block.start as usize)
         .map_or("?", |e| e.name.as_str());
-    fields.push(Field::new(
-        "start_index",
-        Value::Uint(read.block.start as u64),
-        Span::new(block_start, block_start + 1),
-    ));
-    fields.push(Field::new(
-        "start_name",
-        Value::Text(start_name.to_string()),
-        Span::new(block_start, block_start + 1),
-    ));
+    let mut records = Vec::with_capacity(read.block.records.len());
     // A record's summary is ~50 bytes ("Warp Core 100%, batteries 100% / 100%; ").
     let mut summary = String::with_capacity(64 * read.block.records.len());
     for (rec, span) in read.block.records.iter().zip(&read.spans) {
         let Some(entry) = class.entry(rec.index as usize) else {
             continue;
         };
-        fields.push(record_field(rec, span, entry));
+        records.push(record_value(rec, span, entry, class));
         if !summary.is_empty() {
             summary.push_str("; ");
         }
         push_record_summary(&mut summary, rec, entry);
     }
     let end = read.spans.last().map_or(block_start + 1, |s| s.end);
-    fields.push(Field::new(
-        "summary",
-        Value::Text(summary),
-        Span::new(block_start, end),
-    ));
-    Field::new(
-        "subsystems",
-        Value::Group(fields),
-        Span::new(block_start, end),
-    )
+    [
+        Field::new(
+            "subsystems_start_index",
+            Value::Uint(read.block.start as u64),
+            Span::new(block_start, block_start + 1),
+        ),
+        Field::new(
+            "subsystems_start_name",
+            Value::Text(start_name.to_string()),
+            Span::new(block_start, block_start + 1),
+        ),
+        Field::new(
+            "subsystems",
+            Value::List(records),
+            Span::new(block_start + 1, end),
+        ),
+        Field::new(
+            "subsystems_summary",
+            Value::Text(summary),
+            Span::new(block_start, end),
+        ),
+    ]
 }
 
-fn record_field(rec: &SubsystemRecord, span: &RecordSpan, entry: &SubsystemLayout) -> Field {
+fn record_value(
+    rec: &SubsystemRecord,
+    span: &RecordSpan,
+    entry: &SubsystemLayout,
+    class: &ShipClass,
+) -> Value {
     let at = span.start;
-    // index, condition, children, and at most three format fields.
-    let mut g = Vec::with_capacity(6);
+    // index, key, name, condition, children, and at most three format fields.
+    let mut g = Vec::with_capacity(8);
     g.push(Field::new(
         "index",
         Value::Uint(rec.index as u64),
+        Span::new(at, at),
+    ));
+    g.push(Field::new(
+        "key",
+        Value::Text(entry_key(class, rec.index as usize)),
+        Span::new(at, at),
+    ));
+    g.push(Field::new(
+        "name",
+        Value::Text(entry.name.clone()),
         Span::new(at, at),
     ));
     g.push(Field::new(
@@ -504,12 +561,18 @@ fn record_field(rec: &SubsystemRecord, span: &RecordSpan, entry: &SubsystemLayou
                     .get(k)
                     .map_or_else(|| format!("child {k}"), |c| c.name.clone());
                 let o = at + 1 + k;
-                Field::new(name, Value::Float(byte_pct(*c)), Span::new(o, o + 1))
+                let s = Span::new(o, o + 1);
+                Value::Group(vec![
+                    Field::new("index", Value::Uint(k as u64), s),
+                    Field::new("key", Value::Text(snake_key(&name)), s),
+                    Field::new("name", Value::Text(name), s),
+                    Field::new("condition_pct", Value::Float(byte_pct(*c)), s),
+                ])
             })
             .collect();
         g.push(Field::new(
-            "children_pct",
-            Value::Group(children),
+            "children",
+            Value::List(children),
             Span::new(at + 1, at + 1 + rec.children.len()),
         ));
     }
@@ -557,11 +620,7 @@ fn record_field(rec: &SubsystemRecord, span: &RecordSpan, entry: &SubsystemLayou
             }
         }
     }
-    Field::new(
-        entry.name.clone(),
-        Value::Group(g),
-        Span::new(span.start, span.end),
-    )
+    Value::Group(g)
 }
 
 /// One pair of a 0x80 block: a list index and its value byte.
@@ -621,35 +680,40 @@ pub fn power_entry(class: &ShipClass, index: u8) -> Result<&SubsystemLayout, Str
     }
 }
 
-/// Fields of a 0x80 block; `start` is the offset of its first byte.
+/// Fields of a 0x80 block, a list of pairs in wire order (each with the `key` and
+/// display `name` of the entry it names when the class is known); `start` is the
+/// offset of its first byte.
 pub fn power_fields(pairs: &[PowerSetting], class: Option<&ShipClass>, start: usize) -> Field {
     let mut g = Vec::with_capacity(pairs.len());
     for (k, p) in pairs.iter().enumerate() {
         let at = start + 2 * k;
-        let name = class
-            .and_then(|c| c.entry(p.index as usize))
-            .map_or_else(|| format!("index {}", p.index), |e| e.name.clone());
-        g.push(Field::new(
-            name,
-            Value::Group(vec![
-                Field::new("index", Value::Uint(p.index as u64), Span::new(at, at + 1)),
-                Field::new(
-                    "value",
-                    Value::Uint(p.value as u64),
-                    Span::new(at + 1, at + 2),
-                ),
-                Field::new(
-                    "power_pct_interpreted",
-                    Value::Float(p.interpreted_pct()),
-                    Span::new(at + 1, at + 2),
-                ),
-            ]),
-            Span::new(at, at + 2),
+        let i = Span::new(at, at + 1);
+        let mut pair = vec![Field::new("index", Value::Uint(p.index as u64), i)];
+        if let Some(c) = class.filter(|c| c.entry(p.index as usize).is_some()) {
+            pair.push(Field::new(
+                "key",
+                Value::Text(entry_key(c, p.index as usize)),
+                i,
+            ));
+            if let Some(e) = c.entry(p.index as usize) {
+                pair.push(Field::new("name", Value::Text(e.name.clone()), i));
+            }
+        }
+        pair.push(Field::new(
+            "value",
+            Value::Uint(p.value as u64),
+            Span::new(at + 1, at + 2),
         ));
+        pair.push(Field::new(
+            "power_pct_interpreted",
+            Value::Float(p.interpreted_pct()),
+            Span::new(at + 1, at + 2),
+        ));
+        g.push(Value::Group(pair));
     }
     Field::new(
         "power_block",
-        Value::Group(g),
+        Value::List(g),
         Span::new(start, start + 2 * pairs.len()),
     )
 }

@@ -174,23 +174,21 @@ fn state_update_line(fields: &[Field]) -> String {
             ("position" | "delta" | "speed" | "cloak", v) => {
                 parts.push(format!("{}={}", f.name, super::text::value_text(v)))
             }
-            ("subsystems", Value::Group(inner)) => match inner.iter().find(|g| g.name == "summary")
-            {
-                Some(Field {
-                    value: Value::Text(t),
-                    ..
-                }) => parts.push(format!("subsystems: {t}")),
-                _ => parts.push(format!("subsystems ({} entries)", inner.len())),
-            },
+            ("subsystems_summary", Value::Text(t)) => parts.push(format!("subsystems: {t}")),
             // Power settings: the raw byte per named subsystem (its meaning is not settled).
-            ("power_block", Value::Group(inner)) => {
-                let settings: Vec<String> = inner
+            ("power_block", Value::List(pairs)) => {
+                let settings: Vec<String> = pairs
                     .iter()
-                    .filter_map(|e| match &e.value {
-                        Value::Group(g) => g
-                            .iter()
-                            .find(|x| x.name == "value")
-                            .map(|v| format!("{} {}", e.name, super::text::value_text(&v.value))),
+                    .filter_map(|e| match e {
+                        Value::Group(g) => {
+                            let get = |n: &str| g.iter().find(|x| x.name == n).map(|x| &x.value);
+                            let who = match (get("name"), get("index")) {
+                                (Some(Value::Text(n)), _) => n.clone(),
+                                (_, Some(i)) => format!("index {}", super::text::value_text(i)),
+                                _ => "?".into(),
+                            };
+                            get("value").map(|v| format!("{who} {}", super::text::value_text(v)))
+                        }
                         _ => None,
                     })
                     .collect();

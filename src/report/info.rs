@@ -58,9 +58,9 @@ pub fn session_json(s: &SessionSummary) -> Json {
     })
 }
 
-pub fn info_json(c: &CaptureSummary) -> Json {
-    json!({
-        "schema_version": super::json::SCHEMA_VERSION,
+/// One capture's facts; `file` (the path as given) comes first when known.
+pub fn info_json(file: Option<&str>, c: &CaptureSummary) -> Json {
+    let j = json!({
         "format": c.format,
         "link_types": c.link_types,
         "frames": c.frames,
@@ -73,7 +73,16 @@ pub fn info_json(c: &CaptureSummary) -> Json {
         "not_bc": c.not_bc,
         "problems": c.problems,
         "sessions": c.sessions.iter().map(session_json).collect::<Vec<_>>(),
-    })
+    });
+    match (file, j) {
+        (Some(f), Json::Object(m)) => {
+            let mut with_file = serde_json::Map::with_capacity(m.len() + 1);
+            with_file.insert("file".into(), json!(f));
+            with_file.extend(m);
+            Json::Object(with_file)
+        }
+        (_, j) => j,
+    }
 }
 
 fn client_label(c: &ClientSummary) -> String {
