@@ -195,6 +195,13 @@ impl FieldPath {
         }
     }
 
+    /// Whether a segment of this path is the field `name`.
+    pub fn has_name(&self, name: &str) -> bool {
+        self.segments
+            .iter()
+            .any(|s| s.name.as_deref() == Some(name))
+    }
+
     /// The values this path names in `fields`, in wire order (several when the path
     /// has a `*` or names a repeated field without a position).
     pub fn resolve<'a>(&self, fields: &'a [Field]) -> Vec<Cow<'a, Value>> {
