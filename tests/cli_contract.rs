@@ -162,7 +162,12 @@ fn info_json_finds_sessions_and_clients() {
     for (name, folder) in shared_captures() {
         let s = summary(&folder, &name);
         let path = folder.join(format!("{name}.pcap"));
-        let j = bcwire_json(&["info", "--format", "json", path.to_str().unwrap()]);
+        let all = bcwire_json(&["info", "--format", "json", path.to_str().unwrap()]);
+        assert_eq!(all["schema_version"], 2);
+        // One shape for one file or many: the files are always an array.
+        assert_eq!(all["files"].as_array().unwrap().len(), 1);
+        let j = &all["files"][0];
+        assert_eq!(j["file"], path.to_str().unwrap());
         assert_eq!(j["frames"], s["pcap_total_frames"]);
         assert_eq!(j["not_bc"], serde_json::json!({}));
         assert_eq!(j["problems"], serde_json::json!([]));

@@ -195,3 +195,109 @@ fn a_changed_field_is_found_and_a_changed_clock_is_not() {
     assert_eq!(code, 0, "{j}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `captures/sample.pcapng` with frame `drop` left out, as a classic pcap.
+fn without_frame(drop: u64) -> Vec<u8> {
+    use bcwire::capture::writer::CaptureWriter;
+    use bcwire::capture::{Endian, TsResolution};
+    let path = format!("{}/captures/sample.pcapng", env!("CARGO_MANIFEST_DIR"));
+    let reader = bcwire::capture::CaptureReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut w = None;
+    for f in reader {
+        let f = f.unwrap();
+        let w = w.get_or_insert_with(|| {
+            CaptureWriter::pcap(
+                Vec::new(),
+                f.link_type,
+                TsResolution::MICRO,
+                Endian::Little,
+                65535,
+            )
+            .unwrap()
+        });
+        if f.number != drop {
+            w.write_frame(0, f.ts_ns, f.orig_len, &f.data).unwrap();
+        }
+    }
+    w.unwrap().into_inner()
+}
+
+#[test]
+fn a_lost_message_is_reported_alone_and_the_rest_still_aligns() {
+    let sample = format!("{}/captures/sample.pcapng", env!("CARGO_MANIFEST_DIR"));
+    let d = dir().join("lost");
+    std::fs::create_dir_all(&d).unwrap();
+    // Frames carrying one delivered StateUpdate each, early, middle and late in a flow.
+    for frame in [300u64, 800, 2500] {
+        let b = d.join(format!("minus{frame}.pcap"));
+        std::fs::write(&b, without_frame(frame)).unwrap();
+        let (code, j) = diff_json(&[&sample, b.to_str().unwrap()]);
+        assert_eq!(code, 1, "frame {frame}");
+        let unmatched = j["unmatched"].as_array().unwrap();
+        let lost: u64 = unmatched
+            .iter()
+            .map(|u| u["only_in_a"].as_u64().unwrap())
+            .sum();
+        let extra: u64 = unmatched
+            .iter()
+            .map(|u| u["only_in_b"].as_u64().unwrap())
+            .sum();
+        assert!(lost >= 1 && extra == 0, "frame {frame}: {unmatched:?}");
+        // Nothing after the lost message is reported as different.
+        assert_eq!(
+            j["field_differences"],
+            serde_json::json!([]),
+            "frame {frame}"
+        );
+        for div in j["divergences"].as_array().unwrap() {
+            assert!(div["b_opcode"].is_null(), "frame {frame}: {div}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn quiet_diff_answers_with_the_exit_status_alone() {
+    let sample = format!("{}/captures/sample.pcapng", env!("CARGO_MANIFEST_DIR"));
+    let other = format!("{}/captures/duel-sll2.pcap", env!("CARGO_MANIFEST_DIR"));
+    let same = bcwire(&["diff", "-q", &sample, &sample]);
+    assert_eq!(same.status.code(), Some(0));
+    assert!(same.stdout.is_empty() && same.stderr.is_empty());
+    let differ = bcwire(&["diff", "-q", &sample, &other]);
+    assert_eq!(differ.status.code(), Some(1));
+    assert!(differ.stdout.is_empty() && differ.stderr.is_empty());
+    let trouble = bcwire(&["diff", "-q", &sample, "/no/such/capture.pcap"]);
+    assert_eq!(trouble.status.code(), Some(2));
+}
+
+#[test]
+fn ignore_takes_printed_paths_and_patterns_and_refuses_malformed_ones() {
+    let sample = format!("{}/captures/sample.pcapng", env!("CARGO_MANIFEST_DIR"));
+    let other = format!("{}/captures/duel-sll2.pcap", env!("CARGO_MANIFEST_DIR"));
+    let (_, j) = diff_json(&[&sample, &other]);
+    let printed = differing_fields(&j);
+    assert!(!printed.is_empty());
+    // Every path diff prints is accepted by --ignore and leaves that path out.
+    for path in printed.iter().take(5) {
+        let (_, j) = diff_json(&["--ignore", path, &sample, &other]);
+        assert!(!differing_fields(&j).contains(path), "{path}");
+    }
+    // Subsystems are matched by key: their paths name the key, never a display name.
+    for p in &printed {
+        if let Some(rest) = p.strip_prefix("subsystems[") {
+            let key = &rest[..rest.find(']').unwrap()];
+            assert!(
+                key.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{p}"
+            );
+        }
+    }
+    let (_, j) = diff_json(&["--ignore", "subsystems[*]", &sample, &other]);
+    assert!(differing_fields(&j)
+        .iter()
+        .all(|p| !p.starts_with("subsystems[")));
+    let bad = bcwire(&["diff", "--ignore", "subsystems[", &sample, &other]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not a field path"));
+}

@@ -159,26 +159,27 @@ impl Comparison {
     /// subsystem records match by key, whatever their places): A's paths in A's order,
     /// then the paths only B has, in B's order. Ignored paths are left out.
     pub fn field_differences(&self, a: &GameMessage, b: &GameMessage) -> Vec<FieldDifference> {
+        // Values are compared as decoded (text may round two values alike).
         let collect = |g: &'_ GameMessage| {
-            let mut v: Vec<(String, String)> = Vec::new();
+            let mut v: Vec<(String, Value)> = Vec::new();
             path::leaves(&g.fields, &mut |p, val| {
                 if !self.ignores_path(p) {
-                    v.push((p.to_string(), value_text(val)));
+                    v.push((p.to_string(), val.clone()));
                 }
             });
             v
         };
         let (la, lb) = (collect(a), collect(b));
-        let in_b: HashMap<&str, &str> = lb.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-        let in_a: HashMap<&str, &str> = la.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let in_b: HashMap<&str, &Value> = lb.iter().map(|(p, v)| (p.as_str(), v)).collect();
+        let in_a: HashMap<&str, &Value> = la.iter().map(|(p, v)| (p.as_str(), v)).collect();
         let mut out = Vec::new();
         for (p, x) in &la {
             match in_b.get(p.as_str()) {
                 Some(y) if *y == x => {}
                 y => out.push(FieldDifference {
                     path: p.clone(),
-                    a: Some(x.clone()),
-                    b: y.map(|y| y.to_string()),
+                    a: Some(value_text(x)),
+                    b: y.map(|y| value_text(y)),
                 }),
             }
         }
@@ -187,7 +188,7 @@ impl Comparison {
                 out.push(FieldDifference {
                     path: p.clone(),
                     a: None,
-                    b: Some(y.clone()),
+                    b: Some(value_text(y)),
                 });
             }
         }
