@@ -11,6 +11,7 @@ pub mod json;
 pub mod json_float;
 pub mod json_stream;
 pub mod names;
+pub mod schema;
 pub mod show;
 pub mod stats;
 pub mod term;
