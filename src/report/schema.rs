@@ -52,6 +52,7 @@ pub struct Warning {
     /// snake_case code.
     pub code: String,
     /// Relative to the datagram (packet and transport warnings) or to the game message.
+    #[schemars(required, schema_with = "nullable::<u64>")]
     pub offset: Option<u64>,
     pub message: String,
 }
@@ -75,11 +76,19 @@ fn endpoint_schema(_: &mut SchemaGenerator) -> Schema {
     schemars::json_schema!({"type": "string", "pattern": "^(\\d+\\.\\d+\\.\\d+\\.\\d+|\\[[0-9a-fA-F:.]+\\]):\\d+$"})
 }
 
+/// A key always present whose value is a `T` or `null` (`required` alone would leave
+/// the `null` out).
+fn nullable<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
+    let inner = g.subschema_for::<T>();
+    schemars::json_schema!({"anyOf": [inner, {"type": "null"}]})
+}
+
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Fragment {
     pub index: u32,
     /// Null except on fragment 0.
+    #[schemars(required, schema_with = "nullable::<u32>")]
     pub total: Option<u32>,
 }
 
@@ -87,9 +96,12 @@ pub struct Fragment {
 #[serde(deny_unknown_fields)]
 pub struct Ack {
     pub flags: u8,
+    #[schemars(required, schema_with = "nullable::<u32>")]
     pub fragment_index: Option<u32>,
+    #[schemars(required, schema_with = "nullable::<u64>")]
     pub acked_frame: Option<u64>,
     /// Seconds.
+    #[schemars(required, schema_with = "nullable::<f64>")]
     pub delay: Option<f64>,
     pub duplicate: bool,
 }
@@ -123,7 +135,9 @@ pub struct Message {
     pub ordered: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flags_len: Option<u16>,
+    #[schemars(required, schema_with = "nullable::<u32>")]
     pub seq: Option<u32>,
+    #[schemars(required, schema_with = "nullable::<Fragment>")]
     pub fragment: Option<Fragment>,
     pub retransmission: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -209,15 +223,20 @@ pub struct ClientDirection {
 #[serde(deny_unknown_fields)]
 pub struct Client {
     pub index: u64,
+    #[schemars(required, schema_with = "nullable::<String>")]
     pub addr: Option<String>,
+    #[schemars(required, schema_with = "nullable::<String>")]
     pub name: Option<String>,
+    #[schemars(required, schema_with = "nullable::<u8>")]
     pub peer_id: Option<u8>,
+    #[schemars(required, schema_with = "nullable::<u8>")]
     pub slot: Option<u8>,
     pub ships: Vec<String>,
     pub first_frame: u64,
     pub last_frame: u64,
     pub first_time: f64,
     pub last_time: f64,
+    #[schemars(required, schema_with = "nullable::<String>")]
     pub left: Option<String>,
     pub phase: String,
     pub c2s: ClientDirection,
@@ -229,6 +248,7 @@ pub struct Client {
 #[serde(deny_unknown_fields)]
 pub struct Session {
     pub index: u64,
+    #[schemars(required, schema_with = "nullable::<String>")]
     pub server: Option<String>,
     pub first_frame: u64,
     pub last_frame: u64,
@@ -247,7 +267,9 @@ pub struct CaptureInfo {
     pub link_types: Count,
     pub frames: u64,
     pub bytes: u64,
+    #[schemars(required, schema_with = "nullable::<f64>")]
     pub first_time: Option<f64>,
+    #[schemars(required, schema_with = "nullable::<f64>")]
     pub last_time: Option<f64>,
     pub duration: f64,
     pub game_frames: u64,
@@ -406,7 +428,9 @@ pub struct Divergence {
     /// B's message index in the flow.
     pub b_index: u64,
     /// Null where A has no counterpart.
+    #[schemars(required, schema_with = "nullable::<u8>")]
     pub a_opcode: Option<u8>,
+    #[schemars(required, schema_with = "nullable::<u8>")]
     pub b_opcode: Option<u8>,
 }
 
@@ -417,7 +441,9 @@ pub struct Divergence {
 pub struct FieldDifference {
     #[schemars(length(min = 1))]
     pub field: String,
+    #[schemars(required, schema_with = "nullable::<String>")]
     pub a: Option<String>,
+    #[schemars(required, schema_with = "nullable::<String>")]
     pub b: Option<String>,
 }
 
