@@ -138,6 +138,11 @@ pub struct DecodeArgs {
     /// Include the whole decrypted datagram as `plain_hex`.
     #[arg(long)]
     pub hex: bool,
+    /// Only these values, one row per message: CSV columns or JSON Lines keys.
+    /// Record keys (`frame`, `time`, `opcode`, …) or field paths
+    /// (`subsystems[hull].condition_pct`, `position[0]`, `assembled.fields.player_name`).
+    #[arg(long, value_delimiter = ',', value_name = "PATH")]
+    pub fields: Vec<String>,
 }
 
 #[derive(Debug, Args)]

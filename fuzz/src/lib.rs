@@ -258,8 +258,8 @@ impl Sink for RenderAll {
             palette: Palette::new(false),
         };
         let _ = packet_lines(p, &keep, &cx);
-        let _ = packet_csv(p, &keep);
         let describe = |id: u32| names.describe_object(p.session, id);
+        let _ = packet_csv(p, &keep, &describe);
         // The one JSON writer: whatever the input, it writes JSON that parses.
         let mut json = Vec::new();
         write_packet(&mut json, p, true, None, &describe, &keep);

@@ -129,6 +129,8 @@ struct DecodeSink<'w> {
     line: Vec<u8>,
     /// The JSON writer, which keeps the key text of the fields objects it has seen.
     json: json_stream::PacketWriter,
+    /// `--fields`: only these values.
+    select: Option<crate::report::select::Selection>,
 }
 
 impl DecodeSink<'_> {
@@ -169,6 +171,31 @@ impl Sink for DecodeSink<'_> {
         let keep =
             |m: &crate::pipeline::record::MessageRecord| filter.keep_message(m, p.session, names);
         let describe = |id: u32| names.describe_object(p.session, id);
+        if let Some(sel) = &self.select {
+            let client = names.client_name(p.session, p.client);
+            let cx = crate::report::select::Context {
+                packet: p,
+                client_name: client.as_deref(),
+                describe: &describe,
+            };
+            match self.format {
+                DecodeFormat::Csv => {
+                    if self.written == 0 {
+                        writeln!(self.w, "{}", sel.csv_header())?;
+                    }
+                    let mut rows = String::new();
+                    sel.csv_rows(&mut self.json, &cx, &keep, &mut rows);
+                    self.w.write_all(rows.as_bytes())?;
+                }
+                _ => {
+                    self.line.clear();
+                    sel.json_lines(&mut self.json, &cx, &keep, &mut self.line);
+                    self.w.write_all(&self.line)?;
+                }
+            }
+            self.written += 1;
+            return Ok(Control::Continue);
+        }
         match self.format {
             DecodeFormat::Table => {
                 let cx = LineContext {
@@ -182,7 +209,8 @@ impl Sink for DecodeSink<'_> {
                 if self.written == 0 {
                     writeln!(self.w, "{CSV_HEADER}")?;
                 }
-                self.w.write_all(packet_csv(p, &keep).as_bytes())?;
+                self.w
+                    .write_all(packet_csv(p, &keep, &describe).as_bytes())?;
             }
             DecodeFormat::Jsonl | DecodeFormat::Json => {
                 let line = &mut self.line;
@@ -213,6 +241,14 @@ impl Sink for DecodeSink<'_> {
 pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let filter = Filter::from_args(&a.filter)?;
+    let select = if a.fields.is_empty() {
+        None
+    } else {
+        if !matches!(a.format, DecodeFormat::Csv | DecodeFormat::Jsonl) {
+            anyhow::bail!("--fields writes CSV or JSON Lines: use --format csv or --format jsonl");
+        }
+        Some(crate::report::select::Selection::parse(&a.fields).map_err(anyhow::Error::msg)?)
+    };
     let mut sink = DecodeSink {
         w,
         format: a.format,
@@ -227,10 +263,11 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         warnings: 0,
         line: Vec::new(),
         json: json_stream::PacketWriter::default(),
+        select,
     };
     let mut s = run_file(&a.file, &cfg, &mut sink, out)?;
     warn_problems(&a.file, &s, out);
-    if matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) {
+    if matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) && a.fields.is_empty() {
         // The session list is written one session at a time, in place of an empty
         // list: a tree of up to MAX_SESSIONS_LISTED sessions would be the largest
         // thing decode ever holds in memory.

@@ -204,7 +204,7 @@ fn state_update_line(fields: &[Field]) -> String {
 }
 
 /// CSV header matching [`packet_csv`].
-pub const CSV_HEADER: &str = "frame,time,direction,session,client,src,dst,transport_type,reliable,seq,fragment_index,fragment_total,retransmission,opcode,name,object_id,fields";
+pub const CSV_HEADER: &str = "frame,time,direction,session,client,src,dst,transport_type,reliable,seq,fragment_index,fragment_total,retransmission,opcode,name,object_id,object,fields";
 
 /// RFC 4180 quoting.
 fn csv_field(s: &str) -> String {
@@ -215,7 +215,13 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-pub fn packet_csv(p: &PacketRecord, keep: &dyn Fn(&MessageRecord) -> bool) -> String {
+/// CSV rows of the messages `keep` accepts; `describe` names objects as the other
+/// views do (`Kessok Light (Cady2, slot 0)`).
+pub fn packet_csv(
+    p: &PacketRecord,
+    keep: &dyn Fn(&MessageRecord) -> bool,
+    describe: &dyn Fn(u32) -> Option<String>,
+) -> String {
     let mut out = String::new();
     let PacketBody::Game(g) = &p.body else {
         return out;
@@ -223,9 +229,18 @@ pub fn packet_csv(p: &PacketRecord, keep: &dyn Fn(&MessageRecord) -> bool) -> St
     for m in g.messages.iter().filter(|m| keep(m)) {
         let game = message_game(m).map(|x| x.0);
         let frag = m.fragment();
+        // An ACK names the fragment it acknowledges: without it, the ACKs of one
+        // set's fragments would be identical rows.
+        let frag_index = match &m.transport {
+            crate::pipeline::record::TransportInfo::Ack { fragment_index, .. } => {
+                fragment_index.map(|i| i as u64)
+            }
+            _ => frag.map(|f| f.index as u64),
+        };
+        let object = game.and_then(super::json::object_of);
         let _ = writeln!(
             out,
-            "{},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             p.frame,
             p.ts_ns as f64 / 1e9,
             p.direction,
@@ -236,7 +251,7 @@ pub fn packet_csv(p: &PacketRecord, keep: &dyn Fn(&MessageRecord) -> bool) -> St
             m.transport_type,
             m.reliable(),
             m.seq().map(|s| s.to_string()).unwrap_or_default(),
-            frag.map(|f| f.index.to_string()).unwrap_or_default(),
+            frag_index.map(|i| i.to_string()).unwrap_or_default(),
             frag.and_then(|f| f.total)
                 .map(|t| t.to_string())
                 .unwrap_or_default(),
@@ -244,9 +259,8 @@ pub fn packet_csv(p: &PacketRecord, keep: &dyn Fn(&MessageRecord) -> bool) -> St
             game.map(|g| format!("0x{:02X}", g.opcode))
                 .unwrap_or_default(),
             game.map(|g| g.name).unwrap_or_default(),
-            game.and_then(super::json::object_of)
-                .map(|o| format!("0x{o:08X}"))
-                .unwrap_or_default(),
+            object.map(|o| format!("0x{o:08X}")).unwrap_or_default(),
+            csv_field(&object.and_then(describe).unwrap_or_default()),
             csv_field(
                 &game
                     .map(|g| fields_inline(&g.fields, usize::MAX))

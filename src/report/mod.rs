@@ -12,6 +12,7 @@ pub mod json_float;
 pub mod json_stream;
 pub mod names;
 pub mod schema;
+pub mod select;
 pub mod show;
 pub mod stats;
 pub mod term;
