@@ -408,3 +408,42 @@ fn the_two_shared_captures_diff_by_path() {
         assert_eq!(code, 0, "{j}");
     }
 }
+
+#[test]
+fn a_list_element_one_side_lacks_is_one_row() {
+    use bcwire::game::field::{Field, Span, Value};
+    let pair = |key: &'static str, v: u64| {
+        Value::Group(vec![
+            Field::new("index", Value::Uint(v), Span::default()),
+            Field::new("key", Value::Text(key.into()), Span::default()),
+            Field::new("value", Value::Uint(204), Span::default()),
+        ])
+    };
+    let msg = |items: Vec<Value>| bcwire::game::GameMessage {
+        opcode: 0x1C,
+        name: "StateUpdate",
+        length: 0,
+        fields: vec![Field::new(
+            "power_block",
+            Value::List(items),
+            Span::default(),
+        )],
+        warnings: Vec::new(),
+        state_update: None,
+    };
+    let a = msg(vec![pair("torpedoes", 2), pair("repair", 3)]);
+    let b = msg(vec![pair("torpedoes", 2), pair("sensors", 5)]);
+    let cmp = bcwire::report::diff::Comparison::new(false, &[]).unwrap();
+    let d = cmp.field_differences(&a, &b);
+    let rows: Vec<(&str, bool, bool)> = d
+        .iter()
+        .map(|d| (d.path.as_str(), d.a.is_some(), d.b.is_some()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("power_block[repair]", true, false),
+            ("power_block[sensors]", false, true)
+        ]
+    );
+}

@@ -18,7 +18,7 @@ use crate::pipeline::record::{GamePacket, MessageRecord, PacketBody, PacketRecor
 use crate::pipeline::{Control, Sink};
 use comfy_table::Cell;
 use serde_json::{json, Value as Json};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
@@ -172,10 +172,43 @@ impl Comparison {
         let (la, lb) = (collect(a), collect(b));
         let in_b: HashMap<&str, &Value> = lb.iter().map(|(p, v)| (p.as_str(), v)).collect();
         let in_a: HashMap<&str, &Value> = la.iter().map(|(p, v)| (p.as_str(), v)).collect();
+        // A list element one side lacks altogether is one row (`power_block[repair]:
+        // A {…} B (absent)`), not a row per value of it.
+        let prefixes = |l: &[(String, Value)]| -> HashSet<String> {
+            l.iter()
+                .flat_map(|(p, _)| element_prefixes(p).map(str::to_string).collect::<Vec<_>>())
+                .collect()
+        };
+        let (pa, pb) = (prefixes(&la), prefixes(&lb));
+        let mut collapsed: HashSet<String> = HashSet::new();
         let mut out = Vec::new();
+        let mut absent = |p: &str,
+                          other: &HashSet<String>,
+                          g: &GameMessage,
+                          out: &mut Vec<FieldDifference>,
+                          a_side: bool|
+         -> bool {
+            let Some(prefix) = element_prefixes(p).find(|x| !other.contains(*x)) else {
+                return false;
+            };
+            if prefix != p && collapsed.insert(format!("{a_side}{prefix}")) {
+                let text = prefix
+                    .parse::<FieldPath>()
+                    .ok()
+                    .and_then(|fp| fp.resolve(&g.fields).first().map(|v| value_text(v)));
+                let (x, y) = if a_side { (text, None) } else { (None, text) };
+                out.push(FieldDifference {
+                    path: prefix.to_string(),
+                    a: x,
+                    b: y,
+                });
+            }
+            prefix != p
+        };
         for (p, x) in &la {
             match in_b.get(p.as_str()) {
                 Some(y) if *y == x => {}
+                None if absent(p, &pb, a, &mut out, true) => {}
                 y => out.push(FieldDifference {
                     path: p.clone(),
                     a: Some(value_text(x)),
@@ -184,7 +217,7 @@ impl Comparison {
             }
         }
         for (p, y) in &lb {
-            if !in_a.contains_key(p.as_str()) {
+            if !in_a.contains_key(p.as_str()) && !absent(p, &pa, b, &mut out, false) {
                 out.push(FieldDifference {
                     path: p.clone(),
                     a: None,
@@ -194,6 +227,12 @@ impl Comparison {
         }
         out
     }
+}
+
+/// The prefixes of a concrete path that end at a list element, shortest first:
+/// `a[x].b[y].c` → `a[x]`, `a[x].b[y]`.
+fn element_prefixes(path: &str) -> impl Iterator<Item = &str> {
+    path.match_indices(']').map(move |(i, _)| &path[..=i])
 }
 
 /// One delivered message in 8 bytes: the opcode in the top byte, 56 bits of the
