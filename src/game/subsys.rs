@@ -441,21 +441,22 @@ fn push_record_summary(s: &mut String, rec: &SubsystemRecord, entry: &SubsystemL
 /// The snake_case key of a display name (`Shield Generator` → `shield_generator`):
 /// ASCII letters and digits kept (lower case), every other run of characters one `_`.
 pub fn snake_key(name: &str) -> String {
-    let mut key = String::with_capacity(name.len());
-    for c in name.chars() {
+    let mut key = Vec::with_capacity(name.len());
+    for &c in name.as_bytes() {
         if c.is_ascii_alphanumeric() {
             key.push(c.to_ascii_lowercase());
-        } else if !key.is_empty() && !key.ends_with('_') {
-            key.push('_');
+        } else if key.last().is_some_and(|&l| l != b'_') {
+            key.push(b'_');
         }
     }
-    while key.ends_with('_') {
+    while key.last() == Some(&b'_') {
         key.pop();
     }
     if key.is_empty() {
-        key.push('_');
+        key.push(b'_');
     }
-    key
+    // Only ASCII letters, digits and `_` were pushed.
+    String::from_utf8(key).unwrap_or_default()
 }
 
 /// The key of entry `index` of `class`: [`snake_key`] of its name, with `_2`, `_3`, …
@@ -466,15 +467,41 @@ pub fn entry_key(class: &ShipClass, index: usize) -> String {
         return format!("index_{index}");
     };
     let key = snake_key(&entry.name);
+    // Compared without building the earlier keys: this runs for every record of every
+    // StateUpdate written with fields.
     let same = class.subsystems[..index]
         .iter()
-        .filter(|e| snake_key(&e.name) == key)
+        .filter(|e| same_snake_key(&e.name, &key))
         .count();
     if same == 0 {
         key
     } else {
         format!("{key}_{}", same + 1)
     }
+}
+
+/// Whether [`snake_key`] of `name` is `key`, without allocating.
+fn same_snake_key(name: &str, key: &str) -> bool {
+    let mut want = key.bytes();
+    let mut pending_sep = false;
+    let mut started = false;
+    for c in name.bytes() {
+        if c.is_ascii_alphanumeric() {
+            if pending_sep && want.next() != Some(b'_') {
+                return false;
+            }
+            pending_sep = false;
+            started = true;
+            if want.next() != Some(c.to_ascii_lowercase()) {
+                return false;
+            }
+        } else if started {
+            pending_sep = true;
+        }
+    }
+    let rest = want.next();
+    // A name with no letter or digit has the key `_`.
+    (rest.is_none() && started) || (!started && key == "_")
 }
 
 /// Fields of a decoded block: the start index and its entry's name, the records as a
@@ -551,28 +578,25 @@ fn record_value(
         Span::new(at, at + 1),
     ));
     if !rec.children.is_empty() {
+        // An object keyed by the children's snake_case keys, in wire order: a child
+        // set is fixed per class, and one field per child keeps a StateUpdate's tree
+        // (written millions of times by `decode --format jsonl`) small.
         let children = rec
             .children
             .iter()
             .enumerate()
             .map(|(k, c)| {
-                let name = entry
+                let key = entry
                     .children
                     .get(k)
-                    .map_or_else(|| format!("child {k}"), |c| c.name.clone());
+                    .map_or_else(|| format!("child_{k}"), |c| snake_key(&c.name));
                 let o = at + 1 + k;
-                let s = Span::new(o, o + 1);
-                Value::Group(vec![
-                    Field::new("index", Value::Uint(k as u64), s),
-                    Field::new("key", Value::Text(snake_key(&name)), s),
-                    Field::new("name", Value::Text(name), s),
-                    Field::new("condition_pct", Value::Float(byte_pct(*c)), s),
-                ])
+                Field::new(key, Value::Float(byte_pct(*c)), Span::new(o, o + 1))
             })
             .collect();
         g.push(Field::new(
-            "children",
-            Value::List(children),
+            "children_pct",
+            Value::Group(children),
             Span::new(at + 1, at + 1 + rec.children.len()),
         ));
     }
@@ -778,6 +802,32 @@ mod tests {
             s,
             "Tractors 100% (Forward Tractor 100%, Aft Tractor 100%), no power data"
         );
+    }
+
+    #[test]
+    fn keys_are_snake_case_and_name_one_entry_of_a_class() {
+        assert_eq!(snake_key("Shield Generator"), "shield_generator");
+        assert_eq!(snake_key("  Forward Beam #1 "), "forward_beam_1");
+        assert_eq!(snake_key("--"), "_");
+        for name in [
+            "Shield Generator",
+            "  Forward Beam #1 ",
+            "--",
+            "a",
+            "Warp-Core",
+            "x  y",
+        ] {
+            let key = snake_key(name);
+            assert!(same_snake_key(name, &key), "{name}");
+            assert!(!same_snake_key(name, &format!("{key}x")), "{name}");
+            assert!(!same_snake_key(name, "other"), "{name}");
+        }
+        let mut c = class(1);
+        let first = c.subsystems[0].clone();
+        c.subsystems.push(first.clone());
+        let n = c.subsystems.len() - 1;
+        assert_eq!(entry_key(&c, n), format!("{}_2", snake_key(&first.name)));
+        assert_eq!(entry_key(&c, 0), snake_key(&first.name));
     }
 
     #[test]

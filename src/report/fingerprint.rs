@@ -48,7 +48,7 @@ const STATE_UPDATE_FIELDS: &[&str] = &[
     "key",
     "name",
     "condition_pct",
-    "children",
+    "children_pct",
     "main_battery_pct",
     "backup_battery_pct",
     "has_power_data",
