@@ -466,13 +466,20 @@ pub fn snake_key(name: &str) -> String {
 /// for the second, third, … entry of the list whose name makes the same key, so that a
 /// key names one entry of the class whichever records a block carries.
 pub fn entry_key(class: &ShipClass, index: usize) -> String {
-    let Some(entry) = class.entry(index) else {
+    match class.entry(index) {
+        Some(e) => e.key.clone(),
+        None => format!("index_{index}"),
+    }
+}
+
+/// The key of entry `index` of `list` (see [`entry_key`]), as the catalog computes it
+/// once per class.
+pub fn key_among(list: &[SubsystemLayout], index: usize) -> String {
+    let Some(entry) = list.get(index) else {
         return format!("index_{index}");
     };
     let key = snake_key(&entry.name);
-    // Compared without building the earlier keys: this runs for every record of every
-    // StateUpdate written with fields.
-    let same = class.subsystems[..index]
+    let same = list[..index]
         .iter()
         .filter(|e| same_snake_key(&e.name, &key))
         .count();
@@ -592,7 +599,7 @@ fn record_value(
                 let key = entry
                     .children
                     .get(k)
-                    .map_or_else(|| format!("child_{k}"), |c| snake_key(&c.name));
+                    .map_or_else(|| format!("child_{k}"), |c| c.key.clone());
                 let o = at + 1 + k;
                 Field::new(key, Value::Float(byte_pct(*c)), Span::new(o, o + 1))
             })
@@ -829,8 +836,20 @@ mod tests {
         let first = c.subsystems[0].clone();
         c.subsystems.push(first.clone());
         let n = c.subsystems.len() - 1;
-        assert_eq!(entry_key(&c, n), format!("{}_2", snake_key(&first.name)));
-        assert_eq!(entry_key(&c, 0), snake_key(&first.name));
+        assert_eq!(
+            key_among(&c.subsystems, n),
+            format!("{}_2", snake_key(&first.name))
+        );
+        assert_eq!(key_among(&c.subsystems, 0), snake_key(&first.name));
+        // The catalog keeps each entry's key, as computed from its list.
+        for class in ShipCatalog::stock().classes() {
+            for i in 0..class.len() {
+                assert_eq!(entry_key(class, i), key_among(&class.subsystems, i));
+                for ch in &class.subsystems[i].children {
+                    assert_eq!(ch.key, snake_key(&ch.name));
+                }
+            }
+        }
     }
 
     #[test]
