@@ -166,6 +166,11 @@ pub struct DecodeArgs {
     /// Directory to write one Parquet file per input into, inputs read on all cores.
     #[arg(long, value_name = "DIR", conflicts_with = "output")]
     pub out_dir: Option<std::path::PathBuf>,
+    /// Only these values, one row per message: CSV columns or JSON Lines keys.
+    /// Record keys (`frame`, `time`, `opcode`, …) or field paths
+    /// (`subsystems[hull].condition_pct`, `position[0]`, `assembled.fields.player_name`).
+    #[arg(long, value_delimiter = ',', value_name = "PATH")]
+    pub fields: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -94,7 +94,7 @@ fn compressed_samples_decode_like_the_originals() {
                 "json",
             ]))
             .unwrap();
-            let z = &info["compression"];
+            let z = &info["files"][0]["compression"];
             let method = match kind {
                 "gz" => "gzip",
                 "zst" => "zstd",

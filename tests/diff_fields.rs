@@ -195,3 +195,255 @@ fn a_changed_field_is_found_and_a_changed_clock_is_not() {
     assert_eq!(code, 0, "{j}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `captures/sample.pcapng` with frame `drop` left out, as a classic pcap.
+fn without_frame(drop: u64) -> Vec<u8> {
+    use bcwire::capture::writer::CaptureWriter;
+    use bcwire::capture::{Endian, TsResolution};
+    let path = format!("{}/captures/sample.pcapng", env!("CARGO_MANIFEST_DIR"));
+    let reader = bcwire::capture::CaptureReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut w = None;
+    for f in reader {
+        let f = f.unwrap();
+        let w = w.get_or_insert_with(|| {
+            CaptureWriter::pcap(
+                Vec::new(),
+                f.link_type,
+                TsResolution::MICRO,
+                Endian::Little,
+                65535,
+            )
+            .unwrap()
+        });
+        if f.number != drop {
+            w.write_frame(0, f.ts_ns, f.orig_len, &f.data).unwrap();
+        }
+    }
+    w.unwrap().into_inner()
+}
+
+#[test]
+fn a_lost_message_is_reported_alone_and_the_rest_still_aligns() {
+    let sample = format!("{}/captures/sample.pcapng", env!("CARGO_MANIFEST_DIR"));
+    let d = dir().join("lost");
+    std::fs::create_dir_all(&d).unwrap();
+    // Frames carrying one delivered StateUpdate each, early, middle and late in a flow.
+    for frame in [300u64, 800, 2500] {
+        let b = d.join(format!("minus{frame}.pcap"));
+        std::fs::write(&b, without_frame(frame)).unwrap();
+        let (code, j) = diff_json(&[&sample, b.to_str().unwrap()]);
+        assert_eq!(code, 1, "frame {frame}");
+        let unmatched = j["unmatched"].as_array().unwrap();
+        let lost: u64 = unmatched
+            .iter()
+            .map(|u| u["only_in_a"].as_u64().unwrap())
+            .sum();
+        let extra: u64 = unmatched
+            .iter()
+            .map(|u| u["only_in_b"].as_u64().unwrap())
+            .sum();
+        assert!(lost >= 1 && extra == 0, "frame {frame}: {unmatched:?}");
+        // Nothing after the lost message is reported as different.
+        assert_eq!(
+            j["field_differences"],
+            serde_json::json!([]),
+            "frame {frame}"
+        );
+        for div in j["divergences"].as_array().unwrap() {
+            assert!(div["b_opcode"].is_null(), "frame {frame}: {div}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn quiet_diff_answers_with_the_exit_status_alone() {
+    let sample = format!("{}/captures/sample.pcapng", env!("CARGO_MANIFEST_DIR"));
+    let other = format!("{}/captures/duel-sll2.pcap", env!("CARGO_MANIFEST_DIR"));
+    let same = bcwire(&["diff", "-q", &sample, &sample]);
+    assert_eq!(same.status.code(), Some(0));
+    assert!(same.stdout.is_empty() && same.stderr.is_empty());
+    let differ = bcwire(&["diff", "-q", &sample, &other]);
+    assert_eq!(differ.status.code(), Some(1));
+    assert!(differ.stdout.is_empty() && differ.stderr.is_empty());
+    let trouble = bcwire(&["diff", "-q", &sample, "/no/such/capture.pcap"]);
+    assert_eq!(trouble.status.code(), Some(2));
+}
+
+#[test]
+fn ignore_takes_printed_paths_and_patterns_and_refuses_malformed_ones() {
+    let sample = format!("{}/captures/sample.pcapng", env!("CARGO_MANIFEST_DIR"));
+    let other = format!("{}/captures/duel-sll2.pcap", env!("CARGO_MANIFEST_DIR"));
+    let (_, j) = diff_json(&[&sample, &other]);
+    let printed = differing_fields(&j);
+    assert!(!printed.is_empty());
+    // Every path diff prints is accepted by --ignore and leaves that path out.
+    for path in printed.iter().take(5) {
+        let (_, j) = diff_json(&["--ignore", path, &sample, &other]);
+        assert!(!differing_fields(&j).contains(path), "{path}");
+    }
+    // Subsystems are matched by key: their paths name the key, never a display name.
+    for p in &printed {
+        if let Some(rest) = p.strip_prefix("subsystems[") {
+            let key = &rest[..rest.find(']').unwrap()];
+            assert!(
+                key.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{p}"
+            );
+        }
+    }
+    let (_, j) = diff_json(&["--ignore", "subsystems[*]", &sample, &other]);
+    assert!(differing_fields(&j)
+        .iter()
+        .all(|p| !p.starts_with("subsystems[")));
+    let bad = bcwire(&["diff", "--ignore", "subsystems[", &sample, &other]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not a field path"));
+}
+
+/// Every delivered StateUpdate of a capture with its ship class.
+#[derive(Default)]
+struct StateUpdates(Vec<(u16, bcwire::game::GameMessage)>);
+
+impl Sink for StateUpdates {
+    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> anyhow::Result<Control> {
+        if let PacketBody::Game(g) = &p.body {
+            for m in &g.messages {
+                if let Some(game) = m.delivered_game() {
+                    if let Some(species) = game.state_update().and_then(|s| s.species) {
+                        self.0.push((species, game.clone()));
+                    }
+                }
+            }
+        }
+        Ok(Control::Continue)
+    }
+}
+
+/// The keys of a StateUpdate's subsystem records.
+fn keys(g: &bcwire::game::GameMessage) -> Vec<String> {
+    let p: bcwire::game::path::FieldPath = "subsystems[*].key".parse().unwrap();
+    p.resolve(&g.fields)
+        .iter()
+        .map(|v| match v.as_ref() {
+            bcwire::game::Value::Text(t) => t.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn same_class_with_other_subsystem_blocks_compares_records_by_key() {
+    let path = format!("{}/captures/sample.pcapng", env!("CARGO_MANIFEST_DIR"));
+    let mut all = StateUpdates::default();
+    Pipeline::new(Config::default())
+        .run(bcwire::pipeline::open(&path).unwrap(), &mut all)
+        .unwrap();
+    let cmp = bcwire::report::diff::Comparison::new(false, &[]).unwrap();
+    let mut pairs = 0;
+    for (k, (sa, a)) in all.0.iter().enumerate() {
+        let ka = keys(a);
+        let Some((_, b)) = all.0[k + 1..].iter().find(|(sb, b)| {
+            let kb = keys(b);
+            sb == sa && kb != ka && kb.iter().any(|x| ka.contains(x))
+        }) else {
+            continue;
+        };
+        let kb = keys(b);
+        for d in cmp.field_differences(a, b) {
+            let Some(rest) = d.path.strip_prefix("subsystems[") else {
+                continue;
+            };
+            let key = &rest[..rest.find(']').unwrap()];
+            // A record only one side has is absent on the other; a record both have
+            // is compared with itself, whatever its place in the block (a value of
+            // it may still be absent on one side: power data sent or not).
+            let (in_a, in_b) = (ka.iter().any(|x| x == key), kb.iter().any(|x| x == key));
+            assert!(in_a || in_b, "{d:?}");
+            if !in_a {
+                assert!(d.a.is_none(), "{d:?}");
+            }
+            if !in_b {
+                assert!(d.b.is_none(), "{d:?}");
+            }
+            if let (Some(x), Some(y)) = (&d.a, &d.b) {
+                assert!(in_a && in_b);
+                assert_ne!(x, y, "{d:?}");
+            }
+        }
+        pairs += 1;
+        if pairs == 20 {
+            break;
+        }
+    }
+    assert!(pairs > 0, "the sample has blocks of one class that differ");
+}
+
+#[test]
+fn the_two_shared_captures_diff_by_path() {
+    let caps = shared_captures();
+    if caps.len() < 2 {
+        return;
+    }
+    let a = caps[0].1.join(format!("{}.pcapng", caps[0].0));
+    let b = caps[1].1.join(format!("{}.pcapng", caps[1].0));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let (code, j) = diff_json(&[a, b]);
+    assert_eq!(code, 1);
+    let fields = differing_fields(&j);
+    assert!(!fields.is_empty());
+    for f in &fields {
+        // Every printed path parses, and names no display name.
+        let p: bcwire::game::path::FieldPath = f.parse().unwrap();
+        assert_eq!(p.to_string(), *f);
+        assert!(!f.contains(' '), "{f}");
+    }
+    // And --ignore accepts it.
+    let (_, again) = diff_json(&["--ignore", &fields[0], a, b]);
+    assert!(!differing_fields(&again).contains(&fields[0]));
+    // Each capture against itself: the same.
+    for c in [a, b] {
+        let (code, j) = diff_json(&[c, c]);
+        assert_eq!(code, 0, "{j}");
+    }
+}
+
+#[test]
+fn a_list_element_one_side_lacks_is_one_row() {
+    use bcwire::game::field::{Field, Span, Value};
+    let pair = |key: &'static str, v: u64| {
+        Value::Group(vec![
+            Field::new("index", Value::Uint(v), Span::default()),
+            Field::new("key", Value::Text(key.into()), Span::default()),
+            Field::new("value", Value::Uint(204), Span::default()),
+        ])
+    };
+    let msg = |items: Vec<Value>| bcwire::game::GameMessage {
+        opcode: 0x1C,
+        name: "StateUpdate",
+        length: 0,
+        fields: vec![Field::new(
+            "power_block",
+            Value::List(items),
+            Span::default(),
+        )],
+        warnings: Vec::new(),
+        body: None,
+    };
+    let a = msg(vec![pair("torpedoes", 2), pair("repair", 3)]);
+    let b = msg(vec![pair("torpedoes", 2), pair("sensors", 5)]);
+    let cmp = bcwire::report::diff::Comparison::new(false, &[]).unwrap();
+    let d = cmp.field_differences(&a, &b);
+    let rows: Vec<(&str, bool, bool)> = d
+        .iter()
+        .map(|d| (d.path.as_str(), d.a.is_some(), d.b.is_some()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("power_block[repair]", true, false),
+            ("power_block[sensors]", false, true)
+        ]
+    );
+}

@@ -1,10 +1,167 @@
-//! The JSON contract's required names and types (docs/json.md), checked on every record
-//! of captures that exercise fragments, retransmissions and GameSpy.
+//! The JSON contract (docs/json.md): the schema files of docs/schema/ are what the
+//! contract's Rust types generate; every command's JSON on the shipped samples and the
+//! shared captures is valid against them (a real draft 2020-12 validator); a wrong
+//! document is rejected; and the required names and types are checked by hand on
+//! every record of captures that exercise fragments, retransmissions and GameSpy.
 
 mod common;
 
 use common::*;
 use serde_json::Value;
+use std::path::PathBuf;
+
+fn schema_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/schema")
+}
+
+/// The schema `file` of docs/schema/, compiled.
+fn validator(file: &str) -> jsonschema::Validator {
+    let text = std::fs::read_to_string(schema_dir().join(file)).expect("schema file");
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    jsonschema::draft202012::new(&schema).expect("a valid draft 2020-12 schema")
+}
+
+fn assert_valid(v: &jsonschema::Validator, doc: &Value, ctx: &str) {
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .take(5)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{ctx}: {errors:#?}");
+}
+
+#[test]
+fn schema_files_are_what_the_contract_types_generate() {
+    let update = std::env::var_os("BCWIRE_UPDATE_SCHEMA").is_some();
+    for (file, schema) in bcwire::report::schema::all() {
+        let text = serde_json::to_string_pretty(&schema).unwrap() + "\n";
+        let path = schema_dir().join(file);
+        if update {
+            std::fs::create_dir_all(schema_dir()).unwrap();
+            std::fs::write(&path, &text).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            on_disk == text,
+            "docs/schema/{file} is stale: run BCWIRE_UPDATE_SCHEMA=1 cargo test --test json_schema"
+        );
+        // Each is a schema the validator accepts.
+        validator(file);
+    }
+}
+
+/// Every capture the JSON is checked on: the shipped samples and the shared ones.
+fn all_captures() -> Vec<String> {
+    let mut v: Vec<String> = SAMPLES.iter().map(|n| sample(n)).collect();
+    for (name, folder) in shared_captures() {
+        v.push(
+            folder
+                .join(format!("{name}.pcapng"))
+                .to_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    v
+}
+
+#[test]
+fn every_json_output_is_valid_against_its_schema() {
+    let packet = validator("packet.json");
+    let summary = validator("summary.json");
+    let captures = all_captures();
+    for path in &captures {
+        for fmt in ["jsonl", "json"] {
+            let out = bcwire(&["decode", "--format", fmt, "--hex", path]);
+            assert!(out.status.success(), "{path}");
+            let records: Vec<Value> = if fmt == "json" {
+                serde_json::from_slice::<Vec<Value>>(&out.stdout).unwrap()
+            } else {
+                String::from_utf8(out.stdout)
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect()
+            };
+            let (last, packets) = records.split_last().unwrap();
+            for p in packets {
+                assert_valid(&packet, p, &format!("{path} {fmt} frame {}", p["frame"]));
+            }
+            assert_valid(&summary, last, &format!("{path} summary"));
+        }
+        let checks: [(&str, Vec<&str>); 4] = [
+            ("info.json", vec!["info", "--format", "json", path]),
+            ("flows.json", vec!["flows", "--format", "json", path]),
+            ("stats.json", vec!["stats", "--format", "json", path]),
+            (
+                "stats.json",
+                vec![
+                    "stats",
+                    "--format",
+                    "json",
+                    "--by",
+                    "class",
+                    "--interval",
+                    "1",
+                    path,
+                ],
+            ),
+        ];
+        for (file, args) in checks {
+            assert_valid(&validator(file), &bcwire_json(&args), &format!("{args:?}"));
+        }
+    }
+    // info of several files: the same shape.
+    let many: Vec<&str> = ["info", "--format", "json"]
+        .into_iter()
+        .chain(captures.iter().map(String::as_str))
+        .collect();
+    let j = bcwire_json(&many);
+    assert_eq!(j["files"].as_array().unwrap().len(), captures.len());
+    assert_valid(&validator("info.json"), &j, "info of every capture");
+    // diff of every pair, a capture with itself included.
+    let diff = validator("diff.json");
+    for a in &captures {
+        for b in &captures {
+            let out = bcwire(&["diff", "--format", "json", a, b]);
+            assert!(matches!(out.status.code(), Some(0 | 1)), "{a} {b}");
+            let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_valid(&diff, &j, &format!("diff {a} {b}"));
+        }
+    }
+}
+
+#[test]
+fn wrong_documents_are_rejected() {
+    let packet = validator("packet.json");
+    let out = bcwire(&["decode", "--format", "jsonl", &sample("sample.pcapng")]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let good: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert!(packet.is_valid(&good));
+    let mut wrong = Vec::new();
+    let mut j = good.clone();
+    j["direction"] = "sideways".into();
+    wrong.push(j);
+    let mut j = good.clone();
+    j["frame"] = "1".into();
+    wrong.push(j);
+    let mut j = good.clone();
+    j.as_object_mut().unwrap().remove("time");
+    wrong.push(j);
+    let mut j = good.clone();
+    j["stray_key"] = 1.into();
+    wrong.push(j);
+    let mut j = good.clone();
+    j["src"] = "not an endpoint".into();
+    wrong.push(j);
+    for j in &wrong {
+        assert!(!packet.is_valid(j), "{j}");
+    }
+    let info = validator("info.json");
+    // The v1 shape of info (one object, no files array) is not v2.
+    let v1 = serde_json::json!({"schema_version": 1, "format": "pcapng", "frames": 1});
+    assert!(!info.is_valid(&v1));
+}
 
 const SAMPLES: &[&str] = &["sample.pcapng", "duel-sll2.pcap", "mtu400-null.pcapng"];
 
@@ -149,13 +306,18 @@ fn info_flows_and_diff_json_are_objects_with_a_schema_version() {
         vec!["flows", "--format", "json", s.as_str()],
     ] {
         let j = bcwire_json(&args);
-        assert_eq!(j["schema_version"], 1, "{args:?}");
-        assert!(j["sessions"].is_array(), "{args:?}");
+        assert_eq!(j["schema_version"], 2, "{args:?}");
+        let sessions = if args[0] == "info" {
+            &j["files"][0]["sessions"]
+        } else {
+            &j["sessions"]
+        };
+        assert!(sessions.is_array(), "{args:?}");
     }
     let out = bcwire(&["diff", "--format", "json", &s, &s]);
     assert_eq!(out.status.code(), Some(0), "a capture equals itself");
     let j: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["schema_version"], 2);
     assert_eq!(j["same"], true);
     // Two different sessions: exit 1, with divergences and named field differences.
     let other = sample("duel-sll2.pcap");

@@ -344,7 +344,8 @@ fn info_frame_counts_add_up_on_every_capture() {
     let mut fragments = 0;
     for p in &paths {
         let path = p.to_str().unwrap();
-        let j = common::bcwire_json(&["info", "--format", "json", path]);
+        let doc = common::bcwire_json(&["info", "--format", "json", path]);
+        let j = &doc["files"][0];
         let n = |k: &str| j[k].as_u64().unwrap_or_else(|| panic!("{path}: {k}"));
         let not_bc: u64 = j["not_bc"]
             .as_object()
@@ -375,7 +376,8 @@ fn object_id_conflicts_are_flagged_and_labels_use_player_names() {
     let path = path.to_str().unwrap();
     // Kirk creates 0x3FFFFFFF (owner slot 1) in frame 100 while Cady2's Akira (frame
     // 99) holds it.
-    let info = common::bcwire_json(&["info", "--format", "json", path]);
+    let doc = common::bcwire_json(&["info", "--format", "json", path]);
+    let info = &doc["files"][0];
     assert_eq!(info["object_id_conflicts"], 1, "{}", info["problems"]);
     let problems = info["problems"].to_string();
     assert!(
@@ -428,7 +430,8 @@ fn verbose_decode_prints_sequence_gaps_with_their_frames() {
     std::fs::write(&path, cap.bytes()).unwrap();
     let p = path.to_str().unwrap();
     let out = common::bcwire(&["decode", "-v", p]);
-    let info = common::bcwire_json(&["info", "--format", "json", p]);
+    let doc = common::bcwire_json(&["info", "--format", "json", p]);
+    let info = &doc["files"][0];
     let _ = std::fs::remove_file(&path);
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);

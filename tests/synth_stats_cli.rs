@@ -100,7 +100,7 @@ fn stats_reproduce_what_synth_wrote() {
         let stats = bcwire_json(&["stats", "--format", "json", path.to_str().unwrap()]);
         assert_counts_match(&report, &stats, &format!("{args:?}"));
         // Nothing the simulator writes is malformed.
-        let info = bcwire_json(&["info", "--format", "json", path.to_str().unwrap()]);
+        let info = &bcwire_json(&["info", "--format", "json", path.to_str().unwrap()])["files"][0];
         assert_eq!(info["problems"], serde_json::json!([]), "{args:?}");
         assert_eq!(info["not_bc"], serde_json::json!({}), "{args:?}");
         assert_eq!(info["sessions"].as_array().unwrap().len(), 1, "{args:?}");

@@ -18,7 +18,7 @@ use bcwire::net::{NetDecoder, NetOutcome};
 use bcwire::pipeline::record::{PacketBody, PacketRecord};
 use bcwire::pipeline::{Config, Control, Pipeline, Sink};
 use bcwire::report::decode::{packet_csv, packet_lines, LineContext};
-use bcwire::report::json::packet_json;
+use bcwire::report::json_stream::write_packet;
 use bcwire::report::names::Names;
 use bcwire::report::show::render_packet;
 use bcwire::report::stats::Stats;
@@ -258,9 +258,12 @@ impl Sink for RenderAll {
             palette: Palette::new(false),
         };
         let _ = packet_lines(p, &keep, &cx);
-        let _ = packet_csv(p, &keep);
         let describe = |id: u32| names.describe_object(p.session, id);
-        let _ = packet_json(p, true, None, &describe).to_string();
+        let _ = packet_csv(p, &keep, &describe);
+        // The one JSON writer: whatever the input, it writes JSON that parses.
+        let mut json = Vec::new();
+        write_packet(&mut json, p, true, None, &describe, &keep);
+        assert!(serde_json::from_slice::<serde_json::Value>(&json).is_ok());
         let _ = render_packet(p, first, names, Palette::new(true));
         self.stats.add(p, names);
         if let PacketBody::Game(g) = &p.body {
@@ -292,7 +295,7 @@ pub fn run_pipeline(capture: Vec<u8>) -> Option<bcwire::pipeline::summary::Captu
         .expect("the render sink never fails");
     let _ = sink.stats.render(Palette::new(false));
     let _ = sink.stats.to_json().to_string();
-    let _ = bcwire::report::info::info_json(&summary).to_string();
+    let _ = bcwire::report::info::info_json(None, &summary).to_string();
     let _ = bcwire::report::info::render_info("fuzz", &summary, Palette::new(false));
     let _ = bcwire::report::info::render_flows(&summary, Palette::new(false));
     Some(summary)

@@ -82,19 +82,17 @@ pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
                 write!(w, "{}", info::render_info(path, &s, pal))?;
             }
             TableOrJson::Json => {
-                let mut j = info::info_json(&s);
-                j["file"] = json!(path);
-                all.push(j);
+                all.push(info::info_json(Some(path), &s));
             }
         }
     }
     if a.format == TableOrJson::Json {
-        let j = if all.len() == 1 {
-            all.remove(0)
-        } else {
-            Json::Array(all)
-        };
-        writeln!(w, "{}", serde_json::to_string_pretty(&j)?)?;
+        // One shape for one file or many.
+        let j = json!({
+            "schema_version": crate::report::json::SCHEMA_VERSION,
+            "files": all,
+        });
+        writeln!(w, "{}", json_stream::to_pretty_string(&j))?;
     }
     Ok(0)
 }
@@ -108,7 +106,7 @@ pub fn flows(a: FlowsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         TableOrJson::Json => writeln!(
             w,
             "{}",
-            serde_json::to_string_pretty(&info::flows_json(&s))?
+            json_stream::to_pretty_string(&info::flows_json(&s))
         )?,
     }
     Ok(0)
@@ -131,6 +129,8 @@ struct DecodeSink<'w> {
     line: Vec<u8>,
     /// The JSON writer, which keeps the key text of the fields objects it has seen.
     json: json_stream::PacketWriter,
+    /// `--fields`: only these values.
+    select: Option<crate::report::select::Selection>,
 }
 
 impl DecodeSink<'_> {
@@ -171,6 +171,31 @@ impl Sink for DecodeSink<'_> {
         let keep =
             |m: &crate::pipeline::record::MessageRecord| filter.keep_message(m, p.session, names);
         let describe = |id: u32| names.describe_object(p.session, id);
+        if let Some(sel) = &self.select {
+            let client = names.client_name(p.session, p.client);
+            let cx = crate::report::select::Context {
+                packet: p,
+                client_name: client.as_deref(),
+                describe: &describe,
+            };
+            match self.format {
+                DecodeFormat::Csv => {
+                    if self.written == 0 {
+                        writeln!(self.w, "{}", sel.csv_header())?;
+                    }
+                    let mut rows = String::new();
+                    sel.csv_rows(&mut self.json, &cx, &keep, &mut rows);
+                    self.w.write_all(rows.as_bytes())?;
+                }
+                _ => {
+                    self.line.clear();
+                    sel.json_lines(&mut self.json, &cx, &keep, &mut self.line);
+                    self.w.write_all(&self.line)?;
+                }
+            }
+            self.written += 1;
+            return Ok(Control::Continue);
+        }
         match self.format {
             DecodeFormat::Table => {
                 let cx = LineContext {
@@ -184,14 +209,13 @@ impl Sink for DecodeSink<'_> {
                 if self.written == 0 {
                     writeln!(self.w, "{CSV_HEADER}")?;
                 }
-                self.w.write_all(packet_csv(p, &keep).as_bytes())?;
+                self.w
+                    .write_all(packet_csv(p, &keep, &describe).as_bytes())?;
             }
             // Written by parquet_cmd, which has a sink of its own.
             #[cfg(feature = "parquet")]
             DecodeFormat::Parquet => {}
             DecodeFormat::Jsonl | DecodeFormat::Json => {
-                // The same text as serde_json::to_writer(packet_json(..)), written
-                // without building a Value tree (json_stream; tested against it).
                 let line = &mut self.line;
                 line.clear();
                 if self.format == DecodeFormat::Json {
@@ -236,6 +260,14 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     } else {
         &mut *w
     };
+    let select = if a.fields.is_empty() {
+        None
+    } else {
+        if !matches!(a.format, DecodeFormat::Csv | DecodeFormat::Jsonl) {
+            anyhow::bail!("--fields writes CSV or JSON Lines: use --format csv or --format jsonl");
+        }
+        Some(crate::report::select::Selection::parse(&a.fields).map_err(anyhow::Error::msg)?)
+    };
     let mut sink = DecodeSink {
         w: report,
         format: a.format,
@@ -250,6 +282,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         warnings: 0,
         line: Vec::new(),
         json: json_stream::PacketWriter::default(),
+        select,
     };
     let mut picked = Vec::new();
     let mut s = if a.write.write.is_some() {
@@ -262,7 +295,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         run_file(&path, &cfg, &mut sink, out)?
     };
     warn_problems(&a.file, &s, out);
-    if matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) {
+    if matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) && a.fields.is_empty() {
         // The session list is written one session at a time, in place of an empty
         // list: a tree of up to MAX_SESSIONS_LISTED sessions would be the largest
         // thing decode ever holds in memory.
@@ -276,7 +309,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             "gamespy_packets": sink.gamespy_packets,
             "messages": sink.messages,
             "warnings": sink.warnings,
-            "capture": info::info_json(&s),
+            "capture": info::info_json(None, &s),
         });
         if a.format == DecodeFormat::Json {
             sink.w
@@ -302,7 +335,9 @@ fn write_with_sessions(
     sessions: &[crate::pipeline::summary::SessionSummary],
 ) -> Result<()> {
     const EMPTY: &str = "\"sessions\":[]";
-    let text = serde_json::to_string(record)?;
+    let mut text = Vec::new();
+    json_stream::write_value(&mut text, record, false);
+    let text = String::from_utf8(text)?;
     // Quotes inside string values are escaped, so this can only be the key.
     let Some(at) = text.find(EMPTY) else {
         w.write_all(text.as_bytes())?;
@@ -314,7 +349,9 @@ fn write_with_sessions(
         if k > 0 {
             w.write_all(b",")?;
         }
-        serde_json::to_writer(&mut *w, &info::session_json(s))?;
+        let mut one = Vec::new();
+        json_stream::write_value(&mut one, &info::session_json(s), false);
+        w.write_all(&one)?;
     }
     w.write_all(b"]")?;
     w.write_all(&text.as_bytes()[at + EMPTY.len()..])?;
@@ -493,7 +530,7 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     };
     match a.format {
         TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
-        TableOrJson::Json => writeln!(w, "{}", serde_json::to_string_pretty(&stats.to_json())?)?,
+        TableOrJson::Json => writeln!(w, "{}", json_stream::to_pretty_string(&stats.to_json()))?,
     }
     Ok(0)
 }

@@ -4,6 +4,7 @@
 use super::capture_cmds::{config, run_file, warn_problems};
 use super::Output;
 use crate::cli::{DiffArgs, TableOrJson};
+use crate::diag::Direction;
 use crate::pipeline::record::{PacketBody, PacketRecord};
 use crate::pipeline::summary::CaptureSummary;
 use crate::pipeline::{Config, Control, Detail, Sink};
@@ -164,7 +165,7 @@ fn read_sides(
 
 pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
-    let cmp = Comparison::new(a.include_volatile, &a.ignore);
+    let cmp = Comparison::new(a.include_volatile, &a.ignore).map_err(anyhow::Error::msg)?;
     let mut al = Aligner::new(a.max_differences);
     // One progress bar (A's: the two are read in step); with -v, whose warnings go to
     // stderr as they are found, one capture after the other so they do not interleave.
@@ -191,38 +192,53 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         )?
     };
     let mut read = Vec::new();
+    let mut flow_names = std::collections::BTreeMap::new();
     for (path, r) in [&a.a, &a.b].into_iter().zip(results) {
         let (stats, summary) = r?;
         warn_problems(path, &summary, out);
         read.push(stats);
+        // Flows are named by their player (A's name where both captures know one).
+        for s in &summary.sessions {
+            for c in &s.clients {
+                let Some(name) = &c.name else { continue };
+                for direction in [Direction::C2S, Direction::S2C] {
+                    let k = FlowKey {
+                        session: s.index,
+                        client: c.index,
+                        direction,
+                    };
+                    flow_names.entry(k).or_insert_with(|| name.clone());
+                }
+            }
+        }
     }
     let mut result = DiffResult::default();
     diff::count_rows(&mut result, &read[0], &read[1]);
     al.finish(&mut result)
         .context("diff: reading back what was spilled to a temporary file")?;
+    let code = if result.is_same() { 0 } else { 1 };
+    if out.quiet {
+        // -q: the answer is the exit status alone.
+        return Ok(code);
+    }
     if !result.wanted.is_empty() {
         let mut fa = Fetcher::default();
         let mut fb = Fetcher::default();
-        run_file(
-            &a.a,
-            &cfg,
-            &mut FetchSink {
-                fetcher: &mut fa,
-                wanted: &result.wanted,
-            },
-            out,
-        )?;
-        run_file(
-            &a.b,
-            &cfg,
-            &mut FetchSink {
-                fetcher: &mut fb,
-                wanted: &result.wanted,
-            },
-            out,
-        )?;
+        for (path, side, fetcher) in [(&a.a, Side::A, &mut fa), (&a.b, Side::B, &mut fb)] {
+            let wanted = result.wanted_in(side);
+            run_file(
+                path,
+                &cfg,
+                &mut FetchSink {
+                    fetcher,
+                    wanted: &wanted,
+                },
+                out,
+            )?;
+        }
         diff::explain(&mut result, &fa, &fb, &cmp);
     }
+    result.flow_names = flow_names;
     match a.format {
         TableOrJson::Table => write!(
             w,
@@ -232,8 +248,8 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         TableOrJson::Json => writeln!(
             w,
             "{}",
-            serde_json::to_string_pretty(&diff::to_json(&result))?
+            crate::report::json_stream::to_pretty_string(&diff::to_json(&result))
         )?,
     }
-    Ok(if result.is_same() { 0 } else { 1 })
+    Ok(code)
 }

@@ -84,7 +84,12 @@ fn run(command: Command, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> 
             if !out.quiet {
                 eprintln!("bcwire: wrote {}", a.out.display());
             }
-            writeln!(w, "{}", serde_json::to_string_pretty(&report)?)?;
+            let report = serde_json::to_value(&report)?;
+            writeln!(
+                w,
+                "{}",
+                crate::report::json_stream::to_pretty_string(&report)
+            )?;
             Ok(0)
         }
         Command::Report(a) => report_cmd::report(a, out, w),

@@ -132,23 +132,38 @@ fn float_json(v: f64) -> Json {
     }
 }
 
-/// Fields as a JSON object. A field whose value is an id or hex value also gets a
-/// `<name>_hex` string. Repeated names get a numeric suffix so nothing is lost.
+/// Fields as a JSON object (contract v2): keys in wire order, a name that occurs more
+/// than once as one key whose value is the array of its values (at its first place),
+/// and after an id or hex value a `<name>_hex` twin (unless a field of that name
+/// exists). The JSON writer of `report::json_stream` writes the same text directly.
 pub fn fields_to_json(fields: &[Field]) -> Json {
     let mut map = Map::with_capacity(fields.len());
-    for f in fields {
-        let mut key = f.name.to_string();
-        if map.contains_key(&key) {
-            let mut n = 2;
-            while map.contains_key(&format!("{key}_{n}")) {
-                n += 1;
+    for (i, f) in fields.iter().enumerate() {
+        if fields[..i].iter().any(|x| x.name == f.name) {
+            continue;
+        }
+        let same: Vec<&Field> = fields[i..].iter().filter(|x| x.name == f.name).collect();
+        let key = f.name.to_string();
+        let twin_taken = fields.iter().any(|x| x.name == format!("{key}_hex"));
+        let twin = same.iter().any(|x| x.value.hex_twin().is_some()) && !twin_taken;
+        let twin_of = |x: &Field| x.value.hex_twin().map_or(Json::Null, Json::String);
+        if same.len() == 1 {
+            map.insert(key.clone(), f.value.to_json());
+            if twin {
+                map.insert(format!("{key}_hex"), twin_of(f));
             }
-            key = format!("{key}_{n}");
+        } else {
+            map.insert(
+                key.clone(),
+                Json::Array(same.iter().map(|x| x.value.to_json()).collect()),
+            );
+            if twin {
+                map.insert(
+                    format!("{key}_hex"),
+                    Json::Array(same.iter().map(|x| twin_of(x)).collect()),
+                );
+            }
         }
-        if let Some(hex) = f.value.hex_twin() {
-            map.insert(format!("{key}_hex"), json!(hex));
-        }
-        map.insert(key, f.value.to_json());
     }
     Json::Object(map)
 }
@@ -169,7 +184,8 @@ mod tests {
         assert_eq!(j["object_id"], json!(1073741823u32));
         assert_eq!(j["object_id_hex"], json!("0x3FFFFFFF"));
         assert_eq!(j["speed"], json!(5.13));
-        assert_eq!(j["raw"], json!("ab01"));
-        assert_eq!(j["raw_2"], json!("cd"));
+        assert_eq!(j["raw"], json!(["ab01", "cd"]));
+        let keys: Vec<&String> = j.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["object_id", "object_id_hex", "speed", "raw"]);
     }
 }

@@ -211,6 +211,8 @@ pub fn parse(text: &str, origin: &LayoutOrigin) -> Result<ParsedLayouts, LayoutE
             }
             subsystems.push(SubsystemLayout {
                 powered_type: s.powered_type.unwrap_or(s.format.has_power_bit()),
+                // Filled in below, once the whole list is known.
+                key: String::new(),
                 name: s.name,
                 kind: s.kind,
                 format: s.format,
@@ -220,12 +222,19 @@ pub fn parse(text: &str, origin: &LayoutOrigin) -> Result<ParsedLayouts, LayoutE
                     .children
                     .into_iter()
                     .map(|c| ChildLayout {
+                        key: super::subsys::snake_key(&c.name),
                         name: c.name,
                         kind: c.kind,
                         max_condition: c.max_condition,
                     })
                     .collect(),
             });
+        }
+        let keys: Vec<String> = (0..subsystems.len())
+            .map(|i| super::subsys::key_among(&subsystems, i))
+            .collect();
+        for (e, k) in subsystems.iter_mut().zip(keys) {
+            e.key = k;
         }
         out.classes.push(ShipClass {
             species_id: ship.species_id,

@@ -7,6 +7,7 @@ pub mod layout_file;
 pub mod message;
 pub mod objects;
 pub mod opcodes;
+pub mod path;
 pub mod phases;
 pub mod reader;
 pub mod relay;

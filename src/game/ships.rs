@@ -48,6 +48,8 @@ impl RecordFormat {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChildLayout {
     pub name: String,
+    /// snake_case form of `name`, the child's key in field trees.
+    pub key: String,
     pub kind: String,
     pub max_condition: Option<f32>,
 }
@@ -56,6 +58,9 @@ pub struct ChildLayout {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SubsystemLayout {
     pub name: String,
+    /// The entry's key in field trees and paths (`subsys::entry_key`), computed once
+    /// when the class is built rather than for every record decoded.
+    pub key: String,
     pub kind: String,
     pub format: RecordFormat,
     /// May appear in 0x80 power blocks.

@@ -398,7 +398,7 @@ impl Decoder<'_, '_> {
                     self.f.r = probe;
                     self.su.subsystem_start = Some(read.block.start);
                     if self.f.keeps_fields() {
-                        self.f.fields.push(block_fields(&read, class, at));
+                        self.f.fields.extend(block_fields(&read, class, at));
                     }
                     self.su.subsystems = Some(SubsystemData::Decoded(read.block));
                     return Ok(());
@@ -628,13 +628,20 @@ mod tests {
         );
         assert_eq!(field(&m, "hash_present").span, Span::new(22, 23));
         assert_eq!(field(&m, "integrity_hash").span, Span::new(23, 25));
-        let Value::Group(power) = &field(&m, "power_block").value else {
-            panic!()
-        };
-        let names: Vec<&str> = power.iter().map(|f| f.name.as_ref()).collect();
+        let names: Vec<String> = "power_block[*].name"
+            .parse::<crate::game::path::FieldPath>()
+            .unwrap()
+            .resolve(&m.fields)
+            .iter()
+            .map(|v| crate::report::text::value_text(v))
+            .collect();
         assert_eq!(
             names,
-            ["Shield Generator", "Sensor Array", "Impulse Engines"]
+            [
+                "\"Shield Generator\"",
+                "\"Sensor Array\"",
+                "\"Impulse Engines\""
+            ]
         );
         // Right = forward × up is a unit vector orthogonal to both.
         let r = su.right().unwrap();
@@ -658,12 +665,11 @@ mod tests {
         };
         let idx: Vec<u8> = b.records.iter().map(|r| r.index).collect();
         assert_eq!(idx, [8, 9, 10, 0, 1]);
-        let Value::Group(g) = &field(&m, "subsystems").value else {
+        let Value::List(g) = &field(&m, "subsystems").value else {
             panic!()
         };
-        let summary = g.iter().find(|f| f.name == "summary").unwrap();
         assert_eq!(
-            summary.value,
+            field(&m, "subsystems_summary").value,
             Value::Text(
                 "Engineering 100%, no power data; Tractors 100% (Forward Tractor 100%, \
                  Aft Tractor 100%), no power data; Bridge 100%; Hull 100%; Shield Generator \
@@ -671,8 +677,14 @@ mod tests {
                     .into()
             )
         );
-        let tractors = g.iter().find(|f| f.name == "Tractors").unwrap();
-        assert_eq!(tractors.span, Span::new(13, 16));
+        let tractors = "subsystems[tractors].condition_pct"
+            .parse::<crate::game::path::FieldPath>()
+            .unwrap()
+            .resolve(&m.fields);
+        assert_eq!(tractors.len(), 1);
+        let Value::Group(rec) = &g[1] else { panic!() };
+        let span = rec.iter().find(|f| f.name == "condition_pct").unwrap().span;
+        assert_eq!(span, Span::new(13, 14));
         assert_eq!(encode(su), SEED_001_EX2);
     }
 

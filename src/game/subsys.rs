@@ -5,6 +5,9 @@
 //! the ship's top-level subsystem list. Reading and writing go through the message's
 //! one [`Reader`] / [`Writer`]: the has-power-data bits share packed bytes with the
 //! header's hash and cloak bits.
+//!
+//! Length: the code ends at about 745 lines; the rest is tests on the protocol
+//! reference's worked blocks.
 
 use super::field::{Field, Span, Value};
 use super::reader::{DecodeError, DecodeResult, Reader};
@@ -438,54 +441,145 @@ fn push_record_summary(s: &mut String, rec: &SubsystemRecord, entry: &SubsystemL
     }
 }
 
-/// Fields of a decoded block: start index, one group per record, and a summary.
-pub fn block_fields(read: &BlockRead, class: &ShipClass, block_start: usize) -> Field {
-    let mut fields = Vec::with_capacity(read.block.records.len() + 3);
+/// The snake_case key of a display name (`Shield Generator` → `shield_generator`):
+/// ASCII letters and digits kept (lower case), every other run of characters one `_`.
+pub fn snake_key(name: &str) -> String {
+    let mut key = Vec::with_capacity(name.len());
+    for &c in name.as_bytes() {
+        if c.is_ascii_alphanumeric() {
+            key.push(c.to_ascii_lowercase());
+        } else if key.last().is_some_and(|&l| l != b'_') {
+            key.push(b'_');
+        }
+    }
+    while key.last() == Some(&b'_') {
+        key.pop();
+    }
+    if key.is_empty() {
+        key.push(b'_');
+    }
+    // Only ASCII letters, digits and `_` were pushed.
+    String::from_utf8(key).unwrap_or_default()
+}
+
+/// The key of entry `index` of `class`: [`snake_key`] of its name, with `_2`, `_3`, …
+/// for the second, third, … entry of the list whose name makes the same key, so that a
+/// key names one entry of the class whichever records a block carries.
+pub fn entry_key(class: &ShipClass, index: usize) -> String {
+    match class.entry(index) {
+        Some(e) => e.key.clone(),
+        None => format!("index_{index}"),
+    }
+}
+
+/// The key of entry `index` of `list` (see [`entry_key`]), as the catalog computes it
+/// once per class.
+pub fn key_among(list: &[SubsystemLayout], index: usize) -> String {
+    let Some(entry) = list.get(index) else {
+        return format!("index_{index}");
+    };
+    let key = snake_key(&entry.name);
+    let same = list[..index]
+        .iter()
+        .filter(|e| same_snake_key(&e.name, &key))
+        .count();
+    if same == 0 {
+        key
+    } else {
+        format!("{key}_{}", same + 1)
+    }
+}
+
+/// Whether [`snake_key`] of `name` is `key`, without allocating.
+fn same_snake_key(name: &str, key: &str) -> bool {
+    let mut want = key.bytes();
+    let mut pending_sep = false;
+    let mut started = false;
+    for c in name.bytes() {
+        if c.is_ascii_alphanumeric() {
+            if pending_sep && want.next() != Some(b'_') {
+                return false;
+            }
+            pending_sep = false;
+            started = true;
+            if want.next() != Some(c.to_ascii_lowercase()) {
+                return false;
+            }
+        } else if started {
+            pending_sep = true;
+        }
+    }
+    let rest = want.next();
+    // A name with no letter or digit has the key `_`.
+    (rest.is_none() && started) || (!started && key == "_")
+}
+
+/// Fields of a decoded block: the start index and its entry's name, the records as a
+/// list in wire order (each with its `index`, `key` and display `name`), and a summary.
+pub fn block_fields(read: &BlockRead, class: &ShipClass, block_start: usize) -> [Field; 4] {
     let start_name = class
         .entry(read.block.start as usize)
         .map_or("?", |e| e.name.as_str());
-    fields.push(Field::new(
-        "start_index",
-        Value::Uint(read.block.start as u64),
-        Span::new(block_start, block_start + 1),
-    ));
-    fields.push(Field::new(
-        "start_name",
-        Value::Text(start_name.to_string()),
-        Span::new(block_start, block_start + 1),
-    ));
+    let mut records = Vec::with_capacity(read.block.records.len());
     // A record's summary is ~50 bytes ("Warp Core 100%, batteries 100% / 100%; ").
     let mut summary = String::with_capacity(64 * read.block.records.len());
     for (rec, span) in read.block.records.iter().zip(&read.spans) {
         let Some(entry) = class.entry(rec.index as usize) else {
             continue;
         };
-        fields.push(record_field(rec, span, entry));
+        records.push(record_value(rec, span, entry, class));
         if !summary.is_empty() {
             summary.push_str("; ");
         }
         push_record_summary(&mut summary, rec, entry);
     }
     let end = read.spans.last().map_or(block_start + 1, |s| s.end);
-    fields.push(Field::new(
-        "summary",
-        Value::Text(summary),
-        Span::new(block_start, end),
-    ));
-    Field::new(
-        "subsystems",
-        Value::Group(fields),
-        Span::new(block_start, end),
-    )
+    [
+        Field::new(
+            "subsystems_start_index",
+            Value::Uint(read.block.start as u64),
+            Span::new(block_start, block_start + 1),
+        ),
+        Field::new(
+            "subsystems_start_name",
+            Value::Text(start_name.to_string()),
+            Span::new(block_start, block_start + 1),
+        ),
+        Field::new(
+            "subsystems",
+            Value::List(records),
+            Span::new(block_start + 1, end),
+        ),
+        Field::new(
+            "subsystems_summary",
+            Value::Text(summary),
+            Span::new(block_start, end),
+        ),
+    ]
 }
 
-fn record_field(rec: &SubsystemRecord, span: &RecordSpan, entry: &SubsystemLayout) -> Field {
+fn record_value(
+    rec: &SubsystemRecord,
+    span: &RecordSpan,
+    entry: &SubsystemLayout,
+    class: &ShipClass,
+) -> Value {
     let at = span.start;
-    // index, condition, children, and at most three format fields.
-    let mut g = Vec::with_capacity(6);
+    // index, key, name, condition, children, and at most three format fields.
+    let mut g = Vec::with_capacity(8);
     g.push(Field::new(
         "index",
         Value::Uint(rec.index as u64),
+        Span::new(at, at),
+    ));
+    g.push(Field::new(
+        "key",
+        Value::Text(entry_key(class, rec.index as usize)),
+        Span::new(at, at),
+    ));
+    g.push(Field::new(
+        "name",
+        Value::Text(entry.name.clone()),
         Span::new(at, at),
     ));
     g.push(Field::new(
@@ -494,17 +588,20 @@ fn record_field(rec: &SubsystemRecord, span: &RecordSpan, entry: &SubsystemLayou
         Span::new(at, at + 1),
     ));
     if !rec.children.is_empty() {
+        // An object keyed by the children's snake_case keys, in wire order: a child
+        // set is fixed per class, and one field per child keeps a StateUpdate's tree
+        // (written millions of times by `decode --format jsonl`) small.
         let children = rec
             .children
             .iter()
             .enumerate()
             .map(|(k, c)| {
-                let name = entry
+                let key = entry
                     .children
                     .get(k)
-                    .map_or_else(|| format!("child {k}"), |c| c.name.clone());
+                    .map_or_else(|| format!("child_{k}"), |c| c.key.clone());
                 let o = at + 1 + k;
-                Field::new(name, Value::Float(byte_pct(*c)), Span::new(o, o + 1))
+                Field::new(key, Value::Float(byte_pct(*c)), Span::new(o, o + 1))
             })
             .collect();
         g.push(Field::new(
@@ -557,11 +654,7 @@ fn record_field(rec: &SubsystemRecord, span: &RecordSpan, entry: &SubsystemLayou
             }
         }
     }
-    Field::new(
-        entry.name.clone(),
-        Value::Group(g),
-        Span::new(span.start, span.end),
-    )
+    Value::Group(g)
 }
 
 /// One pair of a 0x80 block: a list index and its value byte.
@@ -621,35 +714,40 @@ pub fn power_entry(class: &ShipClass, index: u8) -> Result<&SubsystemLayout, Str
     }
 }
 
-/// Fields of a 0x80 block; `start` is the offset of its first byte.
+/// Fields of a 0x80 block, a list of pairs in wire order (each with the `key` and
+/// display `name` of the entry it names when the class is known); `start` is the
+/// offset of its first byte.
 pub fn power_fields(pairs: &[PowerSetting], class: Option<&ShipClass>, start: usize) -> Field {
     let mut g = Vec::with_capacity(pairs.len());
     for (k, p) in pairs.iter().enumerate() {
         let at = start + 2 * k;
-        let name = class
-            .and_then(|c| c.entry(p.index as usize))
-            .map_or_else(|| format!("index {}", p.index), |e| e.name.clone());
-        g.push(Field::new(
-            name,
-            Value::Group(vec![
-                Field::new("index", Value::Uint(p.index as u64), Span::new(at, at + 1)),
-                Field::new(
-                    "value",
-                    Value::Uint(p.value as u64),
-                    Span::new(at + 1, at + 2),
-                ),
-                Field::new(
-                    "power_pct_interpreted",
-                    Value::Float(p.interpreted_pct()),
-                    Span::new(at + 1, at + 2),
-                ),
-            ]),
-            Span::new(at, at + 2),
+        let i = Span::new(at, at + 1);
+        let mut pair = vec![Field::new("index", Value::Uint(p.index as u64), i)];
+        if let Some(c) = class.filter(|c| c.entry(p.index as usize).is_some()) {
+            pair.push(Field::new(
+                "key",
+                Value::Text(entry_key(c, p.index as usize)),
+                i,
+            ));
+            if let Some(e) = c.entry(p.index as usize) {
+                pair.push(Field::new("name", Value::Text(e.name.clone()), i));
+            }
+        }
+        pair.push(Field::new(
+            "value",
+            Value::Uint(p.value as u64),
+            Span::new(at + 1, at + 2),
         ));
+        pair.push(Field::new(
+            "power_pct_interpreted",
+            Value::Float(p.interpreted_pct()),
+            Span::new(at + 1, at + 2),
+        ));
+        g.push(Value::Group(pair));
     }
     Field::new(
         "power_block",
-        Value::Group(g),
+        Value::List(g),
         Span::new(start, start + 2 * pairs.len()),
     )
 }
@@ -714,6 +812,44 @@ mod tests {
             s,
             "Tractors 100% (Forward Tractor 100%, Aft Tractor 100%), no power data"
         );
+    }
+
+    #[test]
+    fn keys_are_snake_case_and_name_one_entry_of_a_class() {
+        assert_eq!(snake_key("Shield Generator"), "shield_generator");
+        assert_eq!(snake_key("  Forward Beam #1 "), "forward_beam_1");
+        assert_eq!(snake_key("--"), "_");
+        for name in [
+            "Shield Generator",
+            "  Forward Beam #1 ",
+            "--",
+            "a",
+            "Warp-Core",
+            "x  y",
+        ] {
+            let key = snake_key(name);
+            assert!(same_snake_key(name, &key), "{name}");
+            assert!(!same_snake_key(name, &format!("{key}x")), "{name}");
+            assert!(!same_snake_key(name, "other"), "{name}");
+        }
+        let mut c = class(1);
+        let first = c.subsystems[0].clone();
+        c.subsystems.push(first.clone());
+        let n = c.subsystems.len() - 1;
+        assert_eq!(
+            key_among(&c.subsystems, n),
+            format!("{}_2", snake_key(&first.name))
+        );
+        assert_eq!(key_among(&c.subsystems, 0), snake_key(&first.name));
+        // The catalog keeps each entry's key, as computed from its list.
+        for class in ShipCatalog::stock().classes() {
+            for i in 0..class.len() {
+                assert_eq!(entry_key(class, i), key_among(&class.subsystems, i));
+                for ch in &class.subsystems[i].children {
+                    assert_eq!(ch.key, snake_key(&ch.name));
+                }
+            }
+        }
     }
 
     #[test]

@@ -3,8 +3,11 @@
 //! `bcwire diff` compares, per flow, the two sequences of delivered messages position
 //! by position, and counts over each direction the messages without an equal twin in
 //! the other capture. [`Aligner`] does both while the captures are read, in any
-//! interleaving of the two: a flow keeps only the digests of the capture that is ahead
-//! in it (none once the flow has diverged and its first differences are noted), and a
+//! interleaving of the two: a flow keeps the digests not yet aligned (none once the flow
+//! has diverged and its first differences are noted). Where the sequences part, the
+//! next [`RESYNC_WINDOW`] digests of each side decide whether one side has a short run
+//! of extra messages (skipped, so the messages after it align again) or the two fronts
+//! stand for each other ([`next_step`]). A
 //! digest seen in both captures cancels out of the twin count. Read in step, two
 //! captures of the same session hold little; what one capture has and the other lacks
 //! (a flow only in A, messages without twins) is held until the end, in memory up to
@@ -16,7 +19,7 @@ use super::held::{HeldQueue, HeldStore};
 use super::twin_counts::TwinCounts;
 use crate::diag::Direction;
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io;
 
 /// Memory `bcwire diff` spends on what two captures do not share before spilling it
@@ -42,18 +45,55 @@ impl Side {
     }
 }
 
+/// How far ahead a flow looks for the twin of a message when the two sequences part:
+/// a run of at most this many messages one capture has and the other lacks (a lost
+/// datagram, an extra chat line) is skipped and the sequences meet again after it.
+pub const RESYNC_WINDOW: usize = 32;
+
+/// What [`next_step`] decides at the fronts of two flows that differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The next `n` messages of A have no counterpart in B (B's front is A's n-th).
+    ExtraInA(usize),
+    /// The next `n` messages of B have no counterpart in A.
+    ExtraInB(usize),
+    /// The two fronts stand for each other (same place, different content).
+    Pair,
+}
+
+/// The step at two differing fronts, from at most [`RESYNC_WINDOW`] messages of each
+/// side: the shortest run of extra messages on one side after which the fronts are
+/// equal, A's first on a tie; a pair when there is none. Only called with each window
+/// full or holding the rest of its side, so the answer does not depend on when the
+/// captures' messages arrived.
+pub fn next_step(a: &VecDeque<u64>, b: &VecDeque<u64>) -> Step {
+    for k in 1..RESYNC_WINDOW {
+        if a.get(k).is_some() && a.get(k) == b.front() {
+            return Step::ExtraInA(k);
+        }
+        if b.get(k).is_some() && b.get(k) == a.front() {
+            return Step::ExtraInB(k);
+        }
+    }
+    Step::Pair
+}
+
 /// One flow's alignment so far.
 #[derive(Debug, Default)]
 struct FlowAlign {
     /// Delivered messages of A and B.
     len: [usize; 2],
-    /// Digests of the capture that is ahead, from position `len[behind]` on.
-    ahead: HeldQueue,
-    /// The first position where the sequences differ, with both opcodes.
-    divergence: Option<(usize, Option<u8>, Option<u8>)>,
-    /// The first differing positions (at most the cap) where both have a message of
-    /// the same opcode.
-    candidates: Vec<usize>,
+    /// Index of the first message not yet aligned, per side.
+    next: [usize; 2],
+    /// The first unaligned digests of each side, at most [`RESYNC_WINDOW`].
+    window: [VecDeque<u64>; 2],
+    /// The side's unaligned digests past its window (held, spilled past the budget).
+    held: [HeldQueue; 2],
+    /// The first place where the sequences differ: (A's index, B's index, opcodes).
+    divergence: Option<(usize, usize, Option<u8>, Option<u8>)>,
+    /// The first pairs (at most the cap) of differing messages with the same opcode
+    /// standing for each other: (A's index, B's index).
+    candidates: Vec<(usize, usize)>,
 }
 
 impl FlowAlign {
@@ -62,53 +102,115 @@ impl FlowAlign {
         self.divergence.is_some() && self.candidates.len() >= max
     }
 
-    fn compare(
-        &mut self,
-        index: usize,
-        a: Option<MessageDigest>,
-        b: Option<MessageDigest>,
-        max: usize,
-    ) {
-        if a == b {
-            return;
-        }
+    fn note(&mut self, a: Option<u64>, b: Option<u64>, max: usize) {
+        let (a, b) = (
+            a.map(MessageDigest::from_raw),
+            b.map(MessageDigest::from_raw),
+        );
         if self.divergence.is_none() {
-            self.divergence = Some((index, a.map(|d| d.opcode()), b.map(|d| d.opcode())));
+            self.divergence = Some((
+                self.next[0],
+                self.next[1],
+                a.map(|d| d.opcode()),
+                b.map(|d| d.opcode()),
+            ));
         }
         if let (Some(x), Some(y)) = (a, b) {
             if x.opcode() == y.opcode() && self.candidates.len() < max {
-                self.candidates.push(index);
+                self.candidates.push((self.next[0], self.next[1]));
             }
         }
     }
 
-    /// `ended` has no more messages: the positions held past its end all differ.
-    fn flush_past_end(&mut self, ended: Side, max: usize, store: &mut HeldStore) -> io::Result<()> {
-        let (e, o) = (ended.index(), 1 - ended.index());
-        if self.len[e] == 0 {
-            // A flow the ended capture never had: not compared.
-            self.ahead.clear(store);
-            return Ok(());
+    fn push(&mut self, s: usize, d: u64, store: &mut HeldStore) {
+        self.len[s] += 1;
+        if self.held[s].is_empty() && self.window[s].len() < RESYNC_WINDOW {
+            self.window[s].push_back(d);
+        } else {
+            self.held[s].push_back(d, store);
         }
-        if self.len[e] >= self.len[o] {
-            // What is held (if anything) is the ended side's, waiting for the other.
-            return Ok(());
+    }
+
+    /// Take the front of side `s`, refilling its window from what is held.
+    fn pop(&mut self, s: usize, store: &mut HeldStore) -> io::Result<Option<u64>> {
+        let d = self.window[s].pop_front();
+        if d.is_some() {
+            self.next[s] += 1;
+            if let Some(more) = self.held[s].pop_front(store)? {
+                self.window[s].push_back(more);
+            }
         }
-        let mut index = self.len[e];
-        while !self.settled(max) {
-            let Some(d) = self.ahead.pop_front(store)? else {
-                break;
-            };
-            let d = MessageDigest::from_raw(d);
-            let (a, b) = match ended {
-                Side::A => (None, Some(d)),
-                Side::B => (Some(d), None),
-            };
-            self.compare(index, a, b, max);
-            index += 1;
+        Ok(d)
+    }
+
+    /// Side `s`'s window holds all it will hold for a decision.
+    fn ready(&self, s: usize, ended: bool) -> bool {
+        self.window[s].len() >= RESYNC_WINDOW || (ended && self.held[s].is_empty())
+    }
+
+    /// Align what both sides hold as far as it can be decided now.
+    fn advance(&mut self, ended: [bool; 2], max: usize, store: &mut HeldStore) -> io::Result<()> {
+        loop {
+            if self.settled(max) {
+                for s in 0..2 {
+                    self.window[s].clear();
+                    self.held[s].clear(store);
+                }
+                return Ok(());
+            }
+            let (fa, fb) = (
+                self.window[0].front().copied(),
+                self.window[1].front().copied(),
+            );
+            match (fa, fb) {
+                (Some(x), Some(y)) if x == y => {
+                    self.pop(0, store)?;
+                    self.pop(1, store)?;
+                }
+                (Some(_), Some(_)) => {
+                    if !(self.ready(0, ended[0]) && self.ready(1, ended[1])) {
+                        return Ok(());
+                    }
+                    match next_step(&self.window[0], &self.window[1]) {
+                        Step::ExtraInA(n) => {
+                            for _ in 0..n {
+                                let d = self.window[0].front().copied();
+                                self.note(d, None, max);
+                                self.pop(0, store)?;
+                            }
+                        }
+                        Step::ExtraInB(n) => {
+                            for _ in 0..n {
+                                let d = self.window[1].front().copied();
+                                self.note(None, d, max);
+                                self.pop(1, store)?;
+                            }
+                        }
+                        Step::Pair => {
+                            self.note(fa, fb, max);
+                            self.pop(0, store)?;
+                            self.pop(1, store)?;
+                        }
+                    }
+                }
+                // One side has no more: the other's messages are all extra (a flow the
+                // ended capture never had is not compared at all).
+                (Some(x), None) if ended[1] && self.len[1] > 0 => {
+                    self.note(Some(x), None, max);
+                    self.pop(0, store)?;
+                }
+                (None, Some(y)) if ended[0] && self.len[0] > 0 => {
+                    self.note(None, Some(y), max);
+                    self.pop(1, store)?;
+                }
+                _ => return Ok(()),
+            }
         }
-        self.ahead.clear(store);
-        Ok(())
+    }
+
+    /// Nothing is held for a later decision.
+    fn is_empty(&self) -> bool {
+        self.window.iter().all(|w| w.is_empty()) && self.held.iter().all(|h| h.is_empty())
     }
 }
 
@@ -167,9 +269,10 @@ impl Aligner {
             return;
         };
         for k in keys {
-            let alike = self.flows.get(&k).is_some_and(|f| {
-                f.len[0] == f.len[1] && f.divergence.is_none() && f.ahead.is_empty()
-            });
+            let alike = self
+                .flows
+                .get(&k)
+                .is_some_and(|f| f.len[0] == f.len[1] && f.divergence.is_none() && f.is_empty());
             if alike {
                 self.flows.remove(&k);
             }
@@ -189,7 +292,9 @@ impl Aligner {
         self.align(side, flow, d)?;
         if self.held.over_budget() {
             for f in self.flows.values_mut() {
-                f.ahead.spill(&mut self.held)?;
+                for h in &mut f.held {
+                    h.spill(&mut self.held)?;
+                }
             }
             self.held.spilled_all();
         }
@@ -198,7 +303,6 @@ impl Aligner {
 
     fn align(&mut self, side: Side, flow: FlowKey, d: MessageDigest) -> io::Result<()> {
         let store = &mut self.held;
-        let (s, o) = (side.index(), 1 - side.index());
         let max = self.max_differences;
         let f = self.flows.entry(flow).or_insert_with(|| {
             self.session_flows
@@ -207,33 +311,14 @@ impl Aligner {
                 .push(flow);
             FlowAlign::default()
         });
-        let index = f.len[s];
-        f.len[s] += 1;
-        if f.settled(max) {
-            f.ahead.clear(store);
+        let other = 1 - side.index();
+        if f.settled(max) || (self.ended[other] && f.len[other] == 0) {
+            // Nothing to align with, ever.
+            f.len[side.index()] += 1;
             return Ok(());
         }
-        let pair = |mine: Option<MessageDigest>, theirs: Option<MessageDigest>| match side {
-            Side::A => (mine, theirs),
-            Side::B => (theirs, mine),
-        };
-        if index < f.len[o] {
-            // The other capture is ahead here: its digest at `index` is the oldest held.
-            if let Some(theirs) = f.ahead.pop_front(store)? {
-                let (a, b) = pair(Some(d), Some(MessageDigest::from_raw(theirs)));
-                f.compare(index, a, b, max);
-            }
-        } else if self.ended[o] {
-            // The other capture has no more messages: past its end, every position
-            // differs (a flow it never had is not compared at all).
-            if f.len[o] > 0 {
-                let (a, b) = pair(Some(d), None);
-                f.compare(index, a, b, max);
-            }
-        } else {
-            f.ahead.push_back(d.raw(), store);
-        }
-        Ok(())
+        f.push(side.index(), d.raw(), store);
+        f.advance(self.ended, max, store)
     }
 
     /// Capture `side` has no more messages.
@@ -241,7 +326,15 @@ impl Aligner {
         self.ended[side.index()] = true;
         let max = self.max_differences;
         for f in self.flows.values_mut() {
-            f.flush_past_end(side, max, &mut self.held)?;
+            if f.len[side.index()] == 0 {
+                // A flow the ended capture never had: not compared.
+                for s in 0..2 {
+                    f.window[s].clear();
+                    f.held[s].clear(&mut self.held);
+                }
+                continue;
+            }
+            f.advance(self.ended, max, &mut self.held)?;
         }
         Ok(())
     }
@@ -263,18 +356,19 @@ impl Aligner {
             }
         }
         for (k, f) in &flows {
-            let Some((index, a_opcode, b_opcode)) = f.divergence else {
+            let Some((index, b_index, a_opcode, b_opcode)) = f.divergence else {
                 continue;
             };
             r.divergences.push(Divergence {
                 flow: *k,
                 index,
+                b_index,
                 a_opcode,
                 b_opcode,
             });
             let room = max.saturating_sub(r.wanted.len());
             r.wanted
-                .extend(f.candidates.iter().take(room).map(|&i| (*k, i)));
+                .extend(f.candidates.iter().take(room).map(|&(i, j)| (*k, i, j)));
         }
         // Only sums per opcode come out of the twin counts: the order they are visited
         // in (table order, or merged runs) does not show.

@@ -242,23 +242,21 @@ fn state_update_line(fields: &[Field]) -> String {
             ("position" | "delta" | "speed" | "cloak", v) => {
                 parts.push(format!("{}={}", f.name, super::text::value_text(v)))
             }
-            ("subsystems", Value::Group(inner)) => match inner.iter().find(|g| g.name == "summary")
-            {
-                Some(Field {
-                    value: Value::Text(t),
-                    ..
-                }) => parts.push(format!("subsystems: {t}")),
-                _ => parts.push(format!("subsystems ({} entries)", inner.len())),
-            },
+            ("subsystems_summary", Value::Text(t)) => parts.push(format!("subsystems: {t}")),
             // Power settings: the raw byte per named subsystem (its meaning is not settled).
-            ("power_block", Value::Group(inner)) => {
-                let settings: Vec<String> = inner
+            ("power_block", Value::List(pairs)) => {
+                let settings: Vec<String> = pairs
                     .iter()
-                    .filter_map(|e| match &e.value {
-                        Value::Group(g) => g
-                            .iter()
-                            .find(|x| x.name == "value")
-                            .map(|v| format!("{} {}", e.name, super::text::value_text(&v.value))),
+                    .filter_map(|e| match e {
+                        Value::Group(g) => {
+                            let get = |n: &str| g.iter().find(|x| x.name == n).map(|x| &x.value);
+                            let who = match (get("name"), get("index")) {
+                                (Some(Value::Text(n)), _) => n.clone(),
+                                (_, Some(i)) => format!("index {}", super::text::value_text(i)),
+                                _ => "?".into(),
+                            };
+                            get("value").map(|v| format!("{who} {}", super::text::value_text(v)))
+                        }
                         _ => None,
                     })
                     .collect();
@@ -274,7 +272,7 @@ fn state_update_line(fields: &[Field]) -> String {
 }
 
 /// CSV header matching [`packet_csv`].
-pub const CSV_HEADER: &str = "frame,time,direction,session,client,src,dst,transport_type,reliable,seq,fragment_index,fragment_total,retransmission,opcode,name,object_id,fields";
+pub const CSV_HEADER: &str = "frame,time,direction,session,client,src,dst,transport_type,reliable,seq,fragment_index,fragment_total,retransmission,opcode,name,object_id,object,fields";
 
 /// RFC 4180 quoting.
 fn csv_field(s: &str) -> String {
@@ -285,7 +283,13 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-pub fn packet_csv(p: &PacketRecord, keep: &dyn Fn(&MessageRecord) -> bool) -> String {
+/// CSV rows of the messages `keep` accepts; `describe` names objects as the other
+/// views do (`Kessok Light (Cady2, slot 0)`).
+pub fn packet_csv(
+    p: &PacketRecord,
+    keep: &dyn Fn(&MessageRecord) -> bool,
+    describe: &dyn Fn(u32) -> Option<String>,
+) -> String {
     let mut out = String::new();
     let PacketBody::Game(g) = &p.body else {
         return out;
@@ -293,9 +297,18 @@ pub fn packet_csv(p: &PacketRecord, keep: &dyn Fn(&MessageRecord) -> bool) -> St
     for m in g.messages.iter().filter(|m| keep(m)) {
         let game = message_game(m).map(|x| x.0);
         let frag = m.fragment();
+        // An ACK names the fragment it acknowledges: without it, the ACKs of one
+        // set's fragments would be identical rows.
+        let frag_index = match &m.transport {
+            crate::pipeline::record::TransportInfo::Ack { fragment_index, .. } => {
+                fragment_index.map(|i| i as u64)
+            }
+            _ => frag.map(|f| f.index as u64),
+        };
+        let object = game.and_then(super::json::object_of);
         let _ = writeln!(
             out,
-            "{},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             p.frame,
             p.ts_ns as f64 / 1e9,
             p.direction,
@@ -306,7 +319,7 @@ pub fn packet_csv(p: &PacketRecord, keep: &dyn Fn(&MessageRecord) -> bool) -> St
             m.transport_type,
             m.reliable(),
             m.seq().map(|s| s.to_string()).unwrap_or_default(),
-            frag.map(|f| f.index.to_string()).unwrap_or_default(),
+            frag_index.map(|i| i.to_string()).unwrap_or_default(),
             frag.and_then(|f| f.total)
                 .map(|t| t.to_string())
                 .unwrap_or_default(),
@@ -314,9 +327,8 @@ pub fn packet_csv(p: &PacketRecord, keep: &dyn Fn(&MessageRecord) -> bool) -> St
             game.map(|g| format!("0x{:02X}", g.opcode))
                 .unwrap_or_default(),
             game.map(|g| g.name).unwrap_or_default(),
-            game.and_then(super::json::object_of)
-                .map(|o| format!("0x{o:08X}"))
-                .unwrap_or_default(),
+            object.map(|o| format!("0x{o:08X}")).unwrap_or_default(),
+            csv_field(&object.and_then(describe).unwrap_or_default()),
             csv_field(
                 &game
                     .map(|g| fields_inline(&g.fields, usize::MAX))

@@ -40,11 +40,13 @@ const STATE_UPDATE_FIELDS: &[&str] = &[
     "right",
     "speed",
     "cloak",
+    "subsystems_start_index",
+    "subsystems_start_name",
     "subsystems",
-    "start_index",
-    "start_name",
-    "summary",
+    "subsystems_summary",
     "index",
+    "key",
+    "name",
     "condition_pct",
     "children_pct",
     "main_battery_pct",
@@ -308,11 +310,12 @@ fn typed_state_updates(cmp: &Comparison, catalog: &ShipCatalog) -> bool {
                 .any(|e| e.name == name || e.children.iter().any(|ch| ch.name == name))
         })
     };
-    cmp.ignore.iter().all(|name| {
-        let stand_in = name.starts_with("index ") || name.starts_with("child ");
-        let su_field = name != "game_time" && STATE_UPDATE_FIELDS.contains(&name.as_str());
-        !stand_in && !su_field && !in_layouts(name)
-    })
+    cmp.paths.is_empty()
+        && cmp.ignore.iter().all(|name| {
+            let stand_in = name.starts_with("index ") || name.starts_with("child ");
+            let su_field = name != "game_time" && STATE_UPDATE_FIELDS.contains(&name.as_str());
+            !stand_in && !su_field && !in_layouts(name)
+        })
 }
 
 #[cfg(test)]
@@ -453,9 +456,9 @@ mod tests {
         let changed = with_one_byte_changed(&msgs);
         msgs.extend(changed);
         for cmp in [
-            Comparison::new(false, &[]),
-            Comparison::new(true, &[]),
-            Comparison::new(false, &["clock".to_string(), "no_such_field".to_string()]),
+            Comparison::new(false, &[]).unwrap(),
+            Comparison::new(true, &[]).unwrap(),
+            Comparison::new(false, &["clock".to_string(), "no_such_field".to_string()]).unwrap(),
         ] {
             let typed = assert_same_partition(&cmp, &msgs);
             assert!(
@@ -499,7 +502,7 @@ mod tests {
             .map(|su| (encode(su), su.species))
             .collect();
         assert_ne!(msgs[0].0, msgs[1].0);
-        let cmp = Comparison::new(false, &[]);
+        let cmp = Comparison::new(false, &[]).unwrap();
         if cf16_values_meet() {
             assert_eq!(assert_same_partition(&cmp, &msgs), 2);
             let lean = LeanFingerprints::new(&cmp, &catalog);
@@ -509,7 +512,7 @@ mod tests {
             );
         }
         // Game time counts with --include-volatile.
-        let volatile = Comparison::new(true, &[]);
+        let volatile = Comparison::new(true, &[]).unwrap();
         let lean = LeanFingerprints::new(&volatile, &catalog);
         assert_ne!(
             lean.state_update(&base, Some(class)),
@@ -540,13 +543,21 @@ mod tests {
         let catalog = ShipCatalog::stock();
         let on = |ignore: &[&str], volatile: bool| {
             let ignore: Vec<String> = ignore.iter().map(|s| s.to_string()).collect();
-            typed_state_updates(&Comparison::new(volatile, &ignore), &catalog)
+            typed_state_updates(&Comparison::new(volatile, &ignore).unwrap(), &catalog)
         };
         assert!(on(&[], false));
         assert!(on(&[], true));
         assert!(on(&["game_time"], true));
         assert!(on(&["chat_text_that_is_no_field"], false));
-        for name in ["speed", "summary", "index", "value", "index 3", "child 0"] {
+        for name in [
+            "speed",
+            "subsystems_summary",
+            "index",
+            "key",
+            "value",
+            "index 3",
+            "child 0",
+        ] {
             assert!(!on(&[name], false), "{name}");
         }
         let entry = catalog.classes()[0].entry(0).unwrap().name.clone();

@@ -62,9 +62,9 @@ pub fn session_json(s: &SessionSummary) -> Json {
     })
 }
 
-pub fn info_json(c: &CaptureSummary) -> Json {
+/// One capture's facts; `file` (the path as given) comes first when known.
+pub fn info_json(file: Option<&str>, c: &CaptureSummary) -> Json {
     let mut j = json!({
-        "schema_version": super::json::SCHEMA_VERSION,
         "format": c.format,
         "link_types": c.link_types,
         "frames": c.frames,
@@ -90,7 +90,15 @@ pub fn info_json(c: &CaptureSummary) -> Json {
             "ratio": (z.ratio() * 100.0).round() / 100.0,
         });
     }
-    j
+    match (file, j) {
+        (Some(f), Json::Object(m)) => {
+            let mut with_file = serde_json::Map::with_capacity(m.len() + 1);
+            with_file.insert("file".into(), json!(f));
+            with_file.extend(m);
+            Json::Object(with_file)
+        }
+        (_, j) => j,
+    }
 }
 
 fn client_label(c: &ClientSummary) -> String {

@@ -199,6 +199,31 @@ fn decimal(digits: u64, buf: &mut [u8; 20]) -> usize {
     len
 }
 
+/// An `f64` as a JSON number: its shortest round-trip digits (`1.0`, `0.1`, `1e+20`),
+/// `null` when not finite. The one formatter of every `f64` bcwire writes.
+pub fn write_f64(out: &mut Vec<u8>, v: f64) {
+    if v.is_finite() {
+        out.extend_from_slice(zmij::Buffer::new().format_finite(v).as_bytes());
+    } else {
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// A decoded field's float: a value that came from an `f32` as the `f64` nearest to
+/// the `f32`'s `Display` form (5.13, not 5.130000114…), any other as [`write_f64`];
+/// non-finite values (possible in hostile input) as strings (`"NaN"`, `"inf"`).
+pub fn write_field_float(out: &mut Vec<u8>, v: f64) {
+    if !v.is_finite() {
+        out.push(b'"');
+        out.extend_from_slice(format!("{v}").as_bytes());
+        out.push(b'"');
+    } else if (v as f32) as f64 == v {
+        write_f32(out, v as f32);
+    } else {
+        write_f64(out, v);
+    }
+}
+
 /// The JSON number `serde_json` writes for the `f64` nearest to the text of `f`'s
 /// `Display` form. `f` must be finite.
 pub fn write_f32(out: &mut Vec<u8>, f: f32) {
@@ -223,11 +248,7 @@ pub fn write_f32(out: &mut Vec<u8>, f: f32) {
     let sci = exp + len as i32 - 1;
     if !(-5..=15).contains(&sci) {
         let v = f64_of(digits, exp);
-        let _ = serde_json::ser::Formatter::write_f64(
-            &mut serde_json::ser::CompactFormatter,
-            out,
-            v.abs(),
-        );
+        write_f64(out, v.abs());
         return;
     }
     if exp >= 0 {

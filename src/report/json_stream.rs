@@ -1,12 +1,17 @@
-//! The `"type":"packet"` JSON record of [`super::json::packet_json`], written straight to
-//! a byte buffer instead of being built as a `serde_json::Value` tree first.
+//! The one JSON writer of bcwire: every command's JSON and JSON Lines goes through it.
 //!
-//! The output is byte for byte the same as `serde_json::to_writer(packet_json(..))`:
-//! keys in the order of a `serde_json::Map` (sorted, as the crate is built without
-//! `preserve_order`), strings escaped and numbers formatted by `serde_json` itself.
-//! `decode --format jsonl` writes millions of these; building, sorting and dropping a
-//! tree of maps per record was most of its cost. The tests compare both writers on the
-//! real-peer captures.
+//! Records are written straight to a byte buffer. The `"type":"packet"` record, which
+//! `decode --format jsonl` writes millions of, is written from the pipeline's record
+//! types directly ([`PacketWriter`]), with the key layout of each sequence of field names
+//! worked out once and reused and the text of recent `f32` values cached; the other
+//! records (`info`, `flows`, `stats`, `diff`, the summary) are built as values and
+//! written by [`write_value`]. Numbers go through one float formatter
+//! ([`super::json_float`]); strings are escaped as JSON requires (`\"`, `\\`, the short
+//! escapes, `\u00xx` for other control characters). Keys are written in the order of
+//! the contract (`docs/json.md`), decoded fields in wire order.
+//!
+//! Length: the writer ends at about 780 lines; the rest is tests against `serde_json`
+//! as a reference (escapes, floats, integers, the fields object).
 
 use crate::diag::Warning;
 use crate::game::field::{Field, Value};
@@ -14,19 +19,19 @@ use crate::pipeline::record::{
     FragmentRef, GamePacket, MessageRecord, PacketBody, PacketRecord, TransportInfo,
 };
 use rustc_hash::FxHashMap;
-use serde_json::ser::{CompactFormatter, Formatter};
+use serde_json::Value as Json;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
 // Writing into a Vec cannot fail: the io::Results below are ignored on purpose.
 
-fn u64_json(out: &mut Vec<u8>, n: u64) {
-    let _ = CompactFormatter.write_u64(out, n);
+pub(crate) fn u64_json(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
-fn i64_json(out: &mut Vec<u8>, n: i64) {
-    let _ = CompactFormatter.write_i64(out, n);
+pub(crate) fn i64_json(out: &mut Vec<u8>, n: i64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 fn opt_u64_json(out: &mut Vec<u8>, n: Option<u64>) {
@@ -40,17 +45,13 @@ fn bool_json(out: &mut Vec<u8>, b: bool) {
     out.extend_from_slice(if b { b"true" } else { b"false" });
 }
 
-/// An `f64` number as `serde_json` writes one (`null` when not finite).
+/// An `f64` number (`null` when not finite).
 fn f64_json(out: &mut Vec<u8>, f: f64) {
-    if f.is_finite() {
-        let _ = CompactFormatter.write_f64(out, f);
-    } else {
-        out.extend_from_slice(b"null");
-    }
+    super::json_float::write_f64(out, f);
 }
 
-/// Whether `bytes` holds a byte `serde_json` escapes (`"`, `\\`, a control character),
-/// eight bytes at a time: most strings written here have none.
+/// Whether `bytes` holds a byte JSON escapes (`"`, `\\`, a control character), eight
+/// bytes at a time: most strings written here have none.
 fn needs_escape(bytes: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -73,9 +74,9 @@ fn needs_escape(bytes: &[u8]) -> bool {
         .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
-/// A string with `serde_json`'s escapes: `\"`, `\\`, `\b \t \n \f \r`, and `\u00xx`
-/// for the other control characters; everything else as is.
-fn str_json(out: &mut Vec<u8>, s: &str) {
+/// A string with JSON's escapes: `\"`, `\\`, `\b \t \n \f \r`, and `\u00xx` for the
+/// other control characters; everything else as is.
+pub(crate) fn str_json(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     if !needs_escape(bytes) {
         out.reserve(bytes.len() + 2);
@@ -145,32 +146,19 @@ fn addr_json(out: &mut Vec<u8>, addr: &SocketAddr) {
     }
 }
 
-/// Writes one object whose keys are fixed words given in sorted order (checked in
-/// debug builds, so the tests catch a key out of place).
+/// Writes one object whose keys are fixed words, in the order given (the contract's).
 struct Obj<'o> {
     out: &'o mut Vec<u8>,
     first: bool,
-    #[cfg(debug_assertions)]
-    last: &'static str,
 }
 
 impl<'o> Obj<'o> {
     fn new(out: &'o mut Vec<u8>) -> Obj<'o> {
         out.push(b'{');
-        Obj {
-            out,
-            first: true,
-            #[cfg(debug_assertions)]
-            last: "",
-        }
+        Obj { out, first: true }
     }
     /// Start the value of `key` (plain ASCII, written without escaping).
     fn key(&mut self, key: &'static str) -> &mut Vec<u8> {
-        #[cfg(debug_assertions)]
-        {
-            assert!(self.first || self.last < key, "{} then {key}", self.last);
-            self.last = key;
-        }
         if !self.first {
             self.out.push(b',');
         }
@@ -193,8 +181,8 @@ fn warnings_json<'w>(out: &mut Vec<u8>, all: impl Iterator<Item = &'w Warning>) 
         }
         let mut o = Obj::new(out);
         str_json(o.key("code"), w.code.as_str());
-        str_json(o.key("message"), &w.message);
         opt_u64_json(o.key("offset"), w.offset.map(|v| v as u64));
+        str_json(o.key("message"), &w.message);
         o.end();
     }
     out.push(b']');
@@ -202,70 +190,6 @@ fn warnings_json<'w>(out: &mut Vec<u8>, all: impl Iterator<Item = &'w Warning>) 
 
 fn opcode_hex_json(out: &mut Vec<u8>, op: u8) {
     hex_twin_json(out, op as u64, 2);
-}
-
-/// A key of a fields object: a field name, a `_N` suffix that makes it unique, and the
-/// `_hex` ending of a twin, compared as the text they make.
-#[derive(Clone, Copy)]
-struct Key<'a> {
-    name: &'a str,
-    n: u32,
-    hex: bool,
-}
-
-impl Key<'_> {
-    /// The text after the name: `_N` and/or `_hex`, rendered by hand.
-    fn suffix(&self, buf: &mut [u8; 16]) -> usize {
-        let mut len = 0;
-        if self.n > 0 {
-            let mut digits = [0u8; 10];
-            let mut d = 0;
-            let mut n = self.n;
-            while n > 0 {
-                digits[d] = b'0' + (n % 10) as u8;
-                n /= 10;
-                d += 1;
-            }
-            buf[0] = b'_';
-            len = 1;
-            for k in (0..d).rev() {
-                buf[len] = digits[k];
-                len += 1;
-            }
-        }
-        if self.hex {
-            buf[len..len + 4].copy_from_slice(b"_hex");
-            len += 4;
-        }
-        len
-    }
-    fn cmp_text(&self, other: &Key<'_>) -> std::cmp::Ordering {
-        if self.n == 0 && !self.hex && other.n == 0 && !other.hex {
-            return self.name.cmp(other.name);
-        }
-        let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
-        let (la, lb) = (self.suffix(&mut a), other.suffix(&mut b));
-        let x = self.name.bytes().chain(a[..la].iter().copied());
-        let y = other.name.bytes().chain(b[..lb].iter().copied());
-        x.cmp(y)
-    }
-    fn eq_text(&self, other: &Key<'_>) -> bool {
-        let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
-        let (la, lb) = (self.suffix(&mut a), other.suffix(&mut b));
-        self.name.len() + la == other.name.len() + lb
-            && self.cmp_text(other) == std::cmp::Ordering::Equal
-    }
-    fn write(&self, out: &mut Vec<u8>) {
-        let mut buf = [0u8; 16];
-        let n = self.suffix(&mut buf);
-        str_json(out, self.name);
-        if n > 0 {
-            // The suffix is plain ASCII: it goes inside the closing quote.
-            out.pop();
-            out.extend_from_slice(&buf[..n]);
-            out.push(b'"');
-        }
-    }
 }
 
 /// Digits of `field::hex_padded`: the value's natural width, 2, 4, 8 or 16.
@@ -296,82 +220,95 @@ fn hex_twin_json(out: &mut Vec<u8>, v: u64, width: usize) {
     out.push(b'"');
 }
 
+fn has_twin(v: &Value) -> bool {
+    matches!(v, Value::ObjectId(_) | Value::Hex(_))
+}
+
 /// The keys of one fields object, in output order: the JSON text of each key (`"name":`,
-/// with the comma before every key but the first) and the field its value comes from.
-/// It depends only on the field names and on which values have a hex twin, so it is
-/// worked out once per such sequence and reused ([`PacketWriter`]).
+/// with the comma before every key but the first) and the fields its value comes from.
+/// Keys are the distinct names in wire order (a repeated name at its first place, its
+/// values as an array), each id or hex value followed by its `<name>_hex` twin (unless a
+/// field of that name exists). It depends only on the field names and on which values
+/// have a twin, so it is worked out once per such sequence and reused ([`PacketWriter`]).
 struct Layout {
     /// The names this layout was made for, one after another, to confirm a cache hit.
     names: Box<[u8]>,
     /// Per field: its name's length and whether its value has a hex twin.
     shape: Box<[(u32, bool)]>,
     slots: Box<[Slot]>,
+    /// The fields of repeated names, one run per repeated key.
+    members: Box<[u32]>,
     /// The keys' JSON text, one after another.
     text: Box<[u8]>,
 }
 
 /// One key of a [`Layout`]: its text is `text[start..end]`; it holds the value of
-/// `fields[field]`, or that value's hex twin.
+/// `fields[field]` (or that value's hex twin), or, when `count` > 1, an array of the
+/// values of the fields `members[field..field + count]`.
 #[derive(Clone, Copy)]
 struct Slot {
     start: u32,
     end: u32,
     field: u32,
+    count: u32,
     twin: bool,
 }
 
-fn has_twin(v: &Value) -> bool {
-    matches!(v, Value::ObjectId(_) | Value::Hex(_))
-}
-
 impl Layout {
-    /// `fields_to_json`'s keys: names made unique with `_2`, `_3`, … and a `<name>_hex`
-    /// twin for ids and hex values, with the same insert-and-replace order as the map it
-    /// mirrors, sorted as the map sorts them.
     fn of(fields: &[Field]) -> Layout {
-        let mut map: Vec<(Key<'_>, u32, bool)> = Vec::with_capacity(fields.len() + 4);
-        let contains =
-            |map: &[(Key<'_>, u32, bool)], key: &Key<'_>| map.iter().any(|(k, ..)| k.eq_text(key));
-        // Insert or replace, as a map does.
-        fn put<'a>(map: &mut Vec<(Key<'a>, u32, bool)>, k: Key<'a>, field: u32, twin: bool) {
-            match map.iter_mut().find(|(x, ..)| x.eq_text(&k)) {
-                Some(slot) => (slot.1, slot.2) = (field, twin),
-                None => map.push((k, field, twin)),
-            }
-        }
-        for (i, f) in fields.iter().enumerate() {
-            let mut key = Key {
-                name: &f.name,
-                n: 0,
-                hex: false,
-            };
-            if contains(&map, &key) {
-                key.n = 2;
-                while contains(&map, &key) {
-                    key.n += 1;
-                }
-            }
-            if has_twin(&f.value) {
-                put(&mut map, Key { hex: true, ..key }, i as u32, true);
-            }
-            put(&mut map, key, i as u32, false);
-        }
-        map.sort_unstable_by(|a, b| a.0.cmp_text(&b.0));
         let mut text = Vec::new();
-        let mut slots = Vec::with_capacity(map.len());
-        for (k, (key, field, twin)) in map.iter().enumerate() {
+        let mut slots = Vec::with_capacity(fields.len() + 4);
+        let mut members = Vec::new();
+        let key = |text: &mut Vec<u8>, name: &str, twin: bool| {
             let start = text.len() as u32;
-            if k > 0 {
+            if start > 0 {
                 text.push(b',');
             }
-            key.write(&mut text);
+            str_json(text, name);
+            if twin {
+                // The suffix is plain ASCII: it goes inside the closing quote.
+                text.pop();
+                text.extend_from_slice(b"_hex\"");
+            }
             text.push(b':');
+            (start, text.len() as u32)
+        };
+        for (i, f) in fields.iter().enumerate() {
+            if fields[..i].iter().any(|x| x.name == f.name) {
+                continue;
+            }
+            let same: Vec<u32> = (i..fields.len())
+                .filter(|&k| fields[k].name == f.name)
+                .map(|k| k as u32)
+                .collect();
+            let (field, count) = if same.len() > 1 {
+                let at = members.len() as u32;
+                members.extend_from_slice(&same);
+                (at, same.len() as u32)
+            } else {
+                (i as u32, 1)
+            };
+            let (start, end) = key(&mut text, &f.name, false);
             slots.push(Slot {
                 start,
-                end: text.len() as u32,
-                field: *field,
-                twin: *twin,
+                end,
+                field,
+                count,
+                twin: false,
             });
+            let twin_name_taken = fields.iter().any(|x| {
+                x.name.len() == f.name.len() + 4 && x.name.strip_suffix("_hex") == Some(&f.name)
+            });
+            if same.iter().any(|&k| has_twin(&fields[k as usize].value)) && !twin_name_taken {
+                let (start, end) = key(&mut text, &f.name, true);
+                slots.push(Slot {
+                    start,
+                    end,
+                    field,
+                    count,
+                    twin: true,
+                });
+            }
         }
         Layout {
             names: fields
@@ -384,6 +321,7 @@ impl Layout {
                 .map(|f| (f.name.len() as u32, has_twin(&f.value)))
                 .collect(),
             slots: slots.into(),
+            members: members.into(),
             text: text.into(),
         }
     }
@@ -445,9 +383,9 @@ struct FloatText {
 /// Slots of the f32 text cache, indexed by a hash of the bit pattern.
 const FLOAT_SLOTS: usize = 1024;
 
-/// Writes `"type":"packet"` records, keeping the [`Layout`] of each sequence of field
-/// names seen and the text of recent f32 values (most are percentages of a byte, so a
-/// few hundred distinct values): one per output stream.
+/// Writes `"type":"packet"` records and decoded fields, keeping the [`Layout`] of each
+/// sequence of field names seen and the text of recent f32 values (most are
+/// percentages of a byte, so a few hundred distinct values): one per output stream.
 pub struct PacketWriter {
     layouts: FxHashMap<u64, Rc<Layout>>,
     floats: Box<[FloatText]>,
@@ -468,18 +406,12 @@ impl Default for PacketWriter {
 }
 
 impl PacketWriter {
-    /// `float_json` of `crate::game::field`: a value that came from an `f32` is written
-    /// as the `f64` nearest to the `f32`'s `Display` form (5.13, not 5.130000114…),
-    /// through the shortest-digits writer of [`super::json_float`] (tested equal to that
-    /// path); non-finite values become strings.
+    /// [`super::json_float::write_field_float`], with the text of recent `f32` values
+    /// kept.
     fn float(&mut self, out: &mut Vec<u8>, v: f64) {
-        if !v.is_finite() {
-            let _ = write!(out, "\"{v}\"");
-            return;
-        }
         let short = v as f32;
-        if short as f64 != v {
-            f64_json(out, v);
+        if !v.is_finite() || short as f64 != v {
+            super::json_float::write_field_float(out, v);
             return;
         }
         let bits = short.to_bits();
@@ -502,7 +434,8 @@ impl PacketWriter {
         }
     }
 
-    fn fields(&mut self, out: &mut Vec<u8>, fields: &[Field]) {
+    /// Decoded fields as one JSON object (see [`Layout`]).
+    pub fn fields(&mut self, out: &mut Vec<u8>, fields: &[Field]) {
         let h = shape_hash(fields);
         let layout = match self.layouts.get(&h) {
             Some(l) if l.fits(fields) => Rc::clone(l),
@@ -519,20 +452,36 @@ impl PacketWriter {
         out.push(b'{');
         for s in layout.slots.iter() {
             out.extend_from_slice(&layout.text[s.start as usize..s.end as usize]);
-            // `fits` checked that `fields` has the layout's length.
-            let v = &fields[s.field as usize].value;
-            match (s.twin, v) {
-                (false, v) => self.value(out, v),
-                (true, Value::ObjectId(v)) => hex_twin_json(out, *v as u64, 8),
-                (true, Value::Hex(v)) => hex_twin_json(out, *v, natural_width(*v)),
-                (true, _) => out.extend_from_slice(b"null"),
+            if s.count == 1 {
+                // `fits` checked that `fields` has the layout's length.
+                self.slot_value(out, &fields[s.field as usize].value, s.twin);
+                continue;
             }
+            out.push(b'[');
+            let run = &layout.members[s.field as usize..(s.field + s.count) as usize];
+            for (k, &i) in run.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                self.slot_value(out, &fields[i as usize].value, s.twin);
+            }
+            out.push(b']');
         }
         out.push(b'}');
     }
 
-    /// `Value::to_json` of `crate::game::field`, written directly.
-    fn value(&mut self, out: &mut Vec<u8>, v: &Value) {
+    fn slot_value(&mut self, out: &mut Vec<u8>, v: &Value, twin: bool) {
+        match (twin, v) {
+            (false, v) => self.value(out, v),
+            (true, Value::ObjectId(v)) => hex_twin_json(out, *v as u64, 8),
+            (true, Value::Hex(v)) => hex_twin_json(out, *v, natural_width(*v)),
+            (true, _) => out.extend_from_slice(b"null"),
+        }
+    }
+
+    /// One decoded value: numbers as numbers, vectors as `[x, y, z]`, bytes as
+    /// lowercase hex, lists as arrays, groups as objects.
+    pub fn value(&mut self, out: &mut Vec<u8>, v: &Value) {
         match v {
             Value::Bool(b) => bool_json(out, *b),
             Value::Uint(n) | Value::Hex(n) => u64_json(out, *n),
@@ -577,7 +526,7 @@ fn fragment_json(out: &mut Vec<u8>, f: Option<FragmentRef>) {
     o.end();
 }
 
-/// `message_json`, written directly (keys in sorted order).
+/// One entry of `messages`, keys in the contract's order.
 fn message_json(
     w: &mut PacketWriter,
     out: &mut Vec<u8>,
@@ -586,6 +535,33 @@ fn message_json(
 ) {
     let mut o = Obj::new(out);
     let game = msg.game.as_ref();
+    u64_json(o.key("offset"), msg.offset as u64);
+    u64_json(o.key("length"), msg.length as u64);
+    u64_json(o.key("transport_type"), msg.transport_type as u64);
+    let name = match &msg.transport {
+        TransportInfo::Data { .. } => "data",
+        TransportInfo::Ack { .. } => "ack",
+        TransportInfo::Low { name, .. } => name,
+        TransportInfo::Unknown => "unknown",
+    };
+    str_json(o.key("transport_name"), name);
+    bool_json(o.key("reliable"), msg.reliable());
+    if let TransportInfo::Data {
+        ordered, flags_len, ..
+    } = &msg.transport
+    {
+        bool_json(o.key("ordered"), *ordered);
+        u64_json(o.key("flags_len"), *flags_len as u64);
+    }
+    opt_u64_json(o.key("seq"), msg.seq().map(u64::from));
+    fragment_json(o.key("fragment"), msg.fragment());
+    bool_json(o.key("retransmission"), msg.retransmission);
+    if let Some(f) = msg.original_frame {
+        u64_json(o.key("original_frame"), f);
+    }
+    if msg.keepalive {
+        bool_json(o.key("keepalive"), true);
+    }
     if let TransportInfo::Ack {
         flags,
         fragment_index,
@@ -596,20 +572,37 @@ fn message_json(
     } = &msg.transport
     {
         let mut a = Obj::new(o.key("ack"));
+        u64_json(a.key("flags"), *flags as u64);
+        opt_u64_json(a.key("fragment_index"), fragment_index.map(u64::from));
         opt_u64_json(a.key("acked_frame"), *acked_frame);
         match delay_ns {
             Some(d) => f64_json(a.key("delay"), *d as f64 / 1e9),
             None => a.key("delay").extend_from_slice(b"null"),
         }
         bool_json(a.key("duplicate"), *duplicate);
-        u64_json(a.key("flags"), *flags as u64);
-        opt_u64_json(a.key("fragment_index"), fragment_index.map(u64::from));
         a.end();
+    }
+    match (game, &msg.transport) {
+        (Some(g), _) => {
+            u64_json(o.key("opcode"), g.opcode as u64);
+            opcode_hex_json(o.key("opcode_hex"), g.opcode);
+            str_json(o.key("name"), g.name);
+            u64_json(o.key("game_length"), g.length as u64);
+            if let Some(n) = super::json::object_of(g).and_then(names) {
+                str_json(o.key("object"), &n);
+            }
+            w.fields(o.key("fields"), &g.fields);
+        }
+        (None, TransportInfo::Low { fields, .. }) => w.fields(o.key("fields"), fields),
+        _ => {}
     }
     if let Some(a) = &msg.assembled {
         let g = &a.game;
         let mut m = Obj::new(o.key("assembled"));
-        w.fields(m.key("fields"), &g.fields);
+        u64_json(m.key("opcode"), g.opcode as u64);
+        opcode_hex_json(m.key("opcode_hex"), g.opcode);
+        str_json(m.key("name"), g.name);
+        u64_json(m.key("length"), g.length as u64);
         let frames = m.key("frames");
         frames.push(b'[');
         for (k, f) in a.frames.iter().enumerate() {
@@ -619,62 +612,13 @@ fn message_json(
             u64_json(frames, *f);
         }
         frames.push(b']');
-        u64_json(m.key("length"), g.length as u64);
-        str_json(m.key("name"), g.name);
-        u64_json(m.key("opcode"), g.opcode as u64);
-        opcode_hex_json(m.key("opcode_hex"), g.opcode);
+        w.fields(m.key("fields"), &g.fields);
         warnings_json(m.key("warnings"), g.warnings.iter());
         m.end();
-    }
-    // A game message's fields replace a connection-management message's (never both
-    // in practice; the map keeps the last insert).
-    match (game, &msg.transport) {
-        (Some(g), _) => w.fields(o.key("fields"), &g.fields),
-        (None, TransportInfo::Low { fields, .. }) => w.fields(o.key("fields"), fields),
-        _ => {}
-    }
-    if let TransportInfo::Data { flags_len, .. } = &msg.transport {
-        u64_json(o.key("flags_len"), *flags_len as u64);
-    }
-    fragment_json(o.key("fragment"), msg.fragment());
-    if let Some(g) = game {
-        u64_json(o.key("game_length"), g.length as u64);
-    }
-    if msg.keepalive {
-        bool_json(o.key("keepalive"), true);
-    }
-    u64_json(o.key("length"), msg.length as u64);
-    if let Some(g) = game {
-        str_json(o.key("name"), g.name);
-        if let Some(n) = super::json::object_of(g).and_then(names) {
-            str_json(o.key("object"), &n);
-        }
-    }
-    u64_json(o.key("offset"), msg.offset as u64);
-    if let Some(g) = game {
-        u64_json(o.key("opcode"), g.opcode as u64);
-        opcode_hex_json(o.key("opcode_hex"), g.opcode);
-    }
-    if let TransportInfo::Data { ordered, .. } = &msg.transport {
-        bool_json(o.key("ordered"), *ordered);
-    }
-    if let Some(f) = msg.original_frame {
-        u64_json(o.key("original_frame"), f);
     }
     if let Some(r) = msg.relay_of {
         u64_json(o.key("relay_of"), r);
     }
-    bool_json(o.key("reliable"), msg.reliable());
-    bool_json(o.key("retransmission"), msg.retransmission);
-    opt_u64_json(o.key("seq"), msg.seq().map(u64::from));
-    let name = match &msg.transport {
-        TransportInfo::Data { .. } => "data",
-        TransportInfo::Ack { .. } => "ack",
-        TransportInfo::Low { name, .. } => name,
-        TransportInfo::Unknown => "unknown",
-    };
-    str_json(o.key("transport_name"), name);
-    u64_json(o.key("transport_type"), msg.transport_type as u64);
     let game_warnings: &[Warning] = game.map_or(&[], |g| &g.warnings);
     warnings_json(
         o.key("warnings"),
@@ -702,9 +646,9 @@ fn messages_json(
     out.push(b']');
 }
 
-/// Append the JSON of `packet_json(p, with_hex, client_name, names)` to `out`, with only
-/// the messages `keep` accepts in `messages`. A writer that writes many records is
-/// faster: [`PacketWriter::write_packet`].
+/// Append the `"type":"packet"` record of `p` to `out`, with only the messages `keep`
+/// accepts in `messages`. A writer that writes many records is faster:
+/// [`PacketWriter::write_packet`].
 pub fn write_packet(
     out: &mut Vec<u8>,
     p: &PacketRecord,
@@ -728,6 +672,13 @@ impl PacketWriter {
         keep: &dyn Fn(&MessageRecord) -> bool,
     ) {
         let mut o = Obj::new(out);
+        str_json(o.key("type"), "packet");
+        u64_json(o.key("frame"), p.frame);
+        f64_json(o.key("time"), super::json::time_seconds(p.ts_ns));
+        addr_json(o.key("src"), &p.src);
+        addr_json(o.key("dst"), &p.dst);
+        str_json(o.key("direction"), p.direction.as_str());
+        u64_json(o.key("session"), p.session as u64);
         u64_json(o.key("client"), p.client as u64);
         if let Some(n) = client_name {
             str_json(o.key("client_name"), n);
@@ -735,36 +686,98 @@ impl PacketWriter {
         if let Some(c) = &p.comment {
             str_json(o.key("comment"), c);
         }
-        str_json(o.key("direction"), p.direction.as_str());
-        addr_json(o.key("dst"), &p.dst);
-        u64_json(o.key("frame"), p.frame);
+        u64_json(o.key("udp_length"), p.udp_len as u64);
         match &p.body {
             PacketBody::GameSpy { text } => {
                 str_json(o.key("kind"), "gamespy");
-                u64_json(o.key("session"), p.session as u64);
-                addr_json(o.key("src"), &p.src);
                 str_json(o.key("text"), text);
             }
             PacketBody::Game(g) => {
                 str_json(o.key("kind"), "game");
-                messages_json(self, o.key("messages"), g, names, keep);
-                u64_json(o.key("msg_count"), g.msg_count as u64);
                 u64_json(o.key("peer_id"), g.peer_id as u64);
+                u64_json(o.key("msg_count"), g.msg_count as u64);
                 if with_hex {
                     hex_bytes_json(o.key("plain_hex"), &g.plain);
                 }
-                u64_json(o.key("session"), p.session as u64);
-                addr_json(o.key("src"), &p.src);
+                messages_json(self, o.key("messages"), g, names, keep);
+                warnings_json(o.key("warnings"), g.warnings.iter());
             }
-        }
-        f64_json(o.key("time"), super::json::time_seconds(p.ts_ns));
-        str_json(o.key("type"), "packet");
-        u64_json(o.key("udp_length"), p.udp_len as u64);
-        if let PacketBody::Game(g) = &p.body {
-            warnings_json(o.key("warnings"), g.warnings.iter());
         }
         o.end();
     }
+}
+
+/// A record built as a value (`info`, `flows`, `stats`, `diff`, the summary): compact
+/// on one line, or `pretty` with two-space indents. Object keys keep the order they
+/// were built in; a float that came from an `f32` is written as decoded fields are.
+pub fn write_value(out: &mut Vec<u8>, v: &Json, pretty: bool) {
+    value_at(out, v, pretty.then_some(0));
+}
+
+fn newline(out: &mut Vec<u8>, indent: Option<usize>) {
+    if let Some(n) = indent {
+        out.push(b'\n');
+        out.resize(out.len() + 2 * n, b' ');
+    }
+}
+
+fn value_at(out: &mut Vec<u8>, v: &Json, indent: Option<usize>) {
+    let inner = indent.map(|n| n + 1);
+    match v {
+        Json::Null => out.extend_from_slice(b"null"),
+        Json::Bool(b) => bool_json(out, *b),
+        Json::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                u64_json(out, u);
+            } else if let Some(i) = n.as_i64() {
+                i64_json(out, i);
+            } else {
+                f64_json(out, n.as_f64().unwrap_or(f64::NAN));
+            }
+        }
+        Json::String(s) => str_json(out, s),
+        Json::Array(items) => {
+            out.push(b'[');
+            for (k, item) in items.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                newline(out, inner);
+                value_at(out, item, inner);
+            }
+            if !items.is_empty() {
+                newline(out, indent);
+            }
+            out.push(b']');
+        }
+        Json::Object(map) => {
+            out.push(b'{');
+            for (k, (key, item)) in map.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                newline(out, inner);
+                str_json(out, key);
+                out.push(b':');
+                if indent.is_some() {
+                    out.push(b' ');
+                }
+                value_at(out, item, inner);
+            }
+            if !map.is_empty() {
+                newline(out, indent);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// [`write_value`] as a `String` (pretty), for commands that print one document.
+pub fn to_pretty_string(v: &Json) -> String {
+    let mut out = Vec::new();
+    write_value(&mut out, v, true);
+    // Every byte written is ASCII or comes from a `&str`.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -13,6 +13,8 @@ pub mod json_stream;
 pub mod names;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+pub mod schema;
+pub mod select;
 pub mod show;
 pub mod stats;
 pub mod term;

@@ -124,7 +124,13 @@ impl Session<'_> {
                 if self.packets > 0 {
                     self.out.write_all(b",\n")?;
                 }
-                serde_json::to_writer(&mut *self.out, &packet_json(&report, origin))?;
+                let mut text = Vec::new();
+                crate::report::json_stream::write_value(
+                    &mut text,
+                    &packet_json(&report, origin),
+                    false,
+                );
+                self.out.write_all(&text)?;
             }
         }
         for line in located_warnings(&report, origin) {

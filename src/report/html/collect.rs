@@ -281,7 +281,7 @@ impl Collector {
             },
             catalog,
             fingerprints,
-            cmp: Comparison::new(false, &[]),
+            cmp: Comparison::standard(),
             t0: None,
             last_ts: 0,
             tracks: Vec::new(),

@@ -21,6 +21,7 @@ pub use page::{render, Budget};
 
 use crate::pipeline::record::PacketRecord;
 use crate::pipeline::{self, Config, Control, Pipeline, Sink};
+use crate::report::align::Side;
 use crate::report::diff::{self, Comparison, DiffResult, FetchSink, Fetcher};
 use crate::report::names::Names;
 use anyhow::{Context, Result};
@@ -51,22 +52,23 @@ pub fn collect_file(path: &str, config: &Config, fingerprints: bool) -> Result<C
 /// Compare two collected captures the way `bcwire diff` does (a second look at both
 /// files names the differing fields of the first mismatches).
 pub fn compare_files(a: &CaptureReport, b: &CaptureReport, config: &Config) -> Result<DiffResult> {
-    let cmp = Comparison::new(false, &[]);
+    let cmp = Comparison::standard();
     let mut result = diff::compare(&a.digest, &b.digest, MAX_DIFFERENCES)?;
     if !result.wanted.is_empty() {
-        let fetch = |path: &str| -> Result<Fetcher> {
+        let fetch = |path: &str, side: Side| -> Result<Fetcher> {
             let mut f = Fetcher::default();
+            let wanted = result.wanted_in(side);
             let reader = pipeline::open(path)?;
             Pipeline::new(config.clone()).run(
                 reader,
                 &mut FetchSink {
                     fetcher: &mut f,
-                    wanted: &result.wanted,
+                    wanted: &wanted,
                 },
             )?;
             Ok(f)
         };
-        let (fa, fb) = (fetch(&a.name)?, fetch(&b.name)?);
+        let (fa, fb) = (fetch(&a.name, Side::A)?, fetch(&b.name, Side::B)?);
         diff::explain(&mut result, &fa, &fb, &cmp);
     }
     Ok(result)

@@ -1350,8 +1350,9 @@ fn diff_section(r: &DiffResult, a: &str, b: &str) -> String {
             m.b_frame
         );
         h.push_str(&thead(&["field", "A", "B"]));
-        for (p, x, y) in &m.differences {
-            h.push_str(&row(&[td(p), td(x), td(y)]));
+        for d in &m.differences {
+            let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".into());
+            h.push_str(&row(&[td(&d.path), td(&side(&d.a)), td(&side(&d.b))]));
         }
         h.push_str("</table>");
     }

@@ -29,7 +29,9 @@ pub fn esc(s: &str) -> String {
 /// JSON that is safe inside `<script type="application/json">`: no `<`, `>` or `&`
 /// (so no `</script>` or `<!--`), and no U+2028/2029 line separators.
 pub fn json_for_script(v: &Json) -> String {
-    let s = v.to_string();
+    let mut text = Vec::new();
+    super::super::json_stream::write_value(&mut text, v, false);
+    let s = String::from_utf8_lossy(&text);
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -1,0 +1,497 @@
+//! Field paths: one syntax that names any decoded value of a message.
+//!
+//! ```text
+//! path     = segment ( "." segment )*
+//! segment  = name selector*
+//! name     = field name (no ".", "[" or "]") | "*"
+//! selector = "[" ( position | key | "*" ) "]"
+//! ```
+//!
+//! A path walks a message's [`Field`] tree the way its JSON reads (`docs/json.md`):
+//! `speed`, `position[0]` (a vector's component or a list's element, 0-based),
+//! `subsystems[hull].condition_pct` (the element of a list of groups whose `key` field
+//! is `hull`), `power_block[warp_core].value`. A name that occurs more than once in one
+//! group is a list of its values, as in the JSON: `file[0]`, `file[1]`.
+//!
+//! `*` matches any one name or any one element, so a path can also be a pattern
+//! (`subsystems[*].condition_pct`). [`leaves`] lists a message's values with the
+//! concrete path of each, in wire order; [`FieldPath::matches`] tests a concrete path
+//! against a pattern; [`FieldPath::resolve`] finds the values a path names.
+
+use super::field::{Field, Value};
+use std::borrow::Cow;
+use std::fmt;
+
+/// What a segment's name or a selector accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Sel {
+    /// A position in a list (or a vector's component).
+    Index(usize),
+    /// The element of a list of groups whose `key` field has this text.
+    Key(String),
+    Any,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Segment {
+    /// `None`: `*`.
+    name: Option<String>,
+    selectors: Vec<Sel>,
+}
+
+/// A parsed path (or pattern); parse once with `str::parse`, use many times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldPath {
+    segments: Vec<Segment>,
+}
+
+/// Why a text is not a path, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathError {
+    pub at: usize,
+    pub message: String,
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at character {}: {}", self.at + 1, self.message)
+    }
+}
+
+impl std::error::Error for PathError {}
+
+/// Longest path accepted: paths come from command lines; this keeps a pattern's
+/// matching cost bounded.
+const MAX_SEGMENTS: usize = 64;
+
+impl std::str::FromStr for FieldPath {
+    type Err = PathError;
+
+    fn from_str(text: &str) -> Result<FieldPath, PathError> {
+        let err = |at: usize, message: &str| PathError {
+            at,
+            message: message.to_string(),
+        };
+        if text.is_empty() {
+            return Err(err(0, "empty path"));
+        }
+        let bytes = text.as_bytes();
+        let mut segments = Vec::new();
+        let mut i = 0;
+        loop {
+            let start = i;
+            while i < bytes.len() && !matches!(bytes[i], b'.' | b'[' | b']') {
+                i += 1;
+            }
+            let name = &text[start..i];
+            if name.is_empty() {
+                return Err(err(start, "expected a field name or *"));
+            }
+            let mut selectors = Vec::new();
+            while i < bytes.len() && bytes[i] == b'[' {
+                let open = i;
+                let Some(close) = text[open..].find(']').map(|k| open + k) else {
+                    return Err(err(open, "[ without ]"));
+                };
+                let inner = &text[open + 1..close];
+                if inner.is_empty() || inner.contains('[') {
+                    return Err(err(open + 1, "expected a position, a key or * inside [ ]"));
+                }
+                selectors.push(match inner {
+                    "*" => Sel::Any,
+                    _ => match inner.parse::<usize>() {
+                        Ok(n) => Sel::Index(n),
+                        Err(_) => Sel::Key(inner.to_string()),
+                    },
+                });
+                i = close + 1;
+            }
+            segments.push(Segment {
+                name: (name != "*").then(|| name.to_string()),
+                selectors,
+            });
+            if segments.len() > MAX_SEGMENTS {
+                return Err(err(start, "too many segments"));
+            }
+            match bytes.get(i) {
+                None => break,
+                Some(b'.') => i += 1,
+                Some(_) => return Err(err(i, "expected . or [ after a segment")),
+            }
+        }
+        Ok(FieldPath { segments })
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (k, s) in self.segments.iter().enumerate() {
+            if k > 0 {
+                f.write_str(".")?;
+            }
+            f.write_str(s.name.as_deref().unwrap_or("*"))?;
+            for sel in &s.selectors {
+                match sel {
+                    Sel::Index(n) => write!(f, "[{n}]")?,
+                    Sel::Key(k) => write!(f, "[{k}]")?,
+                    Sel::Any => f.write_str("[*]")?,
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `key` text of a group, if it has one.
+fn key_of(v: &Value) -> Option<&str> {
+    match v {
+        Value::Group(g) => g.iter().find_map(|f| match (&*f.name, &f.value) {
+            ("key", Value::Text(t)) => Some(t.as_str()),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// The elements a selector can pick from: a list's items, a vector's components.
+fn select<'a>(v: Cow<'a, Value>, sel: &Sel, out: &mut Vec<Cow<'a, Value>>) {
+    match v {
+        Cow::Borrowed(Value::List(items)) => match sel {
+            Sel::Index(n) => out.extend(items.get(*n).map(Cow::Borrowed)),
+            Sel::Key(k) => out.extend(
+                items
+                    .iter()
+                    .filter(|i| key_of(i) == Some(k.as_str()))
+                    .map(Cow::Borrowed),
+            ),
+            Sel::Any => out.extend(items.iter().map(Cow::Borrowed)),
+        },
+        Cow::Borrowed(Value::Vec3(c)) => {
+            let pick = |n: usize| c.get(n).map(|x| Cow::Owned(Value::Float(*x as f64)));
+            match sel {
+                Sel::Index(n) => out.extend(pick(*n)),
+                Sel::Key(_) => {}
+                Sel::Any => out.extend((0..3).filter_map(pick)),
+            }
+        }
+        _ => {}
+    }
+}
+
+impl FieldPath {
+    /// Whether the path has a `*` anywhere.
+    pub fn is_pattern(&self) -> bool {
+        self.segments
+            .iter()
+            .any(|s| s.name.is_none() || s.selectors.contains(&Sel::Any))
+    }
+
+    /// A single name without selectors (`game_time`): as an ignore pattern it names
+    /// that field at any depth.
+    pub fn bare_name(&self) -> Option<&str> {
+        match self.segments.as_slice() {
+            [s] if s.selectors.is_empty() => s.name.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Whether a segment of this path is the field `name`.
+    pub fn has_name(&self, name: &str) -> bool {
+        self.segments
+            .iter()
+            .any(|s| s.name.as_deref() == Some(name))
+    }
+
+    /// The values this path names in `fields`, in wire order (several when the path
+    /// has a `*` or names a repeated field without a position).
+    pub fn resolve<'a>(&self, fields: &'a [Field]) -> Vec<Cow<'a, Value>> {
+        let mut current: Vec<Cow<'a, Value>> = Vec::new();
+        for (k, seg) in self.segments.iter().enumerate() {
+            // The groups this segment looks into: the message itself at first.
+            let groups: Vec<&'a [Field]> = if k == 0 {
+                vec![fields]
+            } else {
+                current
+                    .iter()
+                    .filter_map(|v| match v {
+                        Cow::Borrowed(Value::Group(g)) => Some(g.as_slice()),
+                        _ => None,
+                    })
+                    .collect()
+            };
+            let mut next = Vec::new();
+            for g in groups {
+                let named: Vec<&'a Field> = g
+                    .iter()
+                    .filter(|f| seg.name.as_deref().is_none_or(|n| f.name == n))
+                    .collect();
+                let mut sels = seg.selectors.iter();
+                // A repeated name is a list of its values: the first selector picks
+                // among them (as `name[1]` picks the second element of the JSON array).
+                let repeated = seg.name.is_some() && named.len() > 1;
+                let mut vals: Vec<Cow<'a, Value>> = if repeated {
+                    match sels.next() {
+                        Some(Sel::Index(n)) => named
+                            .get(*n)
+                            .map(|f| Cow::Borrowed(&f.value))
+                            .into_iter()
+                            .collect(),
+                        Some(Sel::Key(key)) => named
+                            .iter()
+                            .filter(|f| key_of(&f.value) == Some(key.as_str()))
+                            .map(|f| Cow::Borrowed(&f.value))
+                            .collect(),
+                        Some(Sel::Any) | None => {
+                            named.iter().map(|f| Cow::Borrowed(&f.value)).collect()
+                        }
+                    }
+                } else {
+                    named.iter().map(|f| Cow::Borrowed(&f.value)).collect()
+                };
+                for sel in sels {
+                    let mut picked = Vec::new();
+                    for v in vals {
+                        select(v, sel, &mut picked);
+                    }
+                    vals = picked;
+                }
+                next.extend(vals);
+            }
+            current = next;
+            if current.is_empty() {
+                break;
+            }
+        }
+        current
+    }
+
+    /// Whether the concrete path `p` (as [`leaves`] writes them) is this pattern or
+    /// lies under it: `subsystems[*]` matches `subsystems[hull].condition_pct`. A bare
+    /// name matches a field of that name at any depth.
+    pub fn matches(&self, p: &FieldPath) -> bool {
+        if let Some(name) = self.bare_name() {
+            return p.segments.iter().any(|s| s.name.as_deref() == Some(name));
+        }
+        if self.segments.len() > p.segments.len() {
+            return false;
+        }
+        self.segments
+            .iter()
+            .zip(&p.segments)
+            .enumerate()
+            .all(|(k, (a, b))| {
+                let name_ok = a.name.is_none() || a.name == b.name;
+                // The last segment of the pattern may stop before the path's selectors.
+                let last = k + 1 == self.segments.len();
+                let sel_ok = (a.selectors.len() == b.selectors.len()
+                    || (last && a.selectors.len() < b.selectors.len()))
+                    && a.selectors
+                        .iter()
+                        .zip(&b.selectors)
+                        .all(|(x, y)| x == &Sel::Any || x == y);
+                name_ok && sel_ok
+            })
+    }
+}
+
+/// Every value of `fields` with its concrete path, in wire order: groups are walked
+/// into, lists of groups are walked into element by element (`name[key]` when the
+/// element has a `key`, `name[i]` otherwise), a repeated name's values get `name[i]`;
+/// scalars, vectors, byte strings and lists of scalars are leaves.
+pub fn leaves<'a>(fields: &'a [Field], visit: &mut dyn FnMut(&str, &'a Value)) {
+    let mut path = String::new();
+    walk_fields(fields, &mut path, visit);
+}
+
+fn walk_fields<'a>(fields: &'a [Field], path: &mut String, visit: &mut dyn FnMut(&str, &'a Value)) {
+    for (k, f) in fields.iter().enumerate() {
+        let len = path.len();
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(&f.name);
+        let earlier = fields[..k].iter().filter(|x| x.name == f.name).count();
+        let repeated = earlier > 0 || fields[k + 1..].iter().any(|x| x.name == f.name);
+        if repeated {
+            use std::fmt::Write as _;
+            let _ = write!(path, "[{earlier}]");
+        }
+        walk_value(&f.value, path, visit);
+        path.truncate(len);
+    }
+}
+
+fn walk_value<'a>(v: &'a Value, path: &mut String, visit: &mut dyn FnMut(&str, &'a Value)) {
+    match v {
+        Value::Group(g) => walk_fields(g, path, visit),
+        Value::List(items)
+            if items
+                .iter()
+                .any(|i| matches!(i, Value::Group(_) | Value::List(_))) =>
+        {
+            for (k, item) in items.iter().enumerate() {
+                let len = path.len();
+                match key_of(item) {
+                    Some(key) => {
+                        path.push('[');
+                        path.push_str(key);
+                        path.push(']');
+                    }
+                    None => {
+                        use std::fmt::Write as _;
+                        let _ = write!(path, "[{k}]");
+                    }
+                }
+                walk_value(item, path, visit);
+                path.truncate(len);
+            }
+        }
+        _ => visit(path, v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::field::Span;
+
+    fn f(name: &'static str, value: Value) -> Field {
+        Field::new(name, value, Span::new(0, 1))
+    }
+
+    fn sub(key: &str, cond: f64) -> Value {
+        Value::Group(vec![
+            f("index", Value::Uint(1)),
+            f("key", Value::Text(key.into())),
+            f("name", Value::Text(key.to_uppercase())),
+            f("condition_pct", Value::Float(cond)),
+        ])
+    }
+
+    fn message() -> Vec<Field> {
+        vec![
+            f("object_id", Value::ObjectId(7)),
+            f("position", Value::Vec3([1.0, 2.0, 3.0])),
+            f(
+                "subsystems",
+                Value::List(vec![sub("hull", 50.0), sub("sensors", 75.0)]),
+            ),
+            f("file", Value::Text("a".into())),
+            f("file", Value::Text("b".into())),
+            f(
+                "inner",
+                Value::Group(vec![f("game_time", Value::Float(1.5))]),
+            ),
+            f("facings", Value::List(vec![Value::Uint(1), Value::Uint(2)])),
+        ]
+    }
+
+    fn p(s: &str) -> FieldPath {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn paths_name_values_as_the_json_reads() {
+        let m = message();
+        let one = |s: &str| {
+            p(s).resolve(&m)
+                .into_iter()
+                .map(|c| c.into_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(one("object_id"), [Value::ObjectId(7)]);
+        assert_eq!(one("position[1]"), [Value::Float(2.0)]);
+        assert_eq!(
+            one("subsystems[sensors].condition_pct"),
+            [Value::Float(75.0)]
+        );
+        assert_eq!(one("subsystems[0].condition_pct"), [Value::Float(50.0)]);
+        assert_eq!(
+            one("subsystems[*].condition_pct"),
+            [Value::Float(50.0), Value::Float(75.0)]
+        );
+        assert_eq!(one("file[1]"), [Value::Text("b".into())]);
+        assert_eq!(one("file").len(), 2);
+        assert_eq!(one("inner.game_time"), [Value::Float(1.5)]);
+        assert_eq!(one("facings[1]"), [Value::Uint(2)]);
+        assert!(one("subsystems[warp_core].condition_pct").is_empty());
+        assert!(one("position[3]").is_empty());
+        assert!(one("nothing.here").is_empty());
+    }
+
+    #[test]
+    fn every_leaf_path_resolves_to_its_value_and_prints_as_parsed() {
+        let m = message();
+        let mut seen = Vec::new();
+        leaves(&m, &mut |path, v| seen.push((path.to_string(), v.clone())));
+        let names: Vec<&str> = seen.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "object_id",
+                "position",
+                "subsystems[hull].index",
+                "subsystems[hull].key",
+                "subsystems[hull].name",
+                "subsystems[hull].condition_pct",
+                "subsystems[sensors].index",
+                "subsystems[sensors].key",
+                "subsystems[sensors].name",
+                "subsystems[sensors].condition_pct",
+                "file[0]",
+                "file[1]",
+                "inner.game_time",
+                "facings",
+            ]
+        );
+        for (path, v) in &seen {
+            let parsed = p(path);
+            assert_eq!(parsed.to_string(), *path);
+            assert_eq!(
+                parsed.resolve(&m).first().map(|c| c.as_ref()),
+                Some(v),
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn patterns_match_paths_and_what_lies_under_them() {
+        let yes = |pat: &str, path: &str| p(pat).matches(&p(path));
+        assert!(yes(
+            "subsystems[*].condition_pct",
+            "subsystems[hull].condition_pct"
+        ));
+        assert!(yes("subsystems[hull]", "subsystems[hull].condition_pct"));
+        assert!(yes("subsystems", "subsystems[hull].condition_pct"));
+        assert!(yes("*.game_time", "inner.game_time"));
+        assert!(yes("game_time", "inner.game_time"));
+        assert!(!yes(
+            "subsystems[*].condition_pct",
+            "subsystems[hull].index"
+        ));
+        assert!(!yes(
+            "subsystems[sensors]",
+            "subsystems[hull].condition_pct"
+        ));
+        assert!(!yes("inner.game_time.x", "inner.game_time"));
+        assert!(p("subsystems[*]").is_pattern() && !p("a.b[1]").is_pattern());
+    }
+
+    #[test]
+    fn malformed_paths_are_refused_with_a_position() {
+        for (text, at) in [
+            ("", 0),
+            ("a..b", 2),
+            ("a[", 1),
+            ("a[]", 2),
+            ("a]b", 1),
+            (".a", 0),
+        ] {
+            let e = text.parse::<FieldPath>().unwrap_err();
+            assert_eq!(e.at, at, "{text}: {e}");
+        }
+        let long = vec!["a"; MAX_SEGMENTS + 1].join(".");
+        assert!(long.parse::<FieldPath>().is_err());
+    }
+}
