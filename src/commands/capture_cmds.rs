@@ -250,7 +250,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         anyhow::bail!("-o, --out-dir and more than one capture go with --format parquet");
     }
     let cfg = config(&a.input)?;
-    let filter = Filter::from_args(&a.filter)?;
+    let filter = Filter::from_spec(&super::filter_spec(&a.filter))?;
     let spool = cut::prepare(&a.file, &a.write)?;
     let path = spool.as_ref().map_or_else(|| a.file.clone(), |s| s.path());
     // With `-w -` the capture takes standard output; the report goes nowhere.
@@ -418,7 +418,7 @@ pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let mut sink = ShowSink {
         w: report,
         frame: a.frame,
-        filter: Filter::from_args(&a.filter)?,
+        filter: Filter::from_spec(&super::filter_spec(&a.filter))?,
         limit: a.limit.max(1),
         shown: 0,
         palette: Palette::new(out.color),
@@ -428,7 +428,7 @@ pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let s = if a.write.write.is_some() {
         let rule = match a.frame {
             Some(f) => cut::Rule::Frame(f),
-            None => cut::Rule::Filter(Filter::from_args(&a.filter)?),
+            None => cut::Rule::Filter(Filter::from_spec(&super::filter_spec(&a.filter))?),
         };
         let mut sel = cut::Selecting::new(&mut sink, rule, a.write.annotate);
         let s = run_file(&path, &cfg, &mut sel, out)?;
@@ -502,7 +502,7 @@ fn stats_file(
 pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let interval = a.interval.as_deref().map(parse_duration_ns).transpose()?;
-    let filter = Filter::from_args(&a.filter)?;
+    let filter = Filter::from_spec(&super::filter_spec(&a.filter))?;
     let files = super::inputs::expand(&a.files, out)?;
     if a.write.write.is_some() {
         return stats_writing(&a, &files, &cfg, filter, interval, out, w);

@@ -118,3 +118,17 @@ fn stats_by(by: crate::cli::StatsBy) -> crate::report::stats::StatsBy {
         crate::cli::StatsBy::Client => By::Client,
     }
 }
+
+/// The command line's filter flags as the pipeline's filter takes them.
+fn filter_spec(a: &crate::cli::FilterArgs) -> crate::pipeline::filter::FilterSpec {
+    crate::pipeline::filter::FilterSpec {
+        opcode: a.opcode.clone(),
+        exclude: a.exclude.clone(),
+        direction: a.direction.clone(),
+        client: a.client.clone(),
+        object: a.object.clone(),
+        ship: a.ship.clone(),
+        frames: a.frames.clone(),
+        time: a.time.clone(),
+    }
+}

@@ -88,7 +88,7 @@ fn dest_in(dir: &Path, input: &str) -> PathBuf {
 
 pub fn decode_parquet(a: &DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
-    let filter = Filter::from_args(&a.filter)?;
+    let filter = Filter::from_spec(&super::filter_spec(&a.filter))?;
     if a.hex {
         bail!("--hex does not go with --format parquet (rows hold typed values)");
     }

@@ -7,6 +7,9 @@
 //! are not registered by the game; they are attributed through the object-id scheme
 //! (player slot N owns 0x40000 ids from 0x3FFFFFFF + N·0x40000) to the slot's latest
 //! ship below them. One registry per capture session: ids are reused across sessions.
+//!
+//! Why this file is long: the registry ends at about 400 lines; the rest is tests of its
+//! lifetimes, conflicts and bounds.
 
 use super::message::GameMessage;
 use super::opcodes::objects::{ObjCreate, ObjectPrefix, CLASS_TORPEDO};

@@ -1,7 +1,6 @@
 //! Message selection for `decode`, `show` and `stats` (`--opcode`, `--client`, …).
 
 use super::names::Names;
-use crate::cli::FilterArgs;
 use crate::diag::Direction;
 use crate::game::opcodes::opcode_from_name;
 use crate::pipeline::record::{MessageRecord, PacketRecord};
@@ -92,6 +91,19 @@ pub fn parse_duration_ns(s: &str) -> Result<i64> {
     Ok((v * scale) as i64)
 }
 
+/// What to select, as the user wrote it; the command line converts its flags into this.
+#[derive(Debug, Clone, Default)]
+pub struct FilterSpec {
+    pub opcode: Vec<String>,
+    pub exclude: Vec<String>,
+    pub direction: Option<String>,
+    pub client: Option<String>,
+    pub object: Option<String>,
+    pub ship: Option<String>,
+    pub frames: Option<String>,
+    pub time: Option<String>,
+}
+
 /// Which client a `--client` value names.
 #[derive(Debug, Clone, PartialEq)]
 enum ClientSel {
@@ -112,7 +124,7 @@ pub struct Filter {
 }
 
 impl Filter {
-    pub fn from_args(a: &FilterArgs) -> Result<Filter> {
+    pub fn from_spec(a: &FilterSpec) -> Result<Filter> {
         Ok(Filter {
             opcodes: a
                 .opcode

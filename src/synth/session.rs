@@ -6,6 +6,9 @@
 //! pending at once (the host answers within a few ms, flows.md §1); once in the game a
 //! peer sends on its ~95–100 ms turn, packing ACKs, reliable messages and StateUpdates
 //! into as few datagrams as fit 512 bytes, like stock peers.
+//!
+//! Why this file is long: it is the session simulator's script, one step of a stock session
+//! after another (joins, checksums, play, deaths, departures).
 
 use super::content as c;
 use super::output::Output;

@@ -5,6 +5,9 @@
 //! bounded detail for drawing: position tracks ([`Tracks`]), subsystem condition
 //! changes, and game events. Every table the page shows comes from the exact counters;
 //! only the drawn series are limited (and the page says when they are).
+//!
+//! Why this file is long: about 670 lines of collector; the rest is tests that feed it
+//! hand-built records.
 
 use super::series::thin_steps;
 use crate::diag::Direction;

@@ -4,6 +4,9 @@
 //! zoom, reading a JSON data block. Element counts are bounded by [`Budget`]: one
 //! polyline or path per series (never one element per point), bucketed time series,
 //! decimated tracks and thinned condition series.
+//!
+//! Why this file is long: the page is one self-contained document: its CSS, script and SVG templates live
+//! together so the page cannot drift from the code that fills it.
 
 use super::collect::{CaptureReport, Event, EventKind, Ship};
 use super::series::{column_layout, decimate_indices, rebucket, split_budget, thin_steps};

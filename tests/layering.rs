@@ -1,0 +1,112 @@
+//! The code's shape, checked: data flows one way (capture → net → flow → transport →
+//! game → pipeline → report), so no module of a lower layer names a higher one, and
+//! no source file grows past ~800 lines without saying why at its top.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read src") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The layers in order; each may use the ones before it, never the ones after.
+const LAYERS: &[&str] = &[
+    "diag",
+    "capture",
+    "net",
+    "flow",
+    "transport",
+    "game",
+    "pipeline",
+    "report",
+];
+
+/// Modules above every layer: the command line and the commands that wire it.
+const TOP: &[&str] = &["cli", "commands"];
+
+fn layer_of(file: &Path) -> Option<usize> {
+    let rel = file.strip_prefix(src()).ok()?;
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    let name = first.trim_end_matches(".rs");
+    LAYERS.iter().position(|l| *l == name)
+}
+
+/// Lines of code that name another module by path, outside comments.
+fn uses_of(text: &str, module: &str) -> Vec<(usize, String)> {
+    let needle = format!("crate::{module}");
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let t = l.trim_start();
+            !t.starts_with("//") && t.contains(&needle) && {
+                // `crate::report` but not `crate::reporter`.
+                let after = &t[t.find(&needle).unwrap() + needle.len()..];
+                after.starts_with("::") || after.starts_with(';') || after.starts_with(',')
+            }
+        })
+        .map(|(i, l)| (i + 1, l.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn lower_layers_never_import_higher_ones() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut offences = Vec::new();
+    for file in &files {
+        let Some(layer) = layer_of(file) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(file).expect("read source");
+        // Unit tests at the bottom may borrow printers to check their own output.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for higher in LAYERS[layer + 1..].iter().chain(TOP) {
+            for (line, code) in uses_of(code, higher) {
+                offences.push(format!("{}:{line}: {code}", file.display()));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "layer violations:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_a_violation() {
+    // The scanner itself must be able to fail.
+    let text = "use crate::report::names::Names;\n// use crate::cli::X;\nuse crate::reporter;";
+    assert_eq!(uses_of(text, "report").len(), 1);
+    assert_eq!(uses_of(text, "cli").len(), 0);
+}
+
+#[test]
+fn long_files_say_why() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut long = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("read source");
+        let lines = text.lines().count();
+        let head: String = text.lines().take(30).collect::<Vec<_>>().join("\n");
+        if lines > 800 && !head.contains("Why this file is long:") {
+            long.push(format!("{} ({lines} lines)", file.display()));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "files over 800 lines without a `Why this file is long:` note at the top:\n{}",
+        long.join("\n")
+    );
+}
