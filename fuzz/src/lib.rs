@@ -252,13 +252,15 @@ impl Sink for RenderAll {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> anyhow::Result<Control> {
         let first = *self.first.get_or_insert(p.ts_ns);
         let keep = |_: &bcwire::pipeline::record::MessageRecord| true;
+        let time = bcwire::report::timefmt::seconds(p.ts_ns - first);
         let cx = LineContext {
-            first_ts_ns: first,
+            time: &time,
             names,
             palette: Palette::new(false),
         };
         let _ = packet_lines(p, &keep, &cx);
-        let _ = packet_csv(p, &keep);
+        let _ = packet_csv(p, &keep, true);
+        let _ = bcwire::report::decode::packet_hex(p);
         let describe = |id: u32| names.describe_object(p.session, id);
         let _ = packet_json(p, true, None, &describe).to_string();
         let _ = render_packet(p, first, names, Palette::new(true));

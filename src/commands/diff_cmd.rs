@@ -193,13 +193,18 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let mut read = Vec::new();
     for (path, r) in [&a.a, &a.b].into_iter().zip(results) {
         let (stats, summary) = r?;
-        warn_problems(path, &summary, out);
+        warn_problems(path, &summary, &cfg, out);
         read.push(stats);
     }
     let mut result = DiffResult::default();
     diff::count_rows(&mut result, &read[0], &read[1]);
     al.finish(&mut result)
         .context("diff: reading back what was spilled to a temporary file")?;
+    // With -q the exit status is the answer: no need for the second look that explains
+    // the first differences.
+    if out.quiet {
+        return Ok(if result.is_same() { 0 } else { 1 });
+    }
     if !result.wanted.is_empty() {
         let mut fa = Fetcher::default();
         let mut fb = Fetcher::default();

@@ -3,6 +3,7 @@
 mod capture_cmds;
 mod diff_cmd;
 mod inputs;
+mod list;
 mod progress;
 mod report_cmd;
 
@@ -22,6 +23,8 @@ pub struct Output {
     pub verbose: u8,
     /// Draw a progress bar for long inputs (when stderr is a terminal).
     pub progress: bool,
+    /// Flush after every record (`-l`).
+    pub line_buffered: bool,
 }
 
 /// Parse arguments, run, and turn errors into a message and an exit code.
@@ -39,6 +42,7 @@ pub fn main() -> i32 {
         quiet: cli.quiet,
         verbose: cli.verbose,
         progress: true,
+        line_buffered: cli.line_buffered,
     };
     let stdout = io::stdout();
     let mut w = io::BufWriter::with_capacity(1 << 16, stdout.lock());
@@ -76,12 +80,10 @@ fn run(command: Command, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> 
         Command::Stats(a) => capture_cmds::stats(a, out, w),
         Command::Flows(a) => capture_cmds::flows(a, out, w),
         Command::Diff(a) => diff_cmd::diff(a, out, w),
-        Command::Synth(a) => {
-            let report = crate::synth::run(&a)?;
-            if !out.quiet {
-                eprintln!("bcwire: wrote {}", a.out.display());
-            }
-            writeln!(w, "{}", serde_json::to_string_pretty(&report)?)?;
+        Command::Synth(a) => synth(&a, out, w),
+        Command::List(a) => list::list(a, out, w),
+        Command::Man => {
+            clap_mangen::Man::new(Cli::command()).render(w)?;
             Ok(0)
         }
         Command::Report(a) => report_cmd::report(a, out, w),
@@ -90,4 +92,23 @@ fn run(command: Command, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> 
             crate::sm::run(&a, w, &mut err)
         }
     }
+}
+
+/// `synth`: the capture to its file, or to standard output with `--out -` (the report
+/// then goes to stderr); the report of what it holds on stdout unless `-q`.
+fn synth(a: &crate::synth::SynthArgs, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> {
+    if a.out.as_os_str() == "-" {
+        let (report, _) = crate::synth::generate(a, &mut *w)?;
+        w.flush()?;
+        if !out.quiet {
+            eprintln!("{}", serde_json::to_string_pretty(&report)?);
+        }
+        return Ok(0);
+    }
+    let report = crate::synth::run(a)?;
+    if !out.quiet {
+        eprintln!("bcwire: wrote {}", a.out.display());
+        writeln!(w, "{}", serde_json::to_string_pretty(&report)?)?;
+    }
+    Ok(0)
 }

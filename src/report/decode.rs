@@ -73,9 +73,9 @@ fn message_game(m: &MessageRecord) -> Option<(&GameMessage, bool)> {
     m.assembled.as_ref().map(|a| (&a.game, true))
 }
 
-/// Context of one line: relative time, client name.
+/// Context of one line: its time as `-t` asks, client names.
 pub struct LineContext<'a> {
-    pub first_ts_ns: i64,
+    pub time: &'a str,
     pub names: &'a dyn Names,
     pub palette: Palette,
 }
@@ -87,7 +87,7 @@ pub fn packet_lines(
     cx: &LineContext,
 ) -> String {
     let mut out = String::new();
-    let rel = (p.ts_ns - cx.first_ts_ns) as f64 / 1e9;
+    let rel = cx.time;
     let client = cx
         .names
         .client_name(p.session, p.client)
@@ -100,12 +100,12 @@ pub fn packet_lines(
         PacketBody::GameSpy { text } => {
             let _ = writeln!(
                 out,
-                "{:>7} {:>10.6} {:<12} {} GameSpy {}",
+                "{:>7} {:>10} {:<12} {} GameSpy {}",
                 p.frame,
                 rel,
                 client,
                 dir,
-                text.escape_debug()
+                super::text::printable(text)
             );
         }
         PacketBody::Game(g) => {
@@ -143,11 +143,12 @@ pub fn packet_lines(
                 } else {
                     cx.palette.warn(" ⚠")
                 };
-                let _ = writeln!(
-                    out,
-                    "{:>7} {:>10.6} {:<12} {} {:<16} {} {}{}",
+                let line = format!(
+                    "{:>7} {:>10} {:<12} {} {:<16} {} {}{}",
                     p.frame, rel, client, dir, ts, what, detail, warn
                 );
+                out.push_str(line.trim_end());
+                out.push('\n');
             }
         }
     }
@@ -217,7 +218,7 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-pub fn packet_csv(p: &PacketRecord, keep: &dyn Fn(&MessageRecord) -> bool) -> String {
+pub fn packet_csv(p: &PacketRecord, keep: &dyn Fn(&MessageRecord) -> bool, hex: bool) -> String {
     let mut out = String::new();
     let PacketBody::Game(g) = &p.body else {
         return out;
@@ -225,7 +226,7 @@ pub fn packet_csv(p: &PacketRecord, keep: &dyn Fn(&MessageRecord) -> bool) -> St
     for m in g.messages.iter().filter(|m| keep(m)) {
         let game = message_game(m).map(|x| x.0);
         let frag = m.fragment();
-        let _ = writeln!(
+        let _ = write!(
             out,
             "{},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             p.frame,
@@ -255,6 +256,35 @@ pub fn packet_csv(p: &PacketRecord, keep: &dyn Fn(&MessageRecord) -> bool) -> St
                     .unwrap_or_default()
             ),
         );
+        if hex {
+            // The whole decrypted datagram, repeated on each of its messages' rows so
+            // every row stands alone.
+            out.push(',');
+            out.push_str(&crate::game::field::hex_string(&g.plain));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// [`CSV_HEADER`] with the `plain_hex` column of `--hex`.
+pub fn csv_header(hex: bool) -> String {
+    if hex {
+        format!("{CSV_HEADER},plain_hex")
+    } else {
+        CSV_HEADER.to_string()
+    }
+}
+
+/// The decrypted datagram under its lines (`--hex`), indented past the frame number.
+pub fn packet_hex(p: &PacketRecord) -> String {
+    let bytes = match &p.body {
+        PacketBody::Game(g) => &g.plain[..],
+        PacketBody::GameSpy { text } => text.as_bytes(),
+    };
+    let mut out = String::new();
+    for line in super::show::plain_hex_dump(bytes).lines() {
+        let _ = writeln!(out, "        {}", line.trim_end());
     }
     out
 }
