@@ -127,6 +127,7 @@ pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let inputs = super::inputs::expand(&a.files, out);
     let several = inputs.files.len() > 1;
     let mut all = Vec::new();
+    let mut read = 0;
     let failed = for_each(&inputs.files, |path| {
         let s = match run_file(path, &cfg, &mut NullSink, out) {
             Ok(s) => s,
@@ -137,6 +138,7 @@ pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
                 return Err(e);
             }
         };
+        read += 1;
         match a.format {
             TableOrJson::Table => {
                 if several {
@@ -155,7 +157,8 @@ pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         }
         Ok(Flow::Next)
     })?;
-    if a.format == TableOrJson::Json {
+    // Nothing on stdout when no input could be read: the errors say it all.
+    if a.format == TableOrJson::Json && read > 0 {
         let j = if all.len() == 1 && !several {
             all.remove(0)
         } else {
@@ -192,7 +195,7 @@ pub fn flows(a: FlowsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         }
         Ok(Flow::Next)
     })?;
-    if a.format == TableOrJson::Json {
+    if a.format == TableOrJson::Json && !all.is_empty() {
         let j = if several {
             Json::Array(all)
         } else {
@@ -621,18 +624,25 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len());
-    let (stats, failed) = if interval.is_some() || workers <= 1 {
+    let (stats, read) = if interval.is_some() || workers <= 1 {
         // Rates over time are bucketed from the first frame of the whole input, so the
         // captures are read in order into one accumulator.
         let mut stats = Stats::new(a.by, interval);
-        let failed = for_each(files, |path| {
+        let mut read = 0;
+        for_each(files, |path| {
             stats_file(path, &cfg, &filter, &mut stats, out)?;
+            read += 1;
             Ok(Flow::Next)
         })?;
-        (stats, failed)
+        (stats, read)
     } else {
         stats_parallel(files, workers, &cfg, &filter, a.by, out)?
     };
+    let failed = read < files.len();
+    // Nothing on stdout when no input could be read: the errors say it all.
+    if read == 0 && !files.is_empty() {
+        return Ok(super::EXIT_TROUBLE);
+    }
     match a.format {
         TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
         TableOrJson::Json => writeln!(w, "{}", serde_json::to_string_pretty(&stats.to_json())?)?,
@@ -650,7 +660,7 @@ fn stats_parallel(
     filter: &Filter,
     by: Option<crate::cli::StatsBy>,
     out: Output,
-) -> Result<(Stats, bool)> {
+) -> Result<(Stats, usize)> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let worker_out = Output {
         progress: false,
@@ -688,16 +698,16 @@ fn stats_parallel(
         anyhow::bail!("a worker thread stopped before reading its captures");
     }
     let mut total = Stats::new(by, None);
-    let mut failed = false;
+    let mut read = 0;
     for (_, r) in by_index {
         match r {
-            Ok(s) => total.merge(&s),
-            Err(e) if super::inputs::is_output_gone(&e) => return Err(e),
-            Err(e) => {
-                super::inputs::report_failure(&e);
-                failed = true;
+            Ok(s) => {
+                total.merge(&s);
+                read += 1;
             }
+            Err(e) if super::inputs::is_output_gone(&e) => return Err(e),
+            Err(e) => super::inputs::report_failure(&e),
         }
     }
-    Ok((total, failed))
+    Ok((total, read))
 }
