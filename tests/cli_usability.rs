@@ -548,6 +548,38 @@ fn tables_fit_the_width_without_trailing_spaces() {
     }
 }
 
+/// The transport and flags columns of decode lines hold their widest cells
+/// (`R#2 frag 0/3` with `RETX`, a peer info with `keepalive`): what follows starts at
+/// the same column on every line.
+#[test]
+fn decode_cells_stay_in_their_columns() {
+    let mut flagged = 0;
+    for f in [
+        SAMPLE,
+        DUEL,
+        concat!(env!("CARGO_MANIFEST_DIR"), "/captures/mtu400-null.pcapng"),
+    ] {
+        for l in ok(&["decode", f]).lines() {
+            let c: Vec<char> = l.chars().collect();
+            if c.len() <= 57 || l.contains(" GameSpy ") {
+                continue;
+            }
+            // frame 7, time 10, client 12, direction 3: the transport cell starts at 36.
+            assert_eq!(c[56], ' ', "transport cell overflows: {l}");
+            let flags: String = c[57..c.len().min(66)].iter().collect();
+            let flags = flags.trim_end();
+            assert!(["", "RETX", "keepalive"].contains(&flags), "{l}");
+            if !flags.is_empty() {
+                flagged += 1;
+            }
+            if c.len() > 66 {
+                assert_eq!(c[66], ' ', "flags cell overflows: {l}");
+            }
+        }
+    }
+    assert!(flagged > 0, "no RETX or keepalive line seen");
+}
+
 #[test]
 fn interval_lists_every_bucket_with_its_real_span() {
     let j: serde_json::Value = serde_json::from_str(&ok(&[

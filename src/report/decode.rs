@@ -7,8 +7,37 @@ use crate::game::{Field, GameMessage};
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord, TransportInfo};
 use std::fmt::Write as _;
 
-/// Transport summary of a message: `R#12`, `U`, `R#3 frag 1/3`, `ACK #7`.
+/// Transport summary of a message: `R#12`, `U`, `R#3 frag 1/3`, `ACK #7`, then its
+/// [`transport_flags`].
 pub fn transport_summary(m: &MessageRecord) -> String {
+    let mut s = transport_base(m);
+    let flags = transport_flags(m);
+    if !flags.is_empty() {
+        s.push(' ');
+        s.push_str(flags);
+    }
+    s
+}
+
+/// `RETX` for a resent copy that is not delivered again, `keepalive` for the host's
+/// periodic echo of a peer info; empty otherwise.
+pub fn transport_flags(m: &MessageRecord) -> &'static str {
+    if m.retransmission {
+        "RETX"
+    } else if m.keepalive {
+        "keepalive"
+    } else {
+        ""
+    }
+}
+
+/// Width of the transport column of decode lines: `R#65535 frag 255/255` fits.
+const TRANSPORT_WIDTH: usize = 20;
+/// Width of the flags column: `keepalive` fits.
+const FLAGS_WIDTH: usize = 9;
+
+/// [`transport_summary`] without its flags.
+fn transport_base(m: &MessageRecord) -> String {
     let mut s = String::new();
     match &m.transport {
         TransportInfo::Data {
@@ -55,12 +84,6 @@ pub fn transport_summary(m: &MessageRecord) -> String {
             }
         }
         TransportInfo::Unknown => s.push_str(&format!("type 0x{:02X}", m.transport_type)),
-    }
-    if m.retransmission {
-        s.push_str(" RETX");
-    }
-    if m.keepalive {
-        s.push_str(" keepalive");
     }
     s
 }
@@ -110,7 +133,8 @@ pub fn packet_lines(
         }
         PacketBody::Game(g) => {
             for m in g.messages.iter().filter(|m| keep(m)) {
-                let ts = transport_summary(m);
+                let ts = transport_base(m);
+                let flags = transport_flags(m);
                 let (what, detail) = match message_game(m) {
                     Some((game, assembled)) => {
                         let mut name = format!("0x{:02X} {}", game.opcode, game.name);
@@ -144,8 +168,18 @@ pub fn packet_lines(
                     cx.palette.warn(" ⚠")
                 };
                 let line = format!(
-                    "{:>7} {:>10} {:<12} {} {:<16} {} {}{}",
-                    p.frame, rel, client, dir, ts, what, detail, warn
+                    "{:>7} {:>10} {:<12} {} {:<tw$} {:<fw$} {} {}{}",
+                    p.frame,
+                    rel,
+                    client,
+                    dir,
+                    ts,
+                    flags,
+                    what,
+                    detail,
+                    warn,
+                    tw = TRANSPORT_WIDTH,
+                    fw = FLAGS_WIDTH
                 );
                 out.push_str(line.trim_end());
                 out.push('\n');
