@@ -95,6 +95,37 @@ fn client_is_one_client_however_named() {
     assert!(s2c.as_u64().is_some_and(|n| n > 0), "s2c counted: {stats}");
 }
 
+/// On standard input the client is learned as it goes: from its port at once, from its
+/// name or peer id once sent, and then in both directions.
+#[test]
+fn client_on_standard_input() {
+    let bytes = std::fs::read(SAMPLE).expect("sample");
+    let on_stdin = |sel: &str| -> (i32, String, String) {
+        let o = bcwire()
+            .args(["decode", "-", "--client", sel])
+            .write_stdin(bytes.clone())
+            .output()
+            .expect("run");
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (_, by_port, _) = on_stdin("62366");
+    assert_eq!(by_port, ok(&["decode", SAMPLE, "--client", "Worf"]));
+    let (_, by_peer, _) = on_stdin("0x04");
+    let (_, by_name, _) = on_stdin("Worf");
+    assert_eq!(by_peer, by_name);
+    assert!(by_peer.contains(" s2c "), "s2c after the peer id was seen");
+    let (code, out, err) = on_stdin("slot:2");
+    assert_eq!(code, 2);
+    assert!(
+        out.is_empty() && err.contains("needs a capture file"),
+        "{err}"
+    );
+}
+
 #[test]
 fn unknown_names_are_errors_with_suggestions() {
     let (code, out, err) = run(&["decode", SAMPLE, "--client", "Wurf"]);

@@ -92,8 +92,11 @@ pub fn no_game_traffic(s: &CaptureSummary, port: u16) -> String {
 /// The filter for one capture: `--client` needs a first reading of a file to know whom
 /// it names (standard input cannot be read twice: there it is matched as it goes).
 fn file_filter(path: &str, filter: &Filter, cfg: &Config, out: Output) -> Result<Filter> {
-    if !filter.needs_clients() || path == "-" {
+    if !filter.needs_clients() {
         return Ok(filter.clone());
+    }
+    if path == "-" {
+        return filter.for_stream();
     }
     let quiet = Output {
         progress: false,

@@ -315,6 +315,9 @@ pub struct Filter {
     /// The (session, client) pairs `client` names in the capture being read, found from
     /// a first reading of it; unset, the client is matched as the records go by.
     clients: Option<Vec<(usize, usize)>>,
+    /// Read as it goes: the (session, client) pairs found so far to be `client`, so
+    /// its later frames match in both directions.
+    learned: std::sync::Arc<std::sync::Mutex<Vec<(usize, usize)>>>,
     object: Option<u32>,
     ship: Option<String>,
     frames: Option<Range<u64>>,
@@ -348,6 +351,7 @@ impl Filter {
             }),
             client: a.client.as_deref().map(ClientSel::parse).transpose()?,
             clients: None,
+            learned: Default::default(),
             object: a.object.as_deref().map(parse_object_id).transpose()?,
             ship: a
                 .ship
@@ -356,6 +360,22 @@ impl Filter {
                 .transpose()?,
             frames: a.frames.as_deref().map(parse_frame_range).transpose()?,
             time: a.time.as_deref().map(parse_time_range).transpose()?,
+        })
+    }
+
+    /// This filter for a capture read as it goes (standard input), with nothing learned
+    /// yet about who `--client` is. A slot is sent in Settings, which no record carries:
+    /// `slot:N` needs a file.
+    pub fn for_stream(&self) -> Result<Filter> {
+        if let Some(ClientSel::Slot(n)) = self.client {
+            bail!(
+                "--client slot:{n} needs a capture file, read twice; on standard input give \
+                 the client's name, port or peer id"
+            );
+        }
+        Ok(Filter {
+            learned: Default::default(),
+            ..self.clone()
         })
     }
 
@@ -451,30 +471,36 @@ impl Filter {
             return clients.contains(&(p.session, p.client));
         }
         // Read as it goes (standard input): a client is known from its name or peer id
-        // only once they have been sent.
-        match &self.client {
-            None => true,
-            Some(ClientSel::Name(n)) => names
+        // only once they have been sent; from then on all its frames match.
+        let Some(sel) = &self.client else {
+            return true;
+        };
+        let key = (p.session, p.client);
+        let mut learned = self.learned.lock().unwrap_or_else(|e| e.into_inner());
+        if learned.contains(&key) {
+            return true;
+        }
+        let port = crate::report::decode::client_port(p);
+        let peer = match &p.body {
+            crate::pipeline::record::PacketBody::Game(g) if p.direction == Direction::C2S => {
+                Some(g.peer_id)
+            }
+            _ => None,
+        };
+        let found = match sel {
+            ClientSel::Name(n) => names
                 .client_name(p.session, p.client)
                 .is_some_and(|c| c.to_lowercase() == *n),
-            Some(sel) => {
-                let port = crate::report::decode::client_port(p);
-                let peer = match &p.body {
-                    crate::pipeline::record::PacketBody::Game(g)
-                        if p.direction == Direction::C2S =>
-                    {
-                        Some(g.peer_id)
-                    }
-                    _ => None,
-                };
-                match sel {
-                    ClientSel::Port(n) => port == *n,
-                    ClientSel::Peer(n) => peer == Some(*n),
-                    ClientSel::Number(n) => port == *n || peer.is_some_and(|v| u16::from(v) == *n),
-                    _ => false,
-                }
-            }
+            ClientSel::Port(n) => port == *n,
+            ClientSel::Peer(n) => peer == Some(*n),
+            ClientSel::Number(n) => port == *n || peer.is_some_and(|v| u16::from(v) == *n),
+            // The slot is sent in Settings, which no record field carries.
+            ClientSel::Slot(_) => false,
+        };
+        if found {
+            learned.push(key);
         }
+        found
     }
 
     /// Message-level conditions: opcode, object, ship class.
