@@ -392,9 +392,19 @@ fn mixed_traffic_is_grouped_and_explained() {
     assert_eq!(j["other_udp_ports"][0]["port"], 53);
     assert_eq!(j["other_udp_ports"][0]["datagrams"], 1000);
 
-    for cmd in ["decode", "stats", "flows"] {
-        let (code, _, err) = run(&[cmd, s(&dns)]);
-        assert_eq!(code, 0);
+    let page = dir.join("dns.html");
+    // show finds nothing to show: exit 1, as when a filter matches nothing.
+    for (args, want) in [
+        (vec!["decode", s(&dns)], 0),
+        (vec!["stats", s(&dns)], 0),
+        (vec!["flows", s(&dns)], 0),
+        (vec!["show", s(&dns)], 1),
+        (vec!["diff", s(&dns), s(&dns)], 0),
+        (vec!["report", s(&dns), "-o", s(&page)], 0),
+    ] {
+        let cmd = args[0];
+        let (code, _, err) = run(&args);
+        assert_eq!(code, want, "{cmd}: {err}");
         assert!(
             err.contains("no Bridge Commander traffic on UDP port 22101")
                 && err.contains("53 ×1000")
