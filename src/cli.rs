@@ -22,6 +22,10 @@ pub struct Cli {
     /// More detail on stderr (repeatable).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Flush the output after every record (on by default when reading standard input,
+    /// so a live `tcpdump -w - | bcwire decode -` shows each record as it comes).
+    #[arg(short = 'l', long, global = true)]
+    pub line_buffered: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -53,11 +57,74 @@ pub enum Command {
     Report(ReportArgs),
     /// Scrap Mechanic NetworkUpdate packets (offline: hex, binary or lines files).
     Sm(crate::sm::SmArgs),
+    /// Names usable in filters and `--fields`: opcodes, ships, a capture's clients,
+    /// record fields, warning codes.
+    List(ListArgs),
     /// Print a shell completion script.
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Print the manual page (roff), e.g. `bcwire man > bcwire.1`.
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(subcommand)]
+    pub what: ListWhat,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ListWhat {
+    /// Game opcodes: number and name (`--opcode`, `--exclude`).
+    Opcodes,
+    /// Ship classes: species id, name as printed and script name (`--ship`).
+    Ships {
+        #[command(flatten)]
+        input: InputArgs,
+    },
+    /// The clients of captures: name, port, peer id and slot (`--client`).
+    Clients {
+        /// Capture files or directories; `-` reads standard input.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<String>,
+        #[command(flatten)]
+        input: InputArgs,
+    },
+    /// Field names of decoded messages, by opcode.
+    Fields,
+    /// Warning codes the decoders report.
+    Warnings,
+}
+
+/// How record times are written (tshark's `-t`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimeFormat {
+    /// Seconds since the first frame.
+    R,
+    /// Absolute date and time in the local time zone.
+    Ad,
+    /// Absolute date and time in UTC.
+    Ud,
+    /// Seconds since the epoch (1970-01-01 UTC).
+    E,
+    /// Seconds since the previous record read.
+    D,
+    /// Seconds since the previous record shown.
+    Dd,
+}
+
+/// Options of the commands that print one record after another.
+#[derive(Debug, Clone, Args)]
+pub struct RecordArgs {
+    /// Stop after this many matching records.
+    #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+    /// Time format: r (relative, default), ad / ud (local / UTC date and time),
+    /// e (epoch), d (delta from the previous record), dd (delta from the previous shown).
+    #[arg(short = 't', value_enum, value_name = "FORMAT", default_value_t = TimeFormat::R, hide_possible_values = true)]
+    pub time_format: TimeFormat,
 }
 
 /// Options shared by every command that reads a capture.
@@ -93,7 +160,7 @@ pub enum TableOrJson {
 
 #[derive(Debug, Args)]
 pub struct InfoArgs {
-    /// Capture file (pcap or pcapng); `-` reads standard input.
+    /// Capture files or directories (read recursively); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<String>,
     #[command(flatten)]
@@ -125,41 +192,45 @@ pub struct FilterArgs {
     /// Keep one direction: c2s (client to server) or s2c.
     #[arg(long, value_parser = ["c2s", "s2c"])]
     pub direction: Option<String>,
-    /// Keep one client: player name, client UDP port or peer id.
+    /// Keep one client, both directions: player name, UDP port, peer id (`0x04`,
+    /// `peer:4`) or slot (`slot:2`); `port:N` when a number could be either.
     #[arg(long, value_name = "NAME|PORT|PEER")]
     pub client: Option<String>,
     /// Keep messages that mention this object id (hex with 0x, or decimal).
     #[arg(long, value_name = "ID")]
     pub object: Option<String>,
-    /// Keep messages about ships of this class (e.g. Galaxy).
+    /// Keep messages about ships of this class (`Galaxy`, `"Kessok Heavy"` or
+    /// `KessokHeavy`; `bcwire list ships`).
     #[arg(long, value_name = "CLASS")]
     pub ship: Option<String>,
     /// Frame range, 1-based and inclusive: `100-200`, `100-`, `-200` or `150`.
-    #[arg(long, value_name = "RANGE")]
+    #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
     pub frames: Option<String>,
-    /// Time range in seconds from the first frame: `10-20.5`, `30-`.
-    #[arg(long, value_name = "RANGE")]
+    /// Time range in seconds from the first frame: `10-20.5`, `30-`, `-5`; one value
+    /// `10` is the second from 10 to 11.
+    #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
     pub time: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct DecodeArgs {
-    #[arg(value_name = "FILE")]
-    pub file: String,
+    /// Capture files or directories; `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<String>,
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]
     pub filter: FilterArgs,
+    #[command(flatten)]
+    pub records: RecordArgs,
     #[arg(long, value_enum, default_value_t = DecodeFormat::Table)]
     pub format: DecodeFormat,
-    /// Include the whole decrypted datagram as `plain_hex`.
+    /// The whole decrypted datagram: a hex dump under its lines (table), a `plain_hex`
+    /// column (CSV) or key (JSON).
     #[arg(long)]
     pub hex: bool,
     #[command(flatten)]
     pub write: WriteArgs,
-    /// More captures (or directories of them), with `--format parquet --out-dir`.
-    #[arg(value_name = "MORE")]
-    pub more: Vec<String>,
     /// File to write (`--format parquet`).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
@@ -175,8 +246,9 @@ pub struct DecodeArgs {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    #[arg(value_name = "FILE")]
-    pub file: String,
+    /// Capture files or directories; `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<String>,
     #[command(flatten)]
     pub input: InputArgs,
     /// Frame number to show (1-based).
@@ -189,6 +261,9 @@ pub struct ShowArgs {
     pub limit: usize,
     #[command(flatten)]
     pub write: WriteArgs,
+    /// Stop after this many matching datagrams (as `--limit`; the smaller wins).
+    #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -200,6 +275,7 @@ pub enum StatsBy {
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {
+    /// Capture files or directories; `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<String>,
     #[command(flatten)]
@@ -220,8 +296,9 @@ pub struct StatsArgs {
 
 #[derive(Debug, Args)]
 pub struct FlowsArgs {
-    #[arg(value_name = "FILE")]
-    pub file: String,
+    /// Capture files or directories; `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<String>,
     #[command(flatten)]
     pub input: InputArgs,
     #[arg(long, value_enum, default_value_t = TableOrJson::Table)]

@@ -129,7 +129,7 @@ fn directory_instead_of_a_file() {
     let dir = scratch("dir");
     assert_trouble(
         &bcwire(&["decode", path_str(&dir)]),
-        "cannot read capture: Is a directory",
+        "the directory holds no pcap or pcapng file",
     );
 }
 

@@ -117,7 +117,7 @@ fn a_changed_field_is_found_and_a_changed_clock_is_not() {
     args.players = 2;
     args.seed = 4;
     args.packets = Some(1_500);
-    args.format = Format::Pcap;
+    args.format = Some(Format::Pcap);
     args.duplicate = 0.0;
     args.reorder = 0.0;
     let (_, capture) = synth::generate(&args, Vec::new()).unwrap();

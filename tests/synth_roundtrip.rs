@@ -289,7 +289,7 @@ fn loss_causes_retransmissions_that_still_count_once() {
     let mut a = args(2, 0.5, 3);
     a.loss = 0.1;
     a.link = Link::Sll2;
-    a.format = Format::Pcap;
+    a.format = Some(Format::Pcap);
     let (report, bytes) = generate(&a);
     let got = decode_capture(bytes);
     check_against_report(&report, &got);
@@ -342,7 +342,7 @@ fn every_link_and_format_reads_back() {
         for format in [Format::Pcap, Format::Pcapng] {
             let mut a = args(2, 0.2, 11);
             a.link = link;
-            a.format = format;
+            a.format = Some(format);
             let (report, bytes) = generate(&a);
             let got = decode_capture(bytes);
             check_against_report(&report, &got);

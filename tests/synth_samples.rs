@@ -34,7 +34,7 @@ const SAMPLES: [Sample; 3] = [
             a.players = 2;
             a.minutes = Some(0.5);
             a.seed = 2;
-            a.format = Format::Pcap;
+            a.format = Some(Format::Pcap);
             a.link = Link::Sll2;
             a.loss = 0.05;
             a

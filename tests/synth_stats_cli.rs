@@ -6,7 +6,8 @@ use common::*;
 use serde_json::Value;
 
 fn synth(args: &[&str], out: &std::path::Path) -> Value {
-    let mut all = vec!["--quiet", "synth"];
+    // Not --quiet: with it synth prints nothing on stdout, the report included.
+    let mut all = vec!["synth"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--out", out.to_str().unwrap()]);
     bcwire_json(&all)

@@ -252,14 +252,16 @@ impl Sink for RenderAll {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> anyhow::Result<Control> {
         let first = *self.first.get_or_insert(p.ts_ns);
         let keep = |_: &bcwire::pipeline::record::MessageRecord| true;
+        let time = bcwire::report::timefmt::seconds(p.ts_ns - first);
         let cx = LineContext {
-            first_ts_ns: first,
+            time: &time,
             names,
             palette: Palette::new(false),
         };
         let _ = packet_lines(p, &keep, &cx);
+        let _ = bcwire::report::decode::packet_hex(p);
         let describe = |id: u32| names.describe_object(p.session, id);
-        let _ = packet_csv(p, &keep, &describe);
+        let _ = packet_csv(p, &keep, true, &describe);
         // The one JSON writer: whatever the input, it writes JSON that parses.
         let mut json = Vec::new();
         write_packet(&mut json, p, true, None, &describe, &keep);

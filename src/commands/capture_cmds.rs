@@ -1,5 +1,9 @@
 //! `info`, `decode`, `show`, `stats` and `flows`: capture in, report out.
+//!
+//! Why this file is long: the five commands share their sinks, input expansion, `-w`
+//! selection and summaries; each command body is short.
 
+use super::inputs::{for_each, Flow};
 use super::{cut, Output};
 use crate::cli::{
     DecodeArgs, DecodeFormat, FlowsArgs, InfoArgs, InputArgs, ShowArgs, StatsArgs, TableOrJson,
@@ -9,12 +13,13 @@ use crate::pipeline::filter::{parse_duration_ns, Filter};
 use crate::pipeline::record::{PacketBody, PacketRecord};
 use crate::pipeline::summary::CaptureSummary;
 use crate::pipeline::{Config, Control, Detail, NullSink, Pipeline, Sink};
-use crate::report::decode::{packet_csv, packet_lines, LineContext, CSV_HEADER};
+use crate::report::decode::{csv_header, packet_csv, packet_hex, packet_lines, LineContext};
 use crate::report::info;
 use crate::report::json_stream;
 use crate::report::names::Names;
 use crate::report::stats::Stats;
 use crate::report::term::Palette;
+use crate::report::timefmt::Clock;
 use anyhow::Result;
 use serde_json::{json, Value as Json};
 use std::io::Write;
@@ -59,34 +64,105 @@ pub fn run_file(
     summary
 }
 
-pub fn warn_problems(path: &str, s: &CaptureSummary, out: Output) {
+pub fn warn_problems(path: &str, s: &CaptureSummary, cfg: &Config, out: Output) {
     if out.quiet {
         return;
     }
     for p in &s.problems {
         eprintln!("bcwire: warning: {path}: {p}");
     }
+    if s.frames > 0 && s.has_no_game_traffic() {
+        eprintln!("bcwire: {path}: {}", no_game_traffic(s, cfg.game_port));
+    }
+}
+
+/// What to say of a capture without a Bridge Commander datagram: the ports seen, and
+/// how to name the right one.
+pub fn no_game_traffic(s: &CaptureSummary, port: u16) -> String {
+    let top = s.top_udp_ports(5);
+    let seen = if top.is_empty() {
+        "no UDP datagram at all".to_string()
+    } else {
+        let list: Vec<String> = top.iter().map(|(p, n)| format!("{p} ×{n}")).collect();
+        format!("UDP ports seen: {}", list.join(", "))
+    };
+    format!(
+        "no Bridge Commander traffic on UDP port {port} ({seen}); \
+         if the server used another port, give it with --port"
+    )
+}
+
+/// The filter for one capture: `--client` needs a first reading of a file to know whom
+/// it names (standard input cannot be read twice: there it is matched as it goes).
+fn file_filter(path: &str, filter: &Filter, cfg: &Config, out: Output) -> Result<Filter> {
+    if !filter.needs_clients() {
+        return Ok(filter.clone());
+    }
+    if path == "-" {
+        return filter.for_stream();
+    }
+    let quiet = Output {
+        progress: false,
+        verbose: 0,
+        ..out
+    };
+    let s = run_file(path, cfg, &mut NullSink, quiet)?;
+    filter
+        .for_capture(&s)
+        .map_err(|e| anyhow::anyhow!("{path}: {e}"))
+}
+
+/// Exit status after every input was tried: trouble if any failed.
+fn status(failed: bool) -> i32 {
+    if failed {
+        super::EXIT_TROUBLE
+    } else {
+        0
+    }
+}
+
+/// Whether records are flushed one by one: asked for, or reading standard input (which
+/// may be a live capture).
+fn line_buffered(files: &[String], out: Output) -> bool {
+    out.line_buffered || files.iter().any(|f| f == "-")
 }
 
 pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let pal = Palette::new(out.color);
+    let inputs = super::inputs::expand(&a.files, out);
+    let several = inputs.files.len() > 1;
     let mut all = Vec::new();
-    for path in &a.files {
-        let s = run_file(path, &cfg, &mut NullSink, out)?;
+    let mut read = 0;
+    let failed = for_each(&inputs.files, |path| {
+        let s = match run_file(path, &cfg, &mut NullSink, out) {
+            Ok(s) => s,
+            Err(e) => {
+                if a.format == TableOrJson::Json {
+                    all.push(json!({ "file": path, "error": format!("{e:#}") }));
+                }
+                return Err(e);
+            }
+        };
+        read += 1;
         match a.format {
             TableOrJson::Table => {
-                if a.files.len() > 1 {
+                if several {
                     writeln!(w, "{}", pal.heading(path))?;
                 }
                 write!(w, "{}", info::render_info(path, &s, pal))?;
+                if s.frames > 0 && s.has_no_game_traffic() {
+                    writeln!(w, "{}", pal.warn(&no_game_traffic(&s, cfg.game_port)))?;
+                }
             }
             TableOrJson::Json => {
                 all.push(info::info_json(Some(path), &s));
             }
         }
-    }
-    if a.format == TableOrJson::Json {
+        Ok(Flow::Next)
+    })?;
+    // Nothing on stdout when no input could be read: the errors say it all.
+    if a.format == TableOrJson::Json && read > 0 {
         // One shape for one file or many.
         let j = json!({
             "schema_version": crate::report::json::SCHEMA_VERSION,
@@ -94,22 +170,44 @@ pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         });
         writeln!(w, "{}", json_stream::to_pretty_string(&j))?;
     }
-    Ok(0)
+    Ok(status(failed || inputs.failed))
 }
 
 pub fn flows(a: FlowsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
-    let s = run_file(&a.file, &cfg, &mut NullSink, out)?;
-    warn_problems(&a.file, &s, out);
-    match a.format {
-        TableOrJson::Table => write!(w, "{}", info::render_flows(&s, Palette::new(out.color)))?,
-        TableOrJson::Json => writeln!(
-            w,
-            "{}",
-            json_stream::to_pretty_string(&info::flows_json(&s))
-        )?,
+    let pal = Palette::new(out.color);
+    let inputs = super::inputs::expand(&a.files, out);
+    let several = inputs.files.len() > 1;
+    let mut all = Vec::new();
+    let failed = for_each(&inputs.files, |path| {
+        let s = run_file(path, &cfg, &mut NullSink, out)?;
+        warn_problems(path, &s, &cfg, out);
+        match a.format {
+            TableOrJson::Table => {
+                if several {
+                    writeln!(w, "{}", pal.heading(path))?;
+                }
+                write!(w, "{}", info::render_flows(&s, pal))?
+            }
+            TableOrJson::Json => {
+                let mut j = info::flows_json(&s);
+                if several {
+                    j = json!({ "file": path, "flows": j });
+                }
+                all.push(j);
+            }
+        }
+        Ok(Flow::Next)
+    })?;
+    if a.format == TableOrJson::Json && !all.is_empty() {
+        let j = if several {
+            Json::Array(all)
+        } else {
+            all.pop().unwrap_or(Json::Null)
+        };
+        writeln!(w, "{}", json_stream::to_pretty_string(&j))?;
     }
-    Ok(0)
+    Ok(status(failed || inputs.failed))
 }
 
 /// Streams decoded records to the output in the chosen format.
@@ -120,6 +218,16 @@ struct DecodeSink<'w> {
     hex: bool,
     palette: Palette,
     first_ts_ns: Option<i64>,
+    clock: Clock,
+    /// Flush after every record.
+    flush: bool,
+    /// Stop after this many records (all inputs together).
+    count: Option<u64>,
+    /// Records written for all inputs (`-c`).
+    written_all: u64,
+    /// Items written for all inputs, summaries included (JSON array separators, the
+    /// CSV header).
+    items: u64,
     written: u64,
     game_packets: u64,
     gamespy_packets: u64,
@@ -147,11 +255,32 @@ impl DecodeSink<'_> {
                 .any(|m| self.filter.keep_message(m, p.session, names)),
         }
     }
+
+    /// Start on the next input: times count from its own first frame.
+    fn next_file(&mut self, filter: Filter) {
+        self.filter = filter;
+        self.first_ts_ns = None;
+        self.clock = Clock::new(self.clock_format());
+        self.written = 0;
+        self.game_packets = 0;
+        self.gamespy_packets = 0;
+        self.messages = 0;
+        self.warnings = 0;
+    }
+
+    fn clock_format(&self) -> crate::report::timefmt::TimeFormat {
+        self.clock.format()
+    }
+
+    fn done(&self) -> bool {
+        self.count.is_some_and(|c| self.written_all >= c)
+    }
 }
 
 impl Sink for DecodeSink<'_> {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
-        let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
+        self.first_ts_ns.get_or_insert(p.ts_ns);
+        let prev_read = self.clock.saw(p.ts_ns);
         if !self.keep(p, names) {
             return Ok(Control::Continue);
         }
@@ -198,19 +327,23 @@ impl Sink for DecodeSink<'_> {
         }
         match self.format {
             DecodeFormat::Table => {
+                let time = self.clock.render(p.ts_ns, prev_read);
                 let cx = LineContext {
-                    first_ts_ns: first,
+                    time: &time,
                     names,
                     palette: self.palette,
                 };
                 self.w.write_all(packet_lines(p, &keep, &cx).as_bytes())?;
+                if self.hex {
+                    self.w.write_all(packet_hex(p).as_bytes())?;
+                }
             }
             DecodeFormat::Csv => {
-                if self.written == 0 {
-                    writeln!(self.w, "{CSV_HEADER}")?;
+                if self.items == 0 {
+                    writeln!(self.w, "{}", csv_header(self.hex))?;
                 }
                 self.w
-                    .write_all(packet_csv(p, &keep, &describe).as_bytes())?;
+                    .write_all(packet_csv(p, &keep, self.hex, &describe).as_bytes())?;
             }
             // Written by parquet_cmd, which has a sink of its own.
             #[cfg(feature = "parquet")]
@@ -219,7 +352,7 @@ impl Sink for DecodeSink<'_> {
                 let line = &mut self.line;
                 line.clear();
                 if self.format == DecodeFormat::Json {
-                    line.extend_from_slice(if self.written == 0 { b"[\n" } else { b",\n" });
+                    line.extend_from_slice(if self.items == 0 { b"[\n" } else { b",\n" });
                 }
                 let all = filter.selects_all_messages();
                 self.json.write_packet(
@@ -237,7 +370,16 @@ impl Sink for DecodeSink<'_> {
             }
         }
         self.written += 1;
-        Ok(Control::Continue)
+        self.written_all += 1;
+        self.items += 1;
+        if self.flush {
+            self.w.flush()?;
+        }
+        Ok(if self.done() {
+            Control::Stop
+        } else {
+            Control::Continue
+        })
     }
 }
 
@@ -246,13 +388,28 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     if a.format == DecodeFormat::Parquet {
         return super::parquet_cmd::decode_parquet(&a, out, w);
     }
-    if a.output.is_some() || a.out_dir.is_some() || !a.more.is_empty() {
-        anyhow::bail!("-o, --out-dir and more than one capture go with --format parquet");
+    if a.output.is_some() || a.out_dir.is_some() {
+        anyhow::bail!("-o and --out-dir go with --format parquet");
     }
     let cfg = config(&a.input)?;
-    let filter = Filter::from_spec(&super::filter_spec(&a.filter))?;
-    let spool = cut::prepare(&a.file, &a.write)?;
-    let path = spool.as_ref().map_or_else(|| a.file.clone(), |s| s.path());
+    let filter = Filter::from_spec_with(&super::filter_spec(&a.filter), &cfg.ships)?;
+    let inputs = super::inputs::expand(&a.files, out);
+    let several = inputs.files.len() > 1;
+    if a.write.write.is_some() && several {
+        anyhow::bail!("-w writes the frames of one capture: give one input");
+    }
+    let pal = Palette::new(out.color);
+    let first = inputs.files.first().cloned().unwrap_or_default();
+    let spool = if a.write.write.is_some() && !first.is_empty() {
+        cut::prepare(&first, &a.write)?
+    } else {
+        None
+    };
+    let read_path = |path: &str| {
+        spool
+            .as_ref()
+            .map_or_else(|| path.to_string(), |s| s.path())
+    };
     // With `-w -` the capture takes standard output; the report goes nowhere.
     let mut nowhere = std::io::sink();
     let report: &mut dyn Write = if cut::to_stdout(&a.write) {
@@ -271,10 +428,15 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let mut sink = DecodeSink {
         w: report,
         format: a.format,
-        filter,
+        filter: filter.clone(),
         hex: a.hex,
-        palette: Palette::new(out.color),
+        palette: pal,
         first_ts_ns: None,
+        clock: Clock::new(super::time_format(a.records.time_format)),
+        flush: line_buffered(&inputs.files, out),
+        count: a.records.count,
+        written_all: 0,
+        items: 0,
         written: 0,
         game_packets: 0,
         gamespy_packets: 0,
@@ -284,47 +446,84 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         json: json_stream::PacketWriter::default(),
         select,
     };
+    let json = matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) && a.fields.is_empty();
     let mut picked = Vec::new();
-    let mut s = if a.write.write.is_some() {
-        let rule = cut::Rule::Filter(sink.filter.clone());
-        let mut sel = cut::Selecting::new(&mut sink, rule, a.write.annotate);
-        let s = run_file(&path, &cfg, &mut sel, out)?;
-        picked = sel.picked;
-        s
-    } else {
-        run_file(&path, &cfg, &mut sink, out)?
-    };
-    warn_problems(&a.file, &s, out);
-    if matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) && a.fields.is_empty() {
-        // The session list is written one session at a time, in place of an empty
-        // list: a tree of up to MAX_SESSIONS_LISTED sessions would be the largest
-        // thing decode ever holds in memory.
-        let sessions = std::mem::take(&mut s.sessions);
-        let summary = json!({
-            "type": "summary",
-            "schema_version": crate::report::json::SCHEMA_VERSION,
-            "frames": s.frames,
-            "packets": sink.written,
-            "game_packets": sink.game_packets,
-            "gamespy_packets": sink.gamespy_packets,
-            "messages": sink.messages,
-            "warnings": sink.warnings,
-            "capture": info::info_json(None, &s),
-        });
-        if a.format == DecodeFormat::Json {
-            sink.w
-                .write_all(if sink.written == 0 { b"[\n" } else { b",\n" })?;
+    let failed = for_each(&inputs.files, |path| {
+        let source = read_path(path);
+        let f = file_filter(&source, &filter, &cfg, out)?;
+        sink.next_file(f);
+        if several && a.format == DecodeFormat::Table {
+            writeln!(sink.w, "{}", pal.heading(path))?;
         }
-        write_with_sessions(&mut *sink.w, &summary, &sessions)?;
-        if a.format == DecodeFormat::Json {
-            sink.w.write_all(b"\n]\n")?;
+        let mut s = if a.write.write.is_some() {
+            let rule = cut::Rule::Filter(sink.filter.clone());
+            let mut sel = cut::Selecting::new(&mut sink, rule, a.write.annotate);
+            let s = run_file(&source, &cfg, &mut sel, out)?;
+            picked = sel.picked;
+            s
         } else {
-            sink.w.write_all(b"\n")?;
+            run_file(&source, &cfg, &mut sink, out)?
+        };
+        warn_problems(path, &s, &cfg, out);
+        if json {
+            write_decode_summary(&mut sink, &mut s, path, a.format)?;
         }
+        Ok(if sink.done() { Flow::Stop } else { Flow::Next })
+    })?;
+    if a.format == DecodeFormat::Json && a.fields.is_empty() {
+        sink.w
+            .write_all(if sink.items == 0 { b"[\n]\n" } else { b"\n]\n" })?;
     }
     sink.w.flush()?;
-    cut::finish(&path, &a.file, &a.write, &mut picked, w, out.quiet)?;
-    Ok(0)
+    if a.write.write.is_some() && !first.is_empty() {
+        cut::finish(
+            &read_path(&first),
+            &first,
+            &a.write,
+            &mut picked,
+            w,
+            out.quiet,
+        )?;
+    }
+    Ok(status(failed || inputs.failed))
+}
+
+/// The `summary` record that closes one capture's records in JSON output.
+fn write_decode_summary(
+    sink: &mut DecodeSink,
+    s: &mut CaptureSummary,
+    path: &str,
+    format: DecodeFormat,
+) -> Result<()> {
+    // The session list is written one session at a time, in place of an empty list: a
+    // tree of up to MAX_SESSIONS_LISTED sessions would be the largest thing decode ever
+    // holds in memory.
+    let sessions = std::mem::take(&mut s.sessions);
+    let summary = json!({
+        "type": "summary",
+        "schema_version": crate::report::json::SCHEMA_VERSION,
+        "file": path,
+        "frames": s.frames,
+        "packets": sink.written,
+        "game_packets": sink.game_packets,
+        "gamespy_packets": sink.gamespy_packets,
+        "messages": sink.messages,
+        "warnings": sink.warnings,
+        "capture": info::info_json(None, s),
+    });
+    if format == DecodeFormat::Json {
+        sink.w
+            .write_all(if sink.items == 0 { b"[\n" } else { b",\n" })?;
+    }
+    write_with_sessions(&mut *sink.w, &summary, &sessions)?;
+    sink.items += 1;
+    if format == DecodeFormat::Jsonl {
+        sink.w.write_all(b"\n")?;
+    }
+    if sink.flush {
+        sink.w.flush()?;
+    }
+    Ok(())
 }
 
 /// Write `record` (whose one `"sessions"` key holds an empty list) with `sessions` in
@@ -366,6 +565,7 @@ struct ShowSink<'w> {
     shown: usize,
     palette: Palette,
     first_ts_ns: Option<i64>,
+    flush: bool,
 }
 
 impl Sink for ShowSink<'_> {
@@ -392,6 +592,9 @@ impl Sink for ShowSink<'_> {
                 crate::report::show::render_packet(p, first, names, self.palette).as_bytes(),
             )?;
             self.shown += 1;
+            if self.flush {
+                self.w.flush()?;
+            }
         }
         let done = match self.frame {
             Some(f) => p.frame >= f,
@@ -407,52 +610,104 @@ impl Sink for ShowSink<'_> {
 
 pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
-    let spool = cut::prepare(&a.file, &a.write)?;
-    let path = spool.as_ref().map_or_else(|| a.file.clone(), |s| s.path());
+    let filter = Filter::from_spec_with(&super::filter_spec(&a.filter), &cfg.ships)?;
+    let inputs = super::inputs::expand(&a.files, out);
+    let several = inputs.files.len() > 1;
+    if a.write.write.is_some() && several {
+        anyhow::bail!("-w writes the frames of one capture: give one input");
+    }
+    let flush = line_buffered(&inputs.files, out);
+    let limit = match a.count {
+        Some(c) => a.limit.max(1).min(usize::try_from(c).unwrap_or(usize::MAX)),
+        None => a.limit.max(1),
+    };
+    let palette = Palette::new(out.color);
+    let first = inputs.files.first().cloned().unwrap_or_default();
+    let spool = if a.write.write.is_some() && !first.is_empty() {
+        cut::prepare(&first, &a.write)?
+    } else {
+        None
+    };
+    let read_path = |path: &str| {
+        spool
+            .as_ref()
+            .map_or_else(|| path.to_string(), |s| s.path())
+    };
+    // With `-w -` the capture takes standard output; the report goes nowhere.
     let mut nowhere = std::io::sink();
     let report: &mut dyn Write = if cut::to_stdout(&a.write) {
         &mut nowhere
     } else {
         &mut *w
     };
-    let mut sink = ShowSink {
-        w: report,
-        frame: a.frame,
-        filter: Filter::from_spec(&super::filter_spec(&a.filter))?,
-        limit: a.limit.max(1),
-        shown: 0,
-        palette: Palette::new(out.color),
-        first_ts_ns: None,
-    };
     let mut picked = Vec::new();
-    let s = if a.write.write.is_some() {
-        let rule = match a.frame {
-            Some(f) => cut::Rule::Frame(f),
-            None => cut::Rule::Filter(Filter::from_spec(&super::filter_spec(&a.filter))?),
+    let mut shown = 0;
+    let failed = for_each(&inputs.files, |path| {
+        let source = read_path(path);
+        let mut sink = ShowSink {
+            w: &mut *report,
+            frame: a.frame,
+            filter: file_filter(&source, &filter, &cfg, out)?,
+            limit: limit - shown,
+            shown: 0,
+            palette,
+            first_ts_ns: None,
+            flush,
         };
-        let mut sel = cut::Selecting::new(&mut sink, rule, a.write.annotate);
-        let s = run_file(&path, &cfg, &mut sel, out)?;
-        picked = sel.picked;
-        s
-    } else {
-        run_file(&path, &cfg, &mut sink, out)?
-    };
-    warn_problems(&a.file, &s, out);
-    let shown = sink.shown;
-    cut::finish(&path, &a.file, &a.write, &mut picked, w, out.quiet)?;
-    if shown == 0 {
-        let what = match a.frame {
-            Some(f) if f > s.frames => format!(
-                "frame {f} is past the end of the capture ({} frames)",
-                s.frames
-            ),
-            Some(f) => format!("frame {f} is not a Bridge Commander datagram (see `bcwire info`)"),
-            None => "no datagram matches the filter".to_string(),
+        if several {
+            if shown > 0 {
+                writeln!(sink.w)?;
+            }
+            writeln!(sink.w, "{}", palette.heading(&format!("==> {path} <==")))?;
+        }
+        let s = if a.write.write.is_some() {
+            let rule = match a.frame {
+                Some(f) => cut::Rule::Frame(f),
+                None => cut::Rule::Filter(sink.filter.clone()),
+            };
+            let mut sel = cut::Selecting::new(&mut sink, rule, a.write.annotate);
+            let s = run_file(&source, &cfg, &mut sel, out)?;
+            picked = sel.picked;
+            s
+        } else {
+            run_file(&source, &cfg, &mut sink, out)?
         };
-        eprintln!("bcwire: {what}");
-        return Ok(1);
+        let here = sink.shown;
+        warn_problems(path, &s, &cfg, out);
+        if here == 0 && !out.quiet {
+            let what = match a.frame {
+                Some(f) if f > s.frames => format!(
+                    "frame {f} is past the end of the capture ({} frames)",
+                    s.frames
+                ),
+                Some(f) => {
+                    format!("frame {f} is not a Bridge Commander datagram (see `bcwire info`)")
+                }
+                None => "no datagram matches the filter".to_string(),
+            };
+            eprintln!("bcwire: {path}: {what}");
+        }
+        shown += here;
+        Ok(if a.frame.is_none() && shown >= limit {
+            Flow::Stop
+        } else {
+            Flow::Next
+        })
+    })?;
+    if a.write.write.is_some() && !first.is_empty() {
+        cut::finish(
+            &read_path(&first),
+            &first,
+            &a.write,
+            &mut picked,
+            w,
+            out.quiet,
+        )?;
     }
-    Ok(0)
+    if failed || inputs.failed {
+        return Ok(super::EXIT_TROUBLE);
+    }
+    Ok(if shown == 0 { 1 } else { 0 })
 }
 
 struct StatsSink<'a> {
@@ -487,11 +742,11 @@ fn stats_file(
 ) -> Result<()> {
     let mut sink = StatsSink {
         stats,
-        filter: filter.clone(),
+        filter: file_filter(path, filter, cfg, out)?,
         first_ts_ns: None,
     };
     let s = run_file(path, cfg, &mut sink, out)?;
-    warn_problems(path, &s, out);
+    warn_problems(path, &s, cfg, out);
     for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
         stats.add_unacked(dir, s.totals[dir.index()].unacked);
     }
@@ -502,25 +757,29 @@ fn stats_file(
 pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let interval = a.interval.as_deref().map(parse_duration_ns).transpose()?;
-    let filter = Filter::from_spec(&super::filter_spec(&a.filter))?;
-    let files = super::inputs::expand(&a.files, out)?;
+    let filter = Filter::from_spec_with(&super::filter_spec(&a.filter), &cfg.ships)?;
+    let inputs = super::inputs::expand(&a.files, out);
+    let files = &inputs.files;
     if a.write.write.is_some() {
-        return stats_writing(&a, &files, &cfg, filter, interval, out, w);
+        return stats_writing(&a, files, &cfg, filter, interval, out, w);
     }
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len());
-    let stats = if interval.is_some() || workers <= 1 {
+    let (stats, read) = if interval.is_some() || workers <= 1 {
         // Rates over time are bucketed from the first frame of the whole input, so the
         // captures are read in order into one accumulator.
         let mut stats = Stats::new(a.by.map(super::stats_by), interval);
-        for path in &files {
+        let mut read = 0;
+        for_each(files, |path| {
             stats_file(path, &cfg, &filter, &mut stats, out)?;
-        }
-        stats
+            read += 1;
+            Ok(Flow::Next)
+        })?;
+        (stats, read)
     } else {
         stats_parallel(
-            &files,
+            files,
             workers,
             &cfg,
             &filter,
@@ -528,11 +787,16 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             out,
         )?
     };
+    let failed = read < files.len();
+    // Nothing on stdout when no input could be read: the errors say it all.
+    if read == 0 && !files.is_empty() {
+        return Ok(super::EXIT_TROUBLE);
+    }
     match a.format {
         TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
         TableOrJson::Json => writeln!(w, "{}", json_stream::to_pretty_string(&stats.to_json()))?,
     }
-    Ok(0)
+    Ok(status(failed || inputs.failed))
 }
 
 /// `stats -w`: one capture, whose counted frames are also written out.
@@ -562,7 +826,7 @@ fn stats_writing(
     let mut sel = cut::Selecting::new(&mut sink, cut::Rule::Packets(filter), a.write.annotate);
     let s = run_file(&path, cfg, &mut sel, out)?;
     let mut picked = sel.picked;
-    warn_problems(file, &s, out);
+    warn_problems(file, &s, cfg, out);
     for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
         stats.add_unacked(dir, s.totals[dir.index()].unacked);
     }
@@ -589,7 +853,7 @@ fn stats_parallel(
     filter: &Filter,
     by: Option<crate::report::stats::StatsBy>,
     out: Output,
-) -> Result<Stats> {
+) -> Result<(Stats, usize)> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let worker_out = Output {
         progress: false,
@@ -627,8 +891,16 @@ fn stats_parallel(
         anyhow::bail!("a worker thread stopped before reading its captures");
     }
     let mut total = Stats::new(by, None);
+    let mut read = 0;
     for (_, r) in by_index {
-        total.merge(&r?);
+        match r {
+            Ok(s) => {
+                total.merge(&s);
+                read += 1;
+            }
+            Err(e) if super::inputs::is_output_gone(&e) => return Err(e),
+            Err(e) => super::inputs::report_failure(&e),
+        }
     }
-    Ok(total)
+    Ok((total, read))
 }

@@ -195,7 +195,7 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let mut flow_names = std::collections::BTreeMap::new();
     for (path, r) in [&a.a, &a.b].into_iter().zip(results) {
         let (stats, summary) = r?;
-        warn_problems(path, &summary, out);
+        warn_problems(path, &summary, &cfg, out);
         read.push(stats);
         // Flows are named by their player (A's name where both captures know one).
         for s in &summary.sessions {
@@ -217,8 +217,9 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     al.finish(&mut result)
         .context("diff: reading back what was spilled to a temporary file")?;
     let code = if result.is_same() { 0 } else { 1 };
+    // With -q the exit status is the answer: no need for the second look that explains
+    // the first differences.
     if out.quiet {
-        // -q: the answer is the exit status alone.
         return Ok(code);
     }
     if !result.wanted.is_empty() {

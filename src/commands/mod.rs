@@ -4,6 +4,7 @@ mod capture_cmds;
 mod cut;
 mod diff_cmd;
 mod inputs;
+mod list;
 #[cfg(feature = "parquet")]
 mod parquet_cmd;
 mod progress;
@@ -25,6 +26,8 @@ pub struct Output {
     pub verbose: u8,
     /// Draw a progress bar for long inputs (when stderr is a terminal).
     pub progress: bool,
+    /// Flush after every record (`-l`).
+    pub line_buffered: bool,
 }
 
 /// Parse arguments, run, and turn errors into a message and an exit code.
@@ -42,6 +45,7 @@ pub fn main() -> i32 {
         quiet: cli.quiet,
         verbose: cli.verbose,
         progress: true,
+        line_buffered: cli.line_buffered,
     };
     let stdout = io::stdout();
     let mut w = io::BufWriter::with_capacity(1 << 16, stdout.lock());
@@ -79,17 +83,10 @@ fn run(command: Command, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> 
         Command::Stats(a) => capture_cmds::stats(a, out, w),
         Command::Flows(a) => capture_cmds::flows(a, out, w),
         Command::Diff(a) => diff_cmd::diff(a, out, w),
-        Command::Synth(a) => {
-            let report = crate::synth::run(&a)?;
-            if !out.quiet {
-                eprintln!("bcwire: wrote {}", a.out.display());
-            }
-            let report = serde_json::to_value(&report)?;
-            writeln!(
-                w,
-                "{}",
-                crate::report::json_stream::to_pretty_string(&report)
-            )?;
+        Command::Synth(a) => synth(&a, out, w),
+        Command::List(a) => list::list(a, out, w),
+        Command::Man => {
+            clap_mangen::Man::new(Cli::command()).render(w)?;
             Ok(0)
         }
         Command::Report(a) => report_cmd::report(a, out, w),
@@ -130,5 +127,45 @@ fn filter_spec(a: &crate::cli::FilterArgs) -> crate::pipeline::filter::FilterSpe
         ship: a.ship.clone(),
         frames: a.frames.clone(),
         time: a.time.clone(),
+    }
+}
+
+/// `synth`: the capture to its file, or to standard output with `--out -` (the report
+/// then goes to stderr); the report of what it holds on stdout unless `-q`.
+fn synth(a: &crate::synth::SynthArgs, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> {
+    if a.out.as_os_str() == "-" {
+        let (report, _) = crate::synth::generate(a, &mut *w)?;
+        w.flush()?;
+        if !out.quiet {
+            eprintln!(
+                "{}",
+                crate::report::json_stream::to_pretty_string(&serde_json::to_value(&report)?)
+            );
+        }
+        return Ok(0);
+    }
+    let report = crate::synth::run(a)?;
+    if !out.quiet {
+        eprintln!("bcwire: wrote {}", a.out.display());
+        writeln!(
+            w,
+            "{}",
+            crate::report::json_stream::to_pretty_string(&serde_json::to_value(&report)?)
+        )?;
+    }
+    Ok(0)
+}
+
+/// The command line's `-t` as the printers take it.
+fn time_format(t: crate::cli::TimeFormat) -> crate::report::timefmt::TimeFormat {
+    use crate::cli::TimeFormat as T;
+    use crate::report::timefmt::TimeFormat as F;
+    match t {
+        T::R => F::R,
+        T::Ad => F::Ad,
+        T::Ud => F::Ud,
+        T::E => F::E,
+        T::D => F::D,
+        T::Dd => F::Dd,
     }
 }

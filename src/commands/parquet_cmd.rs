@@ -57,7 +57,7 @@ fn write_one<W: Write + Send>(
         first_ts_ns: None,
     };
     let s = run_file(path, cfg, &mut sink, o)?;
-    warn_problems(path, &s, o);
+    warn_problems(path, &s, cfg, o);
     let rows = sink.rows.rows();
     Ok((rows, sink.rows.finish()?))
 }
@@ -93,9 +93,7 @@ pub fn decode_parquet(a: &DecodeArgs, out: Output, w: &mut dyn Write) -> Result<
         bail!("--hex does not go with --format parquet (rows hold typed values)");
     }
     if let Some(dir) = &a.out_dir {
-        let mut inputs = vec![a.file.clone()];
-        inputs.extend(a.more.iter().cloned());
-        let files = super::inputs::expand(&inputs, out)?;
+        let files = super::inputs::expand(&a.files, out).files;
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the directory {}", dir.display()))?;
         let dests: Vec<PathBuf> = files.iter().map(|f| dest_in(dir, f)).collect();
@@ -114,19 +112,19 @@ pub fn decode_parquet(a: &DecodeArgs, out: Output, w: &mut dyn Write) -> Result<
         }
         return Ok(0);
     }
-    if !a.more.is_empty() {
+    let [file] = a.files.as_slice() else {
         bail!("several captures need --out-dir DIR (one Parquet file each)");
-    }
+    };
     let Some(dest) = &a.output else {
         bail!("--format parquet writes a file: give -o FILE (or --out-dir DIR)");
     };
     if dest.as_os_str() == "-" {
         let stdout = std::io::stdout();
-        let (_, mut s) = write_one(&a.file, &cfg, &filter, BufWriter::new(stdout), out)?;
+        let (_, mut s) = write_one(file, &cfg, &filter, BufWriter::new(stdout), out)?;
         s.flush()?;
         return Ok(0);
     }
-    let rows = write_file(&a.file, &cfg, &filter, dest, out)?;
+    let rows = write_file(file, &cfg, &filter, dest, out)?;
     writeln!(w, "{}: {rows} rows", dest.display())?;
     Ok(0)
 }

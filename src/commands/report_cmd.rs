@@ -19,6 +19,13 @@ pub fn report(a: ReportArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             for p in &c.summary.problems {
                 eprintln!("bcwire: warning: {}: {p}", c.name);
             }
+            if c.summary.frames > 0 && c.summary.has_no_game_traffic() {
+                eprintln!(
+                    "bcwire: {}: {}",
+                    c.name,
+                    super::capture_cmds::no_game_traffic(&c.summary, cfg.game_port)
+                );
+            }
         }
     }
     let diff = match captures.as_slice() {

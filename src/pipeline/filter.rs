@@ -2,8 +2,10 @@
 
 use super::names::Names;
 use crate::diag::Direction;
-use crate::game::opcodes::opcode_from_name;
+use crate::game::opcodes::{opcode_from_name, opcode_names};
+use crate::game::ships::ShipCatalog;
 use crate::pipeline::record::{MessageRecord, PacketRecord};
+use crate::pipeline::summary::{CaptureSummary, ClientSummary};
 use anyhow::{anyhow, bail, Context, Result};
 
 /// An inclusive range with optional ends.
@@ -19,8 +21,13 @@ impl<T: PartialOrd + Copy> Range<T> {
     }
 }
 
-/// `A-B`, `A-`, `-B` or `A` (= `A-A`).
-pub fn parse_range<T: std::str::FromStr + Copy>(s: &str, what: &str) -> Result<Range<T>> {
+/// `A-B`, `A-`, `-B` or `A` (= `A-A`); the en dash that `info` prints (`1–3`) works as
+/// the hyphen does. A range whose start is past its end is an error: it would select
+/// nothing, and silently.
+pub fn parse_range<T: std::str::FromStr + Copy + PartialOrd>(
+    s: &str,
+    what: &str,
+) -> Result<Range<T>> {
     let parse = |x: &str| -> Result<Option<T>> {
         let x = x.trim();
         if x.is_empty() {
@@ -28,19 +35,73 @@ pub fn parse_range<T: std::str::FromStr + Copy>(s: &str, what: &str) -> Result<R
         }
         x.parse::<T>()
             .map(Some)
-            .map_err(|_| anyhow!("invalid {what} {x:?} in range {s:?}"))
+            .map_err(|_| anyhow!("invalid {what} {x:?} in range {s:?} (try 10-20, 10-, -20 or 15)"))
     };
-    match s.split_once('-') {
-        Some((a, b)) => Ok(Range {
+    let split = s.split_once('-').or_else(|| s.split_once('\u{2013}'));
+    let r = match split {
+        Some((a, b)) => Range {
             from: parse(a)?,
             to: parse(b)?,
-        }),
+        },
         None => {
             let v = parse(s)?;
-            if v.is_none() {
-                bail!("empty {what} range");
-            }
-            Ok(Range { from: v, to: v })
+            Range { from: v, to: v }
+        }
+    };
+    if r.from.is_none() && r.to.is_none() {
+        bail!("empty {what} range {s:?} (try 10-20, 10-, -20 or 15)");
+    }
+    if let (Some(f), Some(t)) = (r.from, r.to) {
+        if f > t {
+            bail!("{what} range {s:?} is reversed: its start is past its end");
+        }
+    }
+    Ok(r)
+}
+
+/// `--frames`: frame numbers count from 1, as in every listing.
+pub fn parse_frame_range(s: &str) -> Result<Range<u64>> {
+    let r: Range<u64> = parse_range(s, "frame")?;
+    if r.from == Some(0) || r.to == Some(0) {
+        bail!("frame range {s:?} names frame 0; frames are numbered from 1");
+    }
+    Ok(r)
+}
+
+/// `--time`: seconds from the first frame. One value `T` is the second that starts
+/// there, `T` up to (not including) `T+1`: a timestamp is never exactly a whole number.
+pub fn parse_time_range(s: &str) -> Result<TimeRange> {
+    let r: Range<f64> = parse_range(s, "time")?;
+    if r.from.is_some_and(|v| !v.is_finite() || v < 0.0)
+        || r.to.is_some_and(|v| !v.is_finite() || v < 0.0)
+    {
+        bail!("time range {s:?}: times are seconds from the first frame, 0 or more");
+    }
+    let single = !s.contains(['-', '\u{2013}']);
+    Ok(TimeRange {
+        from: r.from,
+        to: r.to,
+        to_exclusive: single,
+    })
+}
+
+/// A time range in seconds; a single value's range leaves its end out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeRange {
+    pub from: Option<f64>,
+    pub to: Option<f64>,
+    to_exclusive: bool,
+}
+
+impl TimeRange {
+    pub fn contains(&self, v: f64) -> bool {
+        if self.from.is_some_and(|f| v < f) {
+            return false;
+        }
+        match self.to {
+            None => true,
+            Some(t) if self.to_exclusive => v < t + 1.0,
+            Some(t) => v <= t,
         }
     }
 }
@@ -53,9 +114,42 @@ pub fn parse_opcode(s: &str) -> Result<u8> {
     } else {
         t.parse::<u8>().ok()
     };
-    number.or_else(|| opcode_from_name(t)).with_context(|| {
-        format!("unknown opcode {t:?} (give a name such as StateUpdate or a number such as 0x1C)")
-    })
+    if let Some(op) = number.or_else(|| opcode_from_name(t)) {
+        return Ok(op);
+    }
+    let names: Vec<&str> = opcode_names().map(|(_, n)| n).collect();
+    let hint = did_you_mean(t, names.iter().copied())
+        .map(|m| format!(" (did you mean {m}?)"))
+        .unwrap_or_default();
+    bail!(
+        "unknown opcode {t:?}{hint}; give a number such as 0x1C or one of: {}",
+        names.join(", ")
+    )
+}
+
+/// A ship class as printed (`Kessok Heavy`) or as scripts name it (`KessokHeavy`); a
+/// class the catalog does not hold is an error listing those it does.
+pub fn parse_ship(s: &str, ships: &ShipCatalog) -> Result<String> {
+    let key = ship_key(s);
+    let known = ships
+        .classes()
+        .iter()
+        .any(|c| ship_key(&c.name) == key || ship_key(&c.display_name) == key);
+    if !known {
+        let names: Vec<&str> = ships
+            .classes()
+            .iter()
+            .map(|c| c.display_name.as_str())
+            .collect();
+        let hint = did_you_mean(s, names.iter().copied())
+            .map(|m| format!(" (did you mean {m:?}?)"))
+            .unwrap_or_default();
+        bail!(
+            "unknown ship class {s:?}{hint}; known classes: {}",
+            names.join(", ")
+        );
+    }
+    Ok(key)
 }
 
 /// An object id in hex (`0x3FFFFFFF`) or decimal.
@@ -106,9 +200,122 @@ pub struct FilterSpec {
 
 /// Which client a `--client` value names.
 #[derive(Debug, Clone, PartialEq)]
-enum ClientSel {
+pub enum ClientSel {
+    /// A player name (compared without regard to case).
     Name(String),
-    PortOrPeer(u16),
+    /// A bare number: the client's UDP port or its peer id.
+    Number(u16),
+    /// `0x04` or `peer:4`.
+    Peer(u8),
+    /// `port:62366`.
+    Port(u16),
+    /// `slot:2`: the player slot.
+    Slot(u8),
+}
+
+impl ClientSel {
+    pub fn parse(s: &str) -> Result<ClientSel> {
+        let t = s.trim();
+        let num = |v: &str| -> Option<u16> {
+            let v = v.trim();
+            match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+                Some(h) => u16::from_str_radix(h, 16).ok(),
+                None => v.parse().ok(),
+            }
+        };
+        let small = |v: &str, what: &str| -> Result<u8> {
+            num(v)
+                .and_then(|n| u8::try_from(n).ok())
+                .with_context(|| format!("invalid {what} {v:?} in --client {t:?} (0 to 255)"))
+        };
+        if let Some((kind, v)) = t.split_once(':') {
+            match kind.to_ascii_lowercase().as_str() {
+                "peer" => return Ok(ClientSel::Peer(small(v, "peer id")?)),
+                "slot" => return Ok(ClientSel::Slot(small(v, "slot")?)),
+                "port" => {
+                    return num(v)
+                        .map(ClientSel::Port)
+                        .with_context(|| format!("invalid port {v:?} in --client {t:?}"))
+                }
+                _ => {}
+            }
+        }
+        if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            return u8::from_str_radix(h, 16)
+                .map(ClientSel::Peer)
+                .with_context(|| format!("invalid peer id {t:?} (0x00 to 0xFF)"));
+        }
+        if let Ok(n) = t.parse::<u16>() {
+            return Ok(ClientSel::Number(n));
+        }
+        if t.is_empty() {
+            bail!("empty --client (give a name, port, peer id such as 0x04, or slot:N)");
+        }
+        Ok(ClientSel::Name(t.to_lowercase()))
+    }
+
+    /// How this selector matches one client of a summary, if it does.
+    fn matches(&self, c: &ClientSummary) -> Option<&'static str> {
+        let port = c.addr.map(|a| a.port());
+        match self {
+            ClientSel::Name(n) => c
+                .name
+                .as_ref()
+                .filter(|m| m.to_lowercase() == *n)
+                .map(|_| "name"),
+            ClientSel::Port(p) => (port == Some(*p)).then_some("port"),
+            ClientSel::Peer(p) => (c.peer_id == Some(*p)).then_some("peer id"),
+            ClientSel::Slot(s) => (c.slot == Some(*s)).then_some("slot"),
+            ClientSel::Number(n) => {
+                if port == Some(*n) {
+                    Some("port")
+                } else if c.peer_id.is_some_and(|p| u16::from(p) == *n) {
+                    Some("peer id")
+                } else {
+                    None
+                }
+            }
+        }
+    }
+}
+
+/// One client of a summary as `--client` values would name it.
+fn describe_client(c: &ClientSummary) -> String {
+    let mut parts = Vec::new();
+    if let Some(a) = c.addr {
+        parts.push(format!("port {}", a.port()));
+    }
+    if let Some(p) = c.peer_id {
+        parts.push(format!("peer 0x{p:02X}"));
+    }
+    if let Some(s) = c.slot {
+        parts.push(format!("slot:{s}"));
+    }
+    let name = c.name.as_deref().unwrap_or("(no name)");
+    format!("{name} ({})", parts.join(", "))
+}
+
+/// The candidate closest to `wanted` (case-insensitive), if it is close enough to be a
+/// slip of the keyboard.
+pub fn did_you_mean<'a>(
+    wanted: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let w = wanted.to_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(&w, &c.to_lowercase()), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// A ship class as typed: `KessokHeavy`, `Kessok Heavy` and `kessok_heavy` are one.
+fn ship_key(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 #[derive(Debug, Clone, Default)]
@@ -117,14 +324,25 @@ pub struct Filter {
     exclude: Vec<u8>,
     direction: Option<Direction>,
     client: Option<ClientSel>,
+    /// The (session, client) pairs `client` names in the capture being read, found from
+    /// a first reading of it; unset, the client is matched as the records go by.
+    clients: Option<Vec<(usize, usize)>>,
+    /// Read as it goes: the (session, client) pairs found so far to be `client`, so
+    /// its later frames match in both directions.
+    learned: std::sync::Arc<std::sync::Mutex<Vec<(usize, usize)>>>,
     object: Option<u32>,
     ship: Option<String>,
     frames: Option<Range<u64>>,
-    time: Option<Range<f64>>,
+    time: Option<TimeRange>,
 }
 
 impl Filter {
     pub fn from_spec(a: &FilterSpec) -> Result<Filter> {
+        Filter::from_spec_with(a, &ShipCatalog::stock())
+    }
+
+    /// As [`Filter::from_spec`], knowing the ship classes of `--ships` too.
+    pub fn from_spec_with(a: &FilterSpec, ships: &ShipCatalog) -> Result<Filter> {
         Ok(Filter {
             opcodes: a
                 .opcode
@@ -143,29 +361,101 @@ impl Filter {
                     Direction::S2C
                 }
             }),
-            client: a.client.as_deref().map(|c| match c.parse::<u16>() {
-                Ok(n) => ClientSel::PortOrPeer(n),
-                Err(_) => match c
-                    .strip_prefix("0x")
-                    .and_then(|h| u16::from_str_radix(h, 16).ok())
-                {
-                    Some(n) => ClientSel::PortOrPeer(n),
-                    None => ClientSel::Name(c.to_lowercase()),
-                },
-            }),
+            client: a.client.as_deref().map(ClientSel::parse).transpose()?,
+            clients: None,
+            learned: Default::default(),
             object: a.object.as_deref().map(parse_object_id).transpose()?,
-            ship: a.ship.as_ref().map(|s| s.to_lowercase()),
-            frames: a
-                .frames
+            ship: a
+                .ship
                 .as_deref()
-                .map(|s| parse_range(s, "frame"))
+                .map(|s| parse_ship(s, ships))
                 .transpose()?,
-            time: a
-                .time
-                .as_deref()
-                .map(|s| parse_range(s, "time"))
-                .transpose()?,
+            frames: a.frames.as_deref().map(parse_frame_range).transpose()?,
+            time: a.time.as_deref().map(parse_time_range).transpose()?,
         })
+    }
+
+    /// This filter for a capture read as it goes (standard input), with nothing learned
+    /// yet about who `--client` is. A slot is sent in Settings, which no record carries:
+    /// `slot:N` needs a file.
+    pub fn for_stream(&self) -> Result<Filter> {
+        if let Some(ClientSel::Slot(n)) = self.client {
+            bail!(
+                "--client slot:{n} needs a capture file, read twice; on standard input give \
+                 the client's name, port or peer id"
+            );
+        }
+        Ok(Filter {
+            learned: Default::default(),
+            ..self.clone()
+        })
+    }
+
+    /// Whether `--client` wants a first reading of the capture to find who it names.
+    pub fn needs_clients(&self) -> bool {
+        self.client.is_some()
+    }
+
+    /// This filter for one capture whose summary is known: `--client` becomes the
+    /// sessions' clients it names, so every frame of theirs is selected in both
+    /// directions, also those before the name or peer id was sent. A selector that
+    /// names no client, or two by different means, is an error listing the clients.
+    pub fn for_capture(&self, summary: &CaptureSummary) -> Result<Filter> {
+        let Some(sel) = &self.client else {
+            return Ok(self.clone());
+        };
+        let all: Vec<&ClientSummary> = summary.sessions.iter().flat_map(|s| &s.clients).collect();
+        let mut found = Vec::new();
+        let mut how = Vec::new();
+        for s in &summary.sessions {
+            for c in &s.clients {
+                if let Some(h) = sel.matches(c) {
+                    found.push((s.index, c.index));
+                    if !how.contains(&h) {
+                        how.push(h);
+                    }
+                }
+            }
+        }
+        let known = || {
+            if all.is_empty() {
+                "the capture has no Bridge Commander client".to_string()
+            } else {
+                let list: Vec<String> = all.iter().map(|c| describe_client(c)).collect();
+                format!("known clients: {}", list.join("; "))
+            }
+        };
+        let given = self.client_text();
+        if found.is_empty() {
+            let hint = match sel {
+                ClientSel::Name(n) => did_you_mean(n, all.iter().filter_map(|c| c.name.as_deref()))
+                    .map(|m| format!(" (did you mean {m}?)"))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            bail!("no client {given} in this capture{hint}; {}", known());
+        }
+        if how.len() > 1 {
+            bail!(
+                "--client {given} names clients by {}; say port:N or peer:N; {}",
+                how.join(" and by "),
+                known()
+            );
+        }
+        Ok(Filter {
+            clients: Some(found),
+            ..self.clone()
+        })
+    }
+
+    fn client_text(&self) -> String {
+        match &self.client {
+            Some(ClientSel::Name(n)) => format!("{n:?}"),
+            Some(ClientSel::Number(n)) | Some(ClientSel::Port(n)) => n.to_string(),
+            Some(ClientSel::Peer(p)) => format!("0x{p:02X}"),
+            Some(ClientSel::Slot(s)) => format!("slot:{s}"),
+            None => String::new(),
+        }
     }
 
     /// True when no message-level condition is set (every message of a kept packet is kept).
@@ -181,7 +471,7 @@ impl Filter {
         if self.frames.is_some_and(|r| !r.contains(p.frame)) {
             return false;
         }
-        if let Some(r) = self.time {
+        if let Some(r) = &self.time {
             if !r.contains((p.ts_ns - first_ts_ns) as f64 / 1e9) {
                 return false;
             }
@@ -189,20 +479,40 @@ impl Filter {
         if self.direction.is_some_and(|d| d != p.direction) {
             return false;
         }
-        match &self.client {
-            None => true,
-            Some(ClientSel::Name(n)) => names
+        if let Some(clients) = &self.clients {
+            return clients.contains(&(p.session, p.client));
+        }
+        // Read as it goes (standard input): a client is known from its name or peer id
+        // only once they have been sent; from then on all its frames match.
+        let Some(sel) = &self.client else {
+            return true;
+        };
+        let key = (p.session, p.client);
+        let mut learned = self.learned.lock().unwrap_or_else(|e| e.into_inner());
+        if learned.contains(&key) {
+            return true;
+        }
+        let port = p.client_port();
+        let peer = match &p.body {
+            crate::pipeline::record::PacketBody::Game(g) if p.direction == Direction::C2S => {
+                Some(g.peer_id)
+            }
+            _ => None,
+        };
+        let found = match sel {
+            ClientSel::Name(n) => names
                 .client_name(p.session, p.client)
                 .is_some_and(|c| c.to_lowercase() == *n),
-            Some(ClientSel::PortOrPeer(n)) => {
-                let port = p.client_port();
-                let peer = match &p.body {
-                    crate::pipeline::record::PacketBody::Game(g) => Some(g.peer_id as u16),
-                    _ => None,
-                };
-                port == *n || (*n < 256 && peer == Some(*n))
-            }
+            ClientSel::Port(n) => port == *n,
+            ClientSel::Peer(n) => peer == Some(*n),
+            ClientSel::Number(n) => port == *n || peer.is_some_and(|v| u16::from(v) == *n),
+            // The slot is sent in Settings, which no record field carries.
+            ClientSel::Slot(_) => false,
+        };
+        if found {
+            learned.push(key);
         }
+        found
     }
 
     /// Message-level conditions: opcode, object, ship class.
@@ -229,7 +539,7 @@ impl Filter {
         }
         if let Some(ship) = &self.ship {
             let class = obj.and_then(|o| names.object_class(session, o));
-            if class.is_none_or(|c| c.to_lowercase() != *ship) {
+            if class.is_none_or(|c| ship_key(&c) != *ship) {
                 return false;
             }
         }

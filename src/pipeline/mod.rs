@@ -86,6 +86,10 @@ pub trait Sink {
     fn session_ended(&mut self, _session: usize) {}
 }
 
+/// The `not_bc` reason of UDP datagrams with the game port on neither end; their ports
+/// are counted in [`CaptureSummary::udp_ports`].
+pub const OTHER_UDP_PORTS: &str = "other UDP ports";
+
 /// A sink that keeps nothing (for `info` and `flows`, which only need the summary).
 pub struct NullSink;
 
@@ -409,6 +413,16 @@ impl Pipeline {
         let s = &mut self.summary;
         let c = match classified {
             Ok(c) => c,
+            Err(crate::flow::Unrelated::NotGamePort { src_port, dst_port }) => {
+                // One reason for all of them, and the ports counted apart: a reason per
+                // port pair would make a line per DNS query.
+                *s.not_bc.entry(OTHER_UDP_PORTS.to_string()).or_default() += 1;
+                *s.udp_ports.entry(src_port).or_default() += 1;
+                if dst_port != src_port {
+                    *s.udp_ports.entry(dst_port).or_default() += 1;
+                }
+                return Ok(Control::Continue);
+            }
             Err(why) => {
                 *s.not_bc.entry(why.to_string()).or_default() += 1;
                 return Ok(Control::Continue);

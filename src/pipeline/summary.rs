@@ -28,6 +28,9 @@ pub struct CaptureSummary {
     pub object_id_conflicts: u64,
     /// Frames that are not Bridge Commander traffic, by reason.
     pub not_bc: BTreeMap<String, u64>,
+    /// UDP datagrams off the game port by port (each datagram once under each of its
+    /// two ports); bounded by the port space.
+    pub udp_ports: BTreeMap<u16, u64>,
     /// Capture-level problems: truncation, IP fragments never completed, limits hit.
     /// At most [`MAX_PROBLEMS_LISTED`]; a last line counts the rest.
     pub problems: Vec<String>,
@@ -69,6 +72,19 @@ impl CompressionSummary {
 pub const MAX_PROBLEMS_LISTED: usize = 1000;
 
 impl CaptureSummary {
+    /// The ports of [`CaptureSummary::udp_ports`] seen most, most first (ties by port).
+    pub fn top_udp_ports(&self, n: usize) -> Vec<(u16, u64)> {
+        let mut v: Vec<(u16, u64)> = self.udp_ports.iter().map(|(p, c)| (*p, *c)).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(n);
+        v
+    }
+
+    /// No Bridge Commander datagram at all (game or GameSpy).
+    pub fn has_no_game_traffic(&self) -> bool {
+        self.game_frames == 0 && self.gamespy_frames == 0
+    }
+
     /// Add a problem, or count it once the list is full.
     pub fn add_problem(&mut self, p: impl Into<String>) {
         if self.problems.len() < MAX_PROBLEMS_LISTED {

@@ -7,8 +7,37 @@ use crate::game::{Field, GameMessage};
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord, TransportInfo};
 use std::fmt::Write as _;
 
-/// Transport summary of a message: `R#12`, `U`, `R#3 frag 1/3`, `ACK #7`.
+/// Transport summary of a message: `R#12`, `U`, `R#3 frag 1/3`, `ACK #7`, then its
+/// [`transport_flags`].
 pub fn transport_summary(m: &MessageRecord) -> String {
+    let mut s = transport_base(m);
+    let flags = transport_flags(m);
+    if !flags.is_empty() {
+        s.push(' ');
+        s.push_str(flags);
+    }
+    s
+}
+
+/// `RETX` for a resent copy that is not delivered again, `keepalive` for the host's
+/// periodic echo of a peer info; empty otherwise.
+pub fn transport_flags(m: &MessageRecord) -> &'static str {
+    if m.retransmission {
+        "RETX"
+    } else if m.keepalive {
+        "keepalive"
+    } else {
+        ""
+    }
+}
+
+/// Width of the transport column of decode lines: `R#65535 frag 255/255` fits.
+const TRANSPORT_WIDTH: usize = 20;
+/// Width of the flags column: `keepalive` fits.
+const FLAGS_WIDTH: usize = 9;
+
+/// [`transport_summary`] without its flags.
+fn transport_base(m: &MessageRecord) -> String {
     let mut s = String::new();
     match &m.transport {
         TransportInfo::Data {
@@ -56,12 +85,6 @@ pub fn transport_summary(m: &MessageRecord) -> String {
         }
         TransportInfo::Unknown => s.push_str(&format!("type 0x{:02X}", m.transport_type)),
     }
-    if m.retransmission {
-        s.push_str(" RETX");
-    }
-    if m.keepalive {
-        s.push_str(" keepalive");
-    }
     s
 }
 
@@ -73,9 +96,9 @@ fn message_game(m: &MessageRecord) -> Option<(&GameMessage, bool)> {
     m.assembled.as_ref().map(|a| (&a.game, true))
 }
 
-/// Context of one line: relative time, client name.
+/// Context of one line: its time as `-t` asks, client names.
 pub struct LineContext<'a> {
-    pub first_ts_ns: i64,
+    pub time: &'a str,
     pub names: &'a dyn Names,
     pub palette: Palette,
 }
@@ -87,7 +110,7 @@ pub fn packet_lines(
     cx: &LineContext,
 ) -> String {
     let mut out = String::new();
-    let rel = (p.ts_ns - cx.first_ts_ns) as f64 / 1e9;
+    let rel = cx.time;
     let client = cx
         .names
         .client_name(p.session, p.client)
@@ -100,17 +123,18 @@ pub fn packet_lines(
         PacketBody::GameSpy { text } => {
             let _ = writeln!(
                 out,
-                "{:>7} {:>10.6} {:<12} {} GameSpy {}",
+                "{:>7} {:>10} {:<12} {} GameSpy {}",
                 p.frame,
                 rel,
                 client,
                 dir,
-                text.escape_debug()
+                super::text::printable(text)
             );
         }
         PacketBody::Game(g) => {
             for m in g.messages.iter().filter(|m| keep(m)) {
-                let ts = transport_summary(m);
+                let ts = transport_base(m);
+                let flags = transport_flags(m);
                 let (what, detail) = match message_game(m) {
                     Some((game, assembled)) => {
                         let mut name = format!("0x{:02X} {}", game.opcode, game.name);
@@ -143,11 +167,22 @@ pub fn packet_lines(
                 } else {
                     cx.palette.warn(" ⚠")
                 };
-                let _ = writeln!(
-                    out,
-                    "{:>7} {:>10.6} {:<12} {} {:<16} {} {}{}",
-                    p.frame, rel, client, dir, ts, what, detail, warn
+                let line = format!(
+                    "{:>7} {:>10} {:<12} {} {:<tw$} {:<fw$} {} {}{}",
+                    p.frame,
+                    rel,
+                    client,
+                    dir,
+                    ts,
+                    flags,
+                    what,
+                    detail,
+                    warn,
+                    tw = TRANSPORT_WIDTH,
+                    fw = FLAGS_WIDTH
                 );
+                out.push_str(line.trim_end());
+                out.push('\n');
             }
         }
     }
@@ -284,10 +319,11 @@ fn csv_field(s: &str) -> String {
 }
 
 /// CSV rows of the messages `keep` accepts; `describe` names objects as the other
-/// views do (`Kessok Light (Cady2, slot 0)`).
+/// views do (`Kessok Light (Cady2, slot 0)`); `hex` adds the decrypted datagram.
 pub fn packet_csv(
     p: &PacketRecord,
     keep: &dyn Fn(&MessageRecord) -> bool,
+    hex: bool,
     describe: &dyn Fn(u32) -> Option<String>,
 ) -> String {
     let mut out = String::new();
@@ -306,7 +342,7 @@ pub fn packet_csv(
             _ => frag.map(|f| f.index as u64),
         };
         let object = game.and_then(super::json::object_of);
-        let _ = writeln!(
+        let _ = write!(
             out,
             "{},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             p.frame,
@@ -335,6 +371,35 @@ pub fn packet_csv(
                     .unwrap_or_default()
             ),
         );
+        if hex {
+            // The whole decrypted datagram, repeated on each of its messages' rows so
+            // every row stands alone.
+            out.push(',');
+            out.push_str(&crate::game::field::hex_string(&g.plain));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// [`CSV_HEADER`] with the `plain_hex` column of `--hex`.
+pub fn csv_header(hex: bool) -> String {
+    if hex {
+        format!("{CSV_HEADER},plain_hex")
+    } else {
+        CSV_HEADER.to_string()
+    }
+}
+
+/// The decrypted datagram under its lines (`--hex`), indented past the frame number.
+pub fn packet_hex(p: &PacketRecord) -> String {
+    let bytes = match &p.body {
+        PacketBody::Game(g) => &g.plain[..],
+        PacketBody::GameSpy { text } => text.as_bytes(),
+    };
+    let mut out = String::new();
+    for line in super::show::plain_hex_dump(bytes).lines() {
+        let _ = writeln!(out, "        {}", line.trim_end());
     }
     out
 }

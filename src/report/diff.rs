@@ -514,6 +514,7 @@ pub fn render(r: &DiffResult, a_name: &str, b_name: &str, pal: Palette) -> Strin
     let t = side_by_side(&r.opcode_rows, ["opcode", "name"], |op| {
         crate::game::opcodes::opcode_name(op).to_string()
     });
+    let t = t.trim_fmt();
     let _ = writeln!(out, "{}\n{t}\n", pal.heading("Game messages by opcode"));
     if !r.flag_rows.is_empty() {
         let t = side_by_side(
@@ -521,6 +522,7 @@ pub fn render(r: &DiffResult, a_name: &str, b_name: &str, pal: Palette) -> Strin
             ["flags", "fields"],
             crate::game::dirty::flag_names,
         );
+        let t = t.trim_fmt();
         let _ = writeln!(out, "{}\n{t}\n", pal.heading("StateUpdate dirty flags"));
     }
     for k in &r.only_in_a {
@@ -548,6 +550,7 @@ pub fn render(r: &DiffResult, a_name: &str, b_name: &str, pal: Palette) -> Strin
                 right(y.to_string()),
             ]);
         }
+        let t = t.trim_fmt();
         let _ = writeln!(
             out,
             "{}\n{t}\n",

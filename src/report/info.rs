@@ -71,6 +71,8 @@ pub fn info_json(file: Option<&str>, c: &CaptureSummary) -> Json {
         "bytes": c.bytes,
         "first_time": c.first_ts_ns.map(time_seconds),
         "last_time": c.last_ts_ns.map(time_seconds),
+        "first_time_ns": c.first_ts_ns,
+        "last_time_ns": c.last_ts_ns,
         "duration": span_seconds(c.first_ts_ns, c.last_ts_ns),
         "game_frames": c.game_frames,
         "damaged_frames": c.damaged_frames,
@@ -78,6 +80,11 @@ pub fn info_json(file: Option<&str>, c: &CaptureSummary) -> Json {
         "ip_fragment_frames": c.ip_fragment_frames,
         "object_id_conflicts": c.object_id_conflicts,
         "not_bc": c.not_bc,
+        "other_udp_ports": c
+            .top_udp_ports(TOP_PORTS)
+            .into_iter()
+            .map(|(port, datagrams)| json!({ "port": port, "datagrams": datagrams }))
+            .collect::<Vec<_>>(),
         "problems": c.problems,
         "sessions": c.sessions.iter().map(session_json).collect::<Vec<_>>(),
     });
@@ -99,6 +106,19 @@ pub fn info_json(file: Option<&str>, c: &CaptureSummary) -> Json {
         }
         (_, j) => j,
     }
+}
+
+/// Ports listed for datagrams off the game port.
+const TOP_PORTS: usize = 5;
+
+/// `53 ×1000, 10622 ×2, …` (the ellipsis when more ports were seen).
+fn top_ports_text(c: &CaptureSummary) -> String {
+    let top = c.top_udp_ports(TOP_PORTS);
+    let mut parts: Vec<String> = top.iter().map(|(p, n)| format!("{p} ×{n}")).collect();
+    if c.udp_ports.len() > top.len() {
+        parts.push(format!("… ({} ports)", c.udp_ports.len()));
+    }
+    parts.join(", ")
 }
 
 fn client_label(c: &ClientSummary) -> String {
@@ -135,14 +155,18 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
     t.add_row(vec![Cell::new("frames"), Cell::new(c.frames)]);
     t.add_row(vec![Cell::new("bytes"), Cell::new(c.bytes)]);
     if let (Some(a), Some(b)) = (c.first_ts_ns, c.last_ts_ns) {
+        // As capinfos: dates in UTC, to the nanosecond a pcapng file may keep.
+        t.add_row(vec![
+            Cell::new("first packet"),
+            Cell::new(super::timefmt::utc_datetime_ns(a)),
+        ]);
+        t.add_row(vec![
+            Cell::new("last packet"),
+            Cell::new(super::timefmt::utc_datetime_ns(b)),
+        ]);
         t.add_row(vec![
             Cell::new("time span"),
-            Cell::new(format!(
-                "{:.6} – {:.6} ({:.3} s)",
-                time_seconds(a),
-                time_seconds(b),
-                span_seconds(Some(a), Some(b))
-            )),
+            Cell::new(format!("{:.6} s", span_seconds(Some(a), Some(b)))),
         ]);
     }
     t.add_row(vec![Cell::new("game frames"), Cell::new(c.game_frames)]);
@@ -165,7 +189,12 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
     let not_bc: u64 = c.not_bc.values().sum();
     t.add_row(vec![Cell::new("not Bridge Commander"), Cell::new(not_bc)]);
     for (why, n) in &c.not_bc {
-        t.add_row(vec![Cell::new(format!("  {why}")), Cell::new(n)]);
+        let text = if why == crate::pipeline::OTHER_UDP_PORTS {
+            format!("{n} datagrams; top ports {}", top_ports_text(c))
+        } else {
+            n.to_string()
+        };
+        t.add_row(vec![Cell::new(format!("  {why}")), Cell::new(text)]);
     }
     t.add_row(vec![Cell::new("sessions"), Cell::new(c.session_count)]);
     if c.object_id_conflicts > 0 {
@@ -174,6 +203,7 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
             Cell::new(c.object_id_conflicts),
         ]);
     }
+    let t = t.trim_fmt();
     let _ = writeln!(out, "{t}");
     for p in &c.problems {
         let _ = writeln!(out, "{}", pal.warn(&format!("⚠ {p}")));
@@ -248,6 +278,7 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
                 }),
             ]);
         }
+        let t = t.trim_fmt();
         let _ = writeln!(out, "{t}");
     }
     out
@@ -309,6 +340,7 @@ pub fn render_flows(c: &CaptureSummary, pal: Palette) -> String {
                 right(format!("{}/{}", a.unacked, b.unacked)),
             ]);
         }
+        let t = t.trim_fmt();
         let _ = writeln!(out, "{t}\n");
     }
     out

@@ -21,4 +21,5 @@ pub mod term;
 #[cfg(test)]
 mod test_rng;
 pub mod text;
+pub mod timefmt;
 pub mod twin_counts;

@@ -286,6 +286,11 @@ pub struct CaptureInfo {
     pub first_time: Option<f64>,
     #[schemars(required, schema_with = "nullable::<f64>")]
     pub last_time: Option<f64>,
+    /// The same instants in nanoseconds since the epoch, as the capture holds them.
+    #[schemars(required, schema_with = "nullable::<i64>")]
+    pub first_time_ns: Option<i64>,
+    #[schemars(required, schema_with = "nullable::<i64>")]
+    pub last_time_ns: Option<i64>,
     pub duration: f64,
     pub game_frames: u64,
     /// Frames of a known game flow whose first byte cannot start a packet.
@@ -296,11 +301,21 @@ pub struct CaptureInfo {
     /// Creations of an id a live object of another owner or class held.
     pub object_id_conflicts: u64,
     pub not_bc: Count,
+    /// The UDP ports seen most off the game port, most first.
+    pub other_udp_ports: Vec<PortCount>,
     pub problems: Vec<String>,
     pub sessions: Vec<Session>,
     /// Only for a compressed capture file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compression: Option<Compression>,
+}
+
+/// Datagrams seen on one UDP port.
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PortCount {
+    pub port: u16,
+    pub datagrams: u64,
 }
 
 /// How a capture file was compressed.
@@ -320,6 +335,8 @@ pub struct Compression {
 pub struct SummaryRecord {
     pub r#type: SummaryTag,
     pub schema_version: u32,
+    /// The capture file the summary closes (decode takes several).
+    pub file: String,
     pub frames: u64,
     pub packets: u64,
     pub game_packets: u64,
@@ -391,6 +408,8 @@ pub struct StatsDirections {
 #[serde(deny_unknown_fields)]
 pub struct Rate {
     pub start: f64,
+    /// The bucket's real length in seconds (the last one may be shorter).
+    pub span: f64,
     pub c2s: u64,
     pub s2c: u64,
 }

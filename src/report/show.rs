@@ -53,7 +53,7 @@ pub fn render_packet(
                 out,
                 "GameSpy text, {} bytes: {}",
                 p.udp_len,
-                text.escape_debug()
+                super::text::printable(text)
             );
             return out;
         }
@@ -236,6 +236,11 @@ fn tree(
             }
         }
     }
+}
+
+/// [`hex_dump`] without colour or field marks.
+pub fn plain_hex_dump(bytes: &[u8]) -> String {
+    hex_dump(bytes, &[], Palette::new(false))
 }
 
 /// Classic 16-bytes-per-line dump; bytes inside a field's span get that field's colour.

@@ -294,6 +294,33 @@ impl Stats {
         }
     }
 
+    /// Every bucket from the first to the last, empty ones included, as (start, span,
+    /// messages per direction) in nanoseconds from the first frame. The last bucket
+    /// spans only up to the last frame, so its rate is not diluted by time the capture
+    /// does not cover. Past [`MAX_FILLED_BUCKETS`] only the buckets with messages are
+    /// listed.
+    fn series(&self, step: i64) -> Vec<(i64, i64, [u64; 2])> {
+        let (Some(first), Some(last)) = (self.first_ts_ns, self.last_ts_ns) else {
+            return Vec::new();
+        };
+        let covered = last - first;
+        let last_bucket = covered / step;
+        let span = |b: i64| (covered - b * step).clamp(0, step);
+        if last_bucket >= MAX_FILLED_BUCKETS {
+            return self
+                .buckets
+                .iter()
+                .map(|(b, c)| (b * step, span(*b), *c))
+                .collect();
+        }
+        (0..=last_bucket)
+            .map(|b| {
+                let c = self.buckets.get(&b).copied().unwrap_or_default();
+                (b * step, span(b), c)
+            })
+            .collect()
+    }
+
     /// Add the figures of another capture read with the same options. Rates over time
     /// (`--interval`) are bucketed from the first frame of the whole input, so captures
     /// with rates are read one after the other into one accumulator instead.
@@ -364,9 +391,12 @@ impl Stats {
         }
         if let Some(step) = self.interval_ns {
             let series: Vec<Json> = self
-                .buckets
-                .iter()
-                .map(|(b, c)| json!({"start": (*b * step) as f64 / 1e9, "c2s": c[0], "s2c": c[1]}))
+                .series(step)
+                .into_iter()
+                .map(|(start, span, c)| {
+                    json!({"start": start as f64 / 1e9, "span": span as f64 / 1e9,
+                           "c2s": c[0], "s2c": c[1]})
+                })
                 .collect();
             root.insert("interval".into(), json!(step as f64 / 1e9));
             root.insert("rates".into(), Json::Array(series));
@@ -421,6 +451,7 @@ impl Stats {
             };
             t.add_row(vec![Cell::new(name), right(a), right(b)]);
         }
+        let t = t.trim_fmt();
         let _ = writeln!(out, "{}\n{t}\n", pal.heading("Traffic"));
         if !self.departures.is_empty() {
             let mut t = table(&["how", "clients"]);
@@ -446,6 +477,7 @@ impl Stats {
                     Cell::new(bar(n, max)),
                 ]);
             }
+            let t = t.trim_fmt();
             let _ = writeln!(out, "{}\n{t}\n", pal.heading(&format!("Opcodes {dir}")));
         }
 
@@ -476,6 +508,7 @@ impl Stats {
                     Cell::new(bar(*n, max)),
                 ]);
             }
+            let t = t.trim_fmt();
             let _ = writeln!(out, "{}\n{t}\n", pal.heading(&format!("Dirty bits {dir}")));
             if !d.subsystem_start.is_empty() {
                 let starts: u64 = d.subsystem_start.values().sum();
@@ -489,6 +522,7 @@ impl Stats {
                         Cell::new(bar(n, max)),
                     ]);
                 }
+                let t = t.trim_fmt();
                 let _ = writeln!(
                     out,
                     "{}\n{t}\n",
@@ -507,16 +541,23 @@ impl Stats {
         }
         if let Some(step) = self.interval_ns {
             let mut t = table(&["from (s)", "c2s msgs", "s2c msgs", "c2s/s", "s2c/s"]);
-            let secs = step as f64 / 1e9;
-            for (b, c) in &self.buckets {
+            for (start, span, c) in self.series(step) {
+                let rate = |n: u64| {
+                    if span > 0 {
+                        format!("{:.1}", n as f64 / (span as f64 / 1e9))
+                    } else {
+                        "-".to_string()
+                    }
+                };
                 t.add_row(vec![
-                    right(format!("{:.1}", (*b * step) as f64 / 1e9)),
+                    right(format!("{:.1}", start as f64 / 1e9)),
                     right(c[0].to_string()),
                     right(c[1].to_string()),
-                    right(format!("{:.1}", c[0] as f64 / secs)),
-                    right(format!("{:.1}", c[1] as f64 / secs)),
+                    right(rate(c[0])),
+                    right(rate(c[1])),
                 ]);
             }
+            let t = t.trim_fmt();
             let _ = writeln!(out, "{}\n{t}", pal.heading("Game messages over time"));
         }
         out
@@ -579,10 +620,15 @@ fn flag_hist_table(it: impl Iterator<Item = (u8, u64)>, total: u64) -> Table {
     t
 }
 
+/// Rate buckets listed one by one, empty ones too; a finer `--interval` over a long
+/// capture lists only the buckets with messages.
+const MAX_FILLED_BUCKETS: i64 = 100_000;
+
 pub fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_header(header.iter().map(Cell::new).collect::<Vec<_>>());
+    fit_width(&mut t);
     t
 }
 
@@ -590,7 +636,25 @@ pub fn table(header: &[&str]) -> Table {
 pub fn kv_table() -> Table {
     let mut t = Table::new();
     t.load_preset(comfy_table::presets::NOTHING);
+    fit_width(&mut t);
     t
+}
+
+/// Tables wrap their cells to fit the terminal when stdout is one, or the width in
+/// `COLUMNS` when that is set (a pipe has no width: there they keep their natural one).
+fn fit_width(t: &mut Table) {
+    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    if let Some(w) = columns() {
+        t.set_width(w);
+    }
+}
+
+/// `COLUMNS`, when it holds a usable width.
+fn columns() -> Option<u16> {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<u16>().ok())
+        .filter(|w| *w >= 20)
 }
 
 pub fn right(s: String) -> Cell {

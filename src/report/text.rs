@@ -29,6 +29,20 @@ pub fn value_text(v: &Value) -> String {
     }
 }
 
+/// Text from the wire as it reads: control characters escaped (`\n`, `\u{1b}`), every
+/// other character, the backslash included, as it is.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Up to 4 significant decimals, trailing zeros trimmed.
 pub fn float_text(f: f64) -> String {
     if !f.is_finite() {

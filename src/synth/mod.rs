@@ -34,11 +34,13 @@ pub struct SynthArgs {
     /// Seed of the simulation; the same seed writes the same bytes.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Capture file to write.
+    /// Capture file to write; `-` writes to standard output.
     #[arg(long, short)]
     pub out: PathBuf,
-    #[arg(long, value_enum, default_value_t = Format::Pcapng)]
-    pub format: Format,
+    /// Container: pcapng, or pcap; by default from `--out`'s extension (`.pcap` is pcap,
+    /// anything else pcapng).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
     #[arg(long, value_enum, default_value_t = Link::Ethernet)]
     pub link: Link,
     /// Largest IP packet; larger datagrams are sent as IPv4 fragments.
@@ -77,7 +79,7 @@ impl SynthArgs {
             minutes: None,
             seed: 1,
             out: out.into(),
-            format: Format::Pcapng,
+            format: None,
             link: Link::Ethernet,
             mtu: 1500,
             loss: 0.0,
@@ -138,6 +140,23 @@ impl SynthArgs {
     }
 }
 
+impl SynthArgs {
+    /// The container to write: `--format`, or what `--out`'s extension says.
+    pub fn container(&self) -> Format {
+        self.format.unwrap_or_else(|| {
+            let pcap = self
+                .out
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("pcap"));
+            if pcap {
+                Format::Pcap
+            } else {
+                Format::Pcapng
+            }
+        })
+    }
+}
+
 /// Write the capture to `args.out` and report what it contains.
 pub fn run(args: &SynthArgs) -> anyhow::Result<SynthReport> {
     let file = std::fs::File::create(&args.out)
@@ -153,7 +172,7 @@ pub fn run(args: &SynthArgs) -> anyhow::Result<SynthReport> {
 /// Write the capture to any writer (`args.out` is not used).
 pub fn generate<W: Write>(args: &SynthArgs, out: W) -> anyhow::Result<(SynthReport, W)> {
     let cfg = args.config()?;
-    let output = output::Output::new(out, args.format, args.link, args.mtu)?;
+    let output = output::Output::new(out, args.container(), args.link, args.mtu)?;
     let sim = session::Sim::new(cfg, output, args.record_messages);
     let (acc, output, totals) = sim.run()?;
     let frames = output.frames;

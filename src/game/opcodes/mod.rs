@@ -123,6 +123,11 @@ pub fn opcode_name(op: u8) -> &'static str {
     NAME_TABLE[op as usize]
 }
 
+/// Every opcode with a known meaning and its name, in opcode order.
+pub fn opcode_names() -> impl Iterator<Item = (u8, &'static str)> {
+    NAMES.iter().copied()
+}
+
 /// Opcode for a name (case-insensitive), or a number written as `0x1C` / `28`.
 pub fn opcode_from_name(name: &str) -> Option<u8> {
     let name = name.trim();
