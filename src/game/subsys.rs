@@ -441,6 +441,23 @@ fn push_record_summary(s: &mut String, rec: &SubsystemRecord, entry: &SubsystemL
     }
 }
 
+/// The one-line summary of a decoded block (`Warp Core 100%, batteries 100% / 100%;
+/// Shield Generator 98%, power 100%, facings …`), the same text as the
+/// `subsystems_summary` field, made from the typed block for printers that have it.
+pub fn block_summary(block: &SubsystemBlock, class: &ShipClass) -> String {
+    let mut summary = String::with_capacity(64 * block.records.len());
+    for rec in &block.records {
+        let Some(entry) = class.entry(rec.index as usize) else {
+            continue;
+        };
+        if !summary.is_empty() {
+            summary.push_str("; ");
+        }
+        push_record_summary(&mut summary, rec, entry);
+    }
+    summary
+}
+
 /// The snake_case key of a display name (`Shield Generator` → `shield_generator`):
 /// ASCII letters and digits kept (lower case), every other run of characters one `_`.
 pub fn snake_key(name: &str) -> String {

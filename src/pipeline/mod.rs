@@ -20,7 +20,7 @@ use crate::game::objects::{ObjectRegistry, MAX_ENDED, MAX_OBJECTS};
 use crate::game::opcodes::{self, Body, DecodeContext};
 use crate::game::phases::{PhaseTracker, TransportEvent};
 use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WINDOW_SECS};
-use crate::game::ships::ShipCatalog;
+use crate::game::ships::{ShipCatalog, ShipClass};
 use crate::game::stateupdate::StateUpdate;
 use crate::game::GameMessage;
 use crate::net::{FragmentReport, NetOutcome};
@@ -196,6 +196,7 @@ const MAX_SPARE_UPDATES: usize = 64;
 struct NameView<'a> {
     facts: &'a SessionFacts<ClientKey>,
     sessions: &'a HashMap<usize, SessionState>,
+    ships: &'a ShipCatalog,
 }
 
 impl Names for NameView<'_> {
@@ -223,6 +224,9 @@ impl Names for NameView<'_> {
         reg.get(object_id)
             .or_else(|| reg.owner_ship(object_id))
             .map(|o| o.class_name.clone())
+    }
+    fn ship_class(&self, species: u16) -> Option<&ShipClass> {
+        self.ships.class(species)
     }
 }
 
@@ -500,6 +504,7 @@ impl Pipeline {
         let names = NameView {
             facts: &self.streams.facts,
             sessions: &self.sessions,
+            ships: &self.config.ships,
         };
         let control = sink.packet(&rec, &names);
         if let PacketBody::Game(g) = rec.body {

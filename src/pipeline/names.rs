@@ -1,6 +1,8 @@
 //! How the printers ask the decoding layers for readable names; the pipeline answers
 //! with what it has learnt so far of each session.
 
+use crate::game::ships::ShipClass;
+
 /// Names known at the time a record was produced (player names, ship classes).
 pub trait Names {
     /// Player name or `client N` for a client of a session.
@@ -9,6 +11,9 @@ pub trait Names {
     fn describe_object(&self, session: usize, object_id: u32) -> Option<String>;
     /// Ship class name of an object, if its creation was seen.
     fn object_class(&self, session: usize, object_id: u32) -> Option<String>;
+    /// The layout of a ship class (subsystem names, keys), from the catalog the
+    /// decoder used.
+    fn ship_class(&self, species: u16) -> Option<&ShipClass>;
 }
 
 /// Knows nothing: every lookup falls back to numbers.
@@ -22,6 +27,9 @@ impl Names for NoNames {
         None
     }
     fn object_class(&self, _: usize, _: u32) -> Option<String> {
+        None
+    }
+    fn ship_class(&self, _: u16) -> Option<&ShipClass> {
         None
     }
 }

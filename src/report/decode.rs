@@ -3,7 +3,8 @@
 use super::names::Names;
 use super::term::Palette;
 use super::text::fields_inline;
-use crate::game::{Field, GameMessage};
+use crate::game::stateupdate::StateUpdate;
+use crate::game::GameMessage;
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord, TransportInfo};
 use std::fmt::Write as _;
 
@@ -148,7 +149,7 @@ pub fn packet_lines(
                             }
                         }
                         match game.opcode {
-                            0x1C => detail.push_str(&state_update_line(&game.fields)),
+                            0x1C => detail.push_str(&state_update_detail(game, cx.names)),
                             _ => detail.push_str(&fields_inline(&game.fields, 8)),
                         }
                         (cx.palette.opcode(&name), detail)
@@ -218,7 +219,7 @@ pub fn packet_annotation(
                             out.push_str(" (reassembled)");
                         }
                         let detail = match game.opcode {
-                            0x1C => state_update_line(&game.fields),
+                            0x1C => state_update_detail(game, names),
                             _ => fields_inline(&game.fields, 8),
                         };
                         if !detail.is_empty() {
@@ -268,40 +269,58 @@ pub fn client_port(p: &PacketRecord) -> u16 {
 /// The fields of a StateUpdate worth a line: which fields it carries, where and how fast
 /// the ship is, the cloak, and the one-line subsystem and power summaries. Everything
 /// else (vectors, game clock, raw parts) is in `show` and the JSON.
-fn state_update_line(fields: &[Field]) -> String {
+/// A StateUpdate's one-line view, or its fields when it has no typed value (a
+/// message cut before its flags).
+fn state_update_detail(game: &GameMessage, names: &dyn Names) -> String {
+    match game.state_update() {
+        Some(su) => state_update_line(su, names),
+        None => fields_inline(&game.fields, 8),
+    }
+}
+
+/// The one-line view of a StateUpdate, from its typed value: flags, motion, the
+/// subsystem summary and power settings named through the class layout the decoder
+/// used, and how many bytes stayed raw.
+fn state_update_line(su: &StateUpdate, names: &dyn Names) -> String {
+    use super::text::value_text;
+    use crate::game::stateupdate::SubsystemData;
     use crate::game::Value;
-    let mut parts: Vec<String> = Vec::new();
-    for f in fields {
-        match (f.name.as_ref(), &f.value) {
-            ("flag_names", Value::Text(t)) => parts.push(t.clone()),
-            ("position" | "delta" | "speed" | "cloak", v) => {
-                parts.push(format!("{}={}", f.name, super::text::value_text(v)))
-            }
-            ("subsystems_summary", Value::Text(t)) => parts.push(format!("subsystems: {t}")),
-            // Power settings: the raw byte per named subsystem (its meaning is not settled).
-            ("power_block", Value::List(pairs)) => {
-                let settings: Vec<String> = pairs
-                    .iter()
-                    .filter_map(|e| match e {
-                        Value::Group(g) => {
-                            let get = |n: &str| g.iter().find(|x| x.name == n).map(|x| &x.value);
-                            let who = match (get("name"), get("index")) {
-                                (Some(Value::Text(n)), _) => n.clone(),
-                                (_, Some(i)) => format!("index {}", super::text::value_text(i)),
-                                _ => "?".into(),
-                            };
-                            get("value").map(|v| format!("{who} {}", super::text::value_text(v)))
-                        }
-                        _ => None,
-                    })
-                    .collect();
-                parts.push(format!("power: {}", settings.join(", ")));
-            }
-            (name, Value::Bytes(b)) if name.contains("raw") => {
-                parts.push(format!("{name}: {} bytes", b.len()))
-            }
-            _ => {}
+    let class = su.species.and_then(|s| names.ship_class(s));
+    let mut parts: Vec<String> = vec![crate::game::dirty::flag_names(su.flags)];
+    if let Some(p) = su.position {
+        parts.push(format!("position={}", value_text(&Value::Vec3(p))));
+    }
+    if let Some(d) = &su.delta {
+        parts.push(format!("delta={}", value_text(&Value::Vec3(d.vector()))));
+    }
+    if let Some(s) = su.speed {
+        parts.push(format!(
+            "speed={}",
+            value_text(&Value::Float(s.value() as f64))
+        ));
+    }
+    if let Some(c) = su.cloak {
+        parts.push(format!("cloak={c}"));
+    }
+    match (&su.subsystems, class) {
+        (Some(SubsystemData::Decoded(block)), Some(class)) => parts.push(format!(
+            "subsystems: {}",
+            crate::game::subsys::block_summary(block, class)
+        )),
+        (Some(SubsystemData::Raw { bytes, .. }), _) => {
+            parts.push(format!("subsystem_block_raw: {} bytes", bytes.len()))
         }
+        _ => {}
+    }
+    if let Some(power) = &su.power {
+        let settings: Vec<String> = power
+            .iter()
+            .map(|p| match class.and_then(|c| c.entry(p.index as usize)) {
+                Some(e) => format!("{} {}", e.name, p.value),
+                None => format!("index {} {}", p.index, p.value),
+            })
+            .collect();
+        parts.push(format!("power: {}", settings.join(", ")));
     }
     parts.join(" ")
 }
