@@ -542,6 +542,18 @@ impl<'a> FieldReader<'a> {
             .push(Field::new(name, Value::Group(inner), span));
     }
 
+    /// Fold the fields pushed since index `first` into one list field (their values,
+    /// in order) that starts at byte `start`: a list of groups keeps every inner span.
+    pub fn list_from(&mut self, name: impl Into<Cow<'static, str>>, first: usize, start: usize) {
+        if !self.keep {
+            return;
+        }
+        let first = first.min(self.fields.len());
+        let items: Vec<Value> = self.fields.drain(first..).map(|f| f.value).collect();
+        let span = Span::new(start, self.r.pos());
+        self.fields.push(Field::new(name, Value::List(items), span));
+    }
+
     /// The rest of the message as a labelled raw field (nothing if it is empty).
     pub fn rest(&mut self, name: &'static str) -> &'a [u8] {
         let at = self.r.pos();

@@ -9,6 +9,7 @@
 use super::non_stock;
 use super::ship_layouts::{creation_layout, species_name, EntryFormat, SPECIES_NAMES};
 use crate::diag::{Code, Warning};
+use crate::game::field::{Field, Span, Value};
 use crate::game::reader::{DecodeResult, FieldReader};
 use crate::game::ships::ShipCatalog;
 use crate::game::writer::Writer;
@@ -394,16 +395,27 @@ fn parse_blob(
     w: &mut Vec<Warning>,
 ) -> DecodeResult<SubsystemBlob> {
     let at = f.r.pos();
-    match catalog.class(species as u16).map(creation_layout) {
-        Some(layout) => {
+    match catalog.class(species as u16) {
+        Some(class) => {
             let (first, start) = (f.fields.len(), f.r.pos());
+            let layout = creation_layout(class);
             let mut records = Vec::with_capacity(layout.len());
-            for entry in layout {
+            for (index, (entry, sub)) in layout.iter().zip(&class.subsystems).enumerate() {
                 let (ef, es) = (f.fields.len(), f.r.pos());
+                // The same index, key and name as the class's StateUpdate records, so
+                // a path such as `subsystems[warp_core].condition` names one entry in
+                // both messages and in both captures of a diff.
+                if f.keeps_fields() {
+                    let at = Span::new(es, es);
+                    f.push_field(Field::new("index", Value::Uint(index as u64), at));
+                    f.push_field(Field::new("key", Value::Text(sub.key.clone()), at));
+                    f.push_field(Field::new("name", Value::Text(sub.name.clone()), at));
+                    f.push_field(Field::new("kind", Value::Text(sub.kind.clone()), at));
+                }
                 records.push(parse_record(f, entry.format, entry.children, entry.weapon)?);
-                f.group_from(entry.kind.to_string(), ef, es);
+                f.group_from("record", ef, es);
             }
-            f.group_from("subsystems", first, start);
+            f.list_from("subsystems", first, start);
             Ok(SubsystemBlob::Decoded(records))
         }
         None if species == 0 || species as usize >= SPECIES_NAMES.len() => Err(f.r.error(
@@ -453,10 +465,13 @@ impl ShipBody {
     }
 }
 
+/// `n` condition bytes as one list field (always a list, however many children).
 fn children(f: &mut FieldReader, n: u8) -> DecodeResult<Vec<u8>> {
-    let mut v = Vec::with_capacity(n as usize);
-    for _ in 0..n {
-        v.push(f.u8("child_condition")?);
+    let at = f.r.pos();
+    let v = f.r.bytes(n as usize, "children")?.to_vec();
+    if f.keeps_fields() {
+        let items = v.iter().map(|&c| Value::Uint(c as u64)).collect();
+        f.push("children", Value::List(items), at);
     }
     Ok(v)
 }
@@ -497,12 +512,13 @@ fn parse_record(
         }
         EntryFormat::Shield => {
             let power = f.i8("power_percent")?;
-            let (first, start) = (f.fields.len(), f.r.pos());
+            let at = f.r.pos();
             let mut facings = [0u8; 6];
-            for x in facings.iter_mut() {
-                *x = f.u8("facing")?;
+            facings.copy_from_slice(f.r.bytes(6, "shield_facings")?);
+            if f.keeps_fields() {
+                let items = facings.iter().map(|&c| Value::Uint(c as u64)).collect();
+                f.push("shield_facings", Value::List(items), at);
             }
-            f.group_from("shield_facings", first, start);
             SubsystemState::Shield {
                 condition,
                 power,
@@ -679,6 +695,39 @@ mod tests {
         let m = decode_plain(&hex("0200 77770000 01000000 aa"));
         assert!(has_warning(&m, Code::UnknownClass));
         assert_eq!(field(&m, "object_body"), &Value::Bytes(vec![0xaa]));
+    }
+
+    // The creation blob's records carry the class's StateUpdate index, key and name,
+    // so one path names one entry: checked against the Akira's stock layout.
+    #[test]
+    fn creation_subsystems_are_a_keyed_list_like_state_update_records() {
+        use crate::game::path::FieldPath;
+        let m = decode_plain(&hex(AKIRA));
+        let class = ShipCatalog::stock().class(1).unwrap().clone();
+        let Value::List(records) = field(&m, "subsystems") else {
+            panic!("subsystems is not a list: {m:?}");
+        };
+        assert_eq!(records.len(), class.subsystems.len());
+        for (k, entry) in class.subsystems.iter().enumerate() {
+            let get = |leaf: &str| {
+                let path: FieldPath = format!("subsystems[{}].{leaf}", entry.key).parse().unwrap();
+                path.resolve(&m.fields)
+                    .into_iter()
+                    .map(|v| v.into_owned())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(get("index"), vec![Value::Uint(k as u64)]);
+            assert_eq!(get("name"), vec![Value::Text(entry.name.clone())]);
+            assert_eq!(get("kind"), vec![Value::Text(entry.kind.clone())]);
+            assert_eq!(get("condition"), vec![Value::Uint(255)]);
+            if entry.format != crate::game::ships::RecordFormat::Shield {
+                // Always a list, with one value per child of the layout.
+                match &get("children")[..] {
+                    [Value::List(c)] => assert_eq!(c.len(), entry.children.len()),
+                    other => panic!("{}: children {other:?}", entry.key),
+                }
+            }
+        }
     }
 
     #[test]
