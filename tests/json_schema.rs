@@ -119,6 +119,24 @@ fn every_json_output_is_valid_against_its_schema() {
     let j = bcwire_json(&many);
     assert_eq!(j["files"].as_array().unwrap().len(), captures.len());
     assert_valid(&validator("info.json"), &j, "info of every capture");
+    // flows of several files: an array of documents, each with its file.
+    let many: Vec<&str> = ["flows", "--format", "json"]
+        .into_iter()
+        .chain(captures.iter().map(String::as_str))
+        .collect();
+    let j = bcwire_json(&many);
+    assert_eq!(j.as_array().unwrap().len(), captures.len());
+    assert_valid(&validator("flows.json"), &j, "flows of every capture");
+    // A file that cannot be read is listed with its error, the others as usual.
+    let missing = "/nonexistent/bcwire-missing.pcap";
+    let out = bcwire(&["info", "--format", "json", &captures[0], missing]);
+    assert_eq!(out.status.code(), Some(2), "a bad input makes exit 2");
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["files"][1]["file"], missing);
+    assert!(j["files"][1]["error"]
+        .as_str()
+        .is_some_and(|e| !e.is_empty()));
+    assert_valid(&validator("info.json"), &j, "info with a missing file");
     // diff of every pair, a capture with itself included.
     let diff = validator("diff.json");
     for a in &captures {

@@ -296,8 +296,11 @@ pub fn run_pipeline(capture: Vec<u8>) -> Option<bcwire::pipeline::summary::Captu
         .run(reader, &mut sink)
         .expect("the render sink never fails");
     let _ = sink.stats.render(Palette::new(false));
-    let _ = sink.stats.to_json().to_string();
-    let _ = bcwire::report::info::info_json(None, &summary).to_string();
+    use bcwire::report::json_stream::doc_to_pretty_string;
+    doc_to_pretty_string(&sink.stats.to_doc()).expect("stats serialize");
+    doc_to_pretty_string(&bcwire::report::info::capture_doc(None, &summary))
+        .expect("info serializes");
+    doc_to_pretty_string(&bcwire::report::info::flows_doc(&summary)).expect("flows serialize");
     let _ = bcwire::report::info::render_info("fuzz", &summary, Palette::new(false));
     let _ = bcwire::report::info::render_flows(&summary, Palette::new(false));
     Some(summary)

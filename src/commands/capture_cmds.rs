@@ -17,11 +17,11 @@ use crate::report::decode::{csv_header, packet_csv, packet_hex, packet_lines, Li
 use crate::report::info;
 use crate::report::json_stream;
 use crate::report::names::Names;
+use crate::report::schema;
 use crate::report::stats::Stats;
 use crate::report::term::Palette;
 use crate::report::timefmt::Clock;
 use anyhow::Result;
-use serde_json::{json, Value as Json};
 use std::io::Write;
 
 /// Pipeline configuration from the shared input options.
@@ -139,7 +139,10 @@ pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             Ok(s) => s,
             Err(e) => {
                 if a.format == TableOrJson::Json {
-                    all.push(json!({ "file": path, "error": format!("{e:#}") }));
+                    all.push(schema::InfoFile::Failed(schema::FileError {
+                        file: path.to_string(),
+                        error: format!("{e:#}"),
+                    }));
                 }
                 return Err(e);
             }
@@ -156,7 +159,10 @@ pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
                 }
             }
             TableOrJson::Json => {
-                all.push(info::info_json(Some(path), &s));
+                all.push(schema::InfoFile::Read(Box::new(info::capture_doc(
+                    Some(path),
+                    &s,
+                ))));
             }
         }
         Ok(Flow::Next)
@@ -164,11 +170,11 @@ pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     // Nothing on stdout when no input could be read: the errors say it all.
     if a.format == TableOrJson::Json && read > 0 {
         // One shape for one file or many.
-        let j = json!({
-            "schema_version": crate::report::json::SCHEMA_VERSION,
-            "files": all,
-        });
-        writeln!(w, "{}", json_stream::to_pretty_string(&j))?;
+        let doc = schema::InfoDocument {
+            schema_version: crate::report::json::SCHEMA_VERSION,
+            files: all,
+        };
+        writeln!(w, "{}", json_stream::doc_to_pretty_string(&doc)?)?;
     }
     Ok(status(failed || inputs.failed))
 }
@@ -190,22 +196,23 @@ pub fn flows(a: FlowsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
                 write!(w, "{}", info::render_flows(&s, pal))?
             }
             TableOrJson::Json => {
-                let mut j = info::flows_json(&s);
-                if several {
-                    j = json!({ "file": path, "flows": j });
-                }
-                all.push(j);
+                all.push(schema::FlowsOfFile {
+                    file: path.to_string(),
+                    flows: info::flows_doc(&s),
+                });
             }
         }
         Ok(Flow::Next)
     })?;
     if a.format == TableOrJson::Json && !all.is_empty() {
-        let j = if several {
-            Json::Array(all)
-        } else {
-            all.pop().unwrap_or(Json::Null)
+        let doc = match all.pop() {
+            Some(one) if !several => schema::FlowsOutput::One(one.flows),
+            last => {
+                all.extend(last);
+                schema::FlowsOutput::Several(all)
+            }
         };
-        writeln!(w, "{}", json_stream::to_pretty_string(&j))?;
+        writeln!(w, "{}", json_stream::doc_to_pretty_string(&doc)?)?;
     }
     Ok(status(failed || inputs.failed))
 }
@@ -499,18 +506,18 @@ fn write_decode_summary(
     // tree of up to MAX_SESSIONS_LISTED sessions would be the largest thing decode ever
     // holds in memory.
     let sessions = std::mem::take(&mut s.sessions);
-    let summary = json!({
-        "type": "summary",
-        "schema_version": crate::report::json::SCHEMA_VERSION,
-        "file": path,
-        "frames": s.frames,
-        "packets": sink.written,
-        "game_packets": sink.game_packets,
-        "gamespy_packets": sink.gamespy_packets,
-        "messages": sink.messages,
-        "warnings": sink.warnings,
-        "capture": info::info_json(None, s),
-    });
+    let summary = schema::SummaryRecord {
+        r#type: schema::SummaryTag::Summary,
+        schema_version: crate::report::json::SCHEMA_VERSION,
+        file: path.to_string(),
+        frames: s.frames,
+        packets: sink.written,
+        game_packets: sink.game_packets,
+        gamespy_packets: sink.gamespy_packets,
+        messages: sink.messages,
+        warnings: sink.warnings,
+        capture: info::capture_doc(None, s),
+    };
     if format == DecodeFormat::Json {
         sink.w
             .write_all(if sink.items == 0 { b"[\n" } else { b",\n" })?;
@@ -530,12 +537,12 @@ fn write_decode_summary(
 /// that list, serializing one session's tree at a time.
 fn write_with_sessions(
     w: &mut dyn Write,
-    record: &Json,
+    record: &schema::SummaryRecord,
     sessions: &[crate::pipeline::summary::SessionSummary],
 ) -> Result<()> {
     const EMPTY: &str = "\"sessions\":[]";
     let mut text = Vec::new();
-    json_stream::write_value(&mut text, record, false);
+    json_stream::write_doc(&mut text, record, false)?;
     let text = String::from_utf8(text)?;
     // Quotes inside string values are escaped, so this can only be the key.
     let Some(at) = text.find(EMPTY) else {
@@ -549,7 +556,7 @@ fn write_with_sessions(
             w.write_all(b",")?;
         }
         let mut one = Vec::new();
-        json_stream::write_value(&mut one, &info::session_json(s), false);
+        json_stream::write_doc(&mut one, &info::session_doc(s), false)?;
         w.write_all(&one)?;
     }
     w.write_all(b"]")?;
@@ -794,7 +801,9 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     }
     match a.format {
         TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
-        TableOrJson::Json => writeln!(w, "{}", json_stream::to_pretty_string(&stats.to_json()))?,
+        TableOrJson::Json => {
+            writeln!(w, "{}", json_stream::doc_to_pretty_string(&stats.to_doc())?)?
+        }
     }
     Ok(status(failed || inputs.failed))
 }
@@ -834,7 +843,7 @@ fn stats_writing(
         match a.format {
             TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
             TableOrJson::Json => {
-                writeln!(w, "{}", serde_json::to_string_pretty(&stats.to_json())?)?
+                writeln!(w, "{}", json_stream::doc_to_pretty_string(&stats.to_doc())?)?
             }
         }
         w.flush()?;

@@ -249,7 +249,7 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         TableOrJson::Json => writeln!(
             w,
             "{}",
-            crate::report::json_stream::to_pretty_string(&diff::to_json(&result))
+            crate::report::json_stream::doc_to_pretty_string(&diff::to_doc(&result))?
         )?,
     }
     Ok(code)

@@ -11,6 +11,7 @@
 
 use super::align::{Aligner, Side};
 use super::names::Names;
+use super::schema;
 use super::stats::{right, table, Stats};
 use super::term::Palette;
 use super::text::value_text;
@@ -21,7 +22,6 @@ use crate::game::GameMessage;
 use crate::pipeline::record::{GamePacket, MessageRecord, PacketBody, PacketRecord};
 use crate::pipeline::{Control, Sink};
 use comfy_table::Cell;
-use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
@@ -610,40 +610,94 @@ pub fn render(r: &DiffResult, a_name: &str, b_name: &str, pal: Palette) -> Strin
     out
 }
 
-pub fn to_json(r: &DiffResult) -> Json {
-    let flow = |k: &FlowKey| {
-        let mut j =
-            json!({"session": k.session, "client": k.client, "direction": k.direction.as_str()});
-        if let Some(n) = r.flow_names.get(k) {
-            j["player"] = json!(n);
-        }
-        j
+/// The `diff --format json` document.
+pub fn to_doc(r: &DiffResult) -> schema::DiffDocument {
+    use schema::Dir;
+    let dir = |d: &Direction| match d {
+        Direction::C2S => Dir::C2s,
+        Direction::S2C => Dir::S2c,
     };
-    json!({
-        "schema_version": super::json::SCHEMA_VERSION,
-        "same": r.is_same(),
-        "opcodes": r.opcode_rows.iter().map(|(d, op, x, y)| json!({
-            "direction": d.as_str(), "opcode": op, "opcode_hex": format!("0x{op:02X}"),
-            "name": crate::game::opcodes::opcode_name(*op), "a": x, "b": y, "delta": *y as i64 - *x as i64,
-        })).collect::<Vec<_>>(),
-        "dirty_flags": r.flag_rows.iter().map(|(d, f, x, y)| json!({
-            "direction": d.as_str(), "flags": f, "flags_hex": format!("0x{f:02X}"),
-            "a": x, "b": y, "delta": *y as i64 - *x as i64,
-        })).collect::<Vec<_>>(),
-        "flows_only_in_a": r.only_in_a.iter().map(flow).collect::<Vec<_>>(),
-        "flows_only_in_b": r.only_in_b.iter().map(flow).collect::<Vec<_>>(),
-        "unmatched": r.unmatched.iter().map(|(d, op, x, y)| json!({
-            "direction": d.as_str(), "opcode": op, "opcode_hex": format!("0x{op:02X}"), "only_in_a": x, "only_in_b": y,
-        })).collect::<Vec<_>>(),
-        "divergences": r.divergences.iter().map(|d| json!({
-            "flow": flow(&d.flow), "index": d.index, "b_index": d.b_index, "a_opcode": d.a_opcode, "b_opcode": d.b_opcode,
-        })).collect::<Vec<_>>(),
-        "field_differences": r.mismatches.iter().map(|m| json!({
-            "flow": flow(&m.flow), "index": m.index, "b_index": m.b_index, "opcode": m.opcode,
-            "a_frame": m.a_frame, "b_frame": m.b_frame,
-            "differences": m.differences.iter().map(|d| json!({"field": d.path, "a": d.a, "b": d.b})).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    })
+    let flow = |k: &FlowKey| schema::Flow {
+        session: k.session as u64,
+        client: k.client as u64,
+        direction: dir(&k.direction),
+        player: r.flow_names.get(k).cloned(),
+    };
+    let delta = |x: u64, y: u64| y as i64 - x as i64;
+    schema::DiffDocument {
+        schema_version: super::json::SCHEMA_VERSION,
+        same: r.is_same(),
+        opcodes: r
+            .opcode_rows
+            .iter()
+            .map(|&(d, op, x, y)| schema::OpcodeCount {
+                direction: dir(&d),
+                opcode: op,
+                opcode_hex: format!("0x{op:02X}"),
+                name: crate::game::opcodes::opcode_name(op).to_string(),
+                a: x,
+                b: y,
+                delta: delta(x, y),
+            })
+            .collect(),
+        dirty_flags: r
+            .flag_rows
+            .iter()
+            .map(|&(d, f, x, y)| schema::FlagCount {
+                direction: dir(&d),
+                flags: f,
+                flags_hex: format!("0x{f:02X}"),
+                a: x,
+                b: y,
+                delta: delta(x, y),
+            })
+            .collect(),
+        flows_only_in_a: r.only_in_a.iter().map(flow).collect(),
+        flows_only_in_b: r.only_in_b.iter().map(flow).collect(),
+        unmatched: r
+            .unmatched
+            .iter()
+            .map(|&(d, op, x, y)| schema::Unmatched {
+                direction: dir(&d),
+                opcode: op,
+                opcode_hex: format!("0x{op:02X}"),
+                only_in_a: x,
+                only_in_b: y,
+            })
+            .collect(),
+        divergences: r
+            .divergences
+            .iter()
+            .map(|d| schema::Divergence {
+                flow: flow(&d.flow),
+                index: d.index as u64,
+                b_index: d.b_index as u64,
+                a_opcode: d.a_opcode,
+                b_opcode: d.b_opcode,
+            })
+            .collect(),
+        field_differences: r
+            .mismatches
+            .iter()
+            .map(|m| schema::FieldMismatch {
+                flow: flow(&m.flow),
+                index: m.index as u64,
+                b_index: m.b_index as u64,
+                opcode: m.opcode,
+                a_frame: m.a_frame,
+                b_frame: m.b_frame,
+                differences: m
+                    .differences
+                    .iter()
+                    .map(|d| schema::FieldDifference {
+                        field: d.path.clone(),
+                        a: d.a.clone(),
+                        b: d.b.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
 }
 
 #[cfg(test)]

@@ -1,12 +1,12 @@
 //! `bcwire info` and `bcwire flows`: capture and session summaries.
 
 use super::json::time_seconds;
+use super::schema;
 use super::stats::{kv_table, right, table};
 use super::term::Palette;
 use crate::diag::Direction;
 use crate::pipeline::summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
 use comfy_table::Cell;
-use serde_json::{json, Value as Json};
 use std::fmt::Write as _;
 
 fn span_seconds(a: Option<i64>, b: Option<i64>) -> f64 {
@@ -16,95 +16,97 @@ fn span_seconds(a: Option<i64>, b: Option<i64>) -> f64 {
     }
 }
 
-fn dir_json(d: &DirSummary) -> Json {
-    json!({
-        "packets": d.packets, "bytes": d.bytes, "gamespy": d.gamespy,
-        "messages": d.messages, "reliable": d.reliable,
-        "retransmissions": d.retransmissions, "acks": d.acks, "unacked": d.unacked,
-        "fragment_sets_completed": d.fragment_sets_completed,
-        "fragment_sets_incomplete": d.fragment_sets_incomplete,
-        "warnings": d.warnings, "non_stock": d.non_stock,
-        "seq_gaps": d.seq_gaps, "seq_missing": d.seq_missing, "seq_late": d.seq_late,
-        "damaged": d.damaged,
-    })
+fn dir_doc(d: &DirSummary) -> schema::ClientDirection {
+    schema::ClientDirection {
+        packets: d.packets,
+        bytes: d.bytes,
+        gamespy: d.gamespy,
+        messages: d.messages,
+        reliable: d.reliable,
+        retransmissions: d.retransmissions,
+        acks: d.acks,
+        unacked: d.unacked,
+        fragment_sets_completed: d.fragment_sets_completed,
+        fragment_sets_incomplete: d.fragment_sets_incomplete,
+        warnings: d.warnings,
+        non_stock: d.non_stock,
+        seq_gaps: d.seq_gaps,
+        seq_missing: d.seq_missing,
+        seq_late: d.seq_late,
+        damaged: d.damaged,
+    }
 }
 
-fn client_json(c: &ClientSummary) -> Json {
-    json!({
-        "index": c.index,
-        "addr": c.addr.map(|a| a.to_string()),
-        "name": c.name,
-        "peer_id": c.peer_id,
-        "slot": c.slot,
-        "ships": c.ships,
-        "first_frame": c.first_frame,
-        "last_frame": c.last_frame,
-        "first_time": time_seconds(c.first_ts_ns),
-        "last_time": time_seconds(c.last_ts_ns),
-        "left": c.left,
-        "boot_reason": c.boot_reason,
-        "boot_reason_name": c.boot_reason.and_then(crate::transport::low::boot_reason_name),
-        "phase": c.phase,
-        "c2s": dir_json(c.dir(Direction::C2S)),
-        "s2c": dir_json(c.dir(Direction::S2C)),
-    })
+fn client_doc(c: &ClientSummary) -> schema::Client {
+    schema::Client {
+        index: c.index as u64,
+        addr: c.addr.map(|a| a.to_string()),
+        name: c.name.clone(),
+        peer_id: c.peer_id,
+        slot: c.slot,
+        ships: c.ships.clone(),
+        first_frame: c.first_frame,
+        last_frame: c.last_frame,
+        first_time: time_seconds(c.first_ts_ns),
+        last_time: time_seconds(c.last_ts_ns),
+        left: c.left.clone(),
+        boot_reason: c.boot_reason,
+        boot_reason_name: c
+            .boot_reason
+            .and_then(crate::transport::low::boot_reason_name)
+            .map(String::from),
+        phase: c.phase.clone(),
+        c2s: dir_doc(c.dir(Direction::C2S)),
+        s2c: dir_doc(c.dir(Direction::S2C)),
+    }
 }
 
-pub fn session_json(s: &SessionSummary) -> Json {
-    json!({
-        "index": s.index,
-        "server": s.server.map(|a| a.to_string()),
-        "first_frame": s.first_frame,
-        "last_frame": s.last_frame,
-        "first_time": time_seconds(s.first_ts_ns),
-        "last_time": time_seconds(s.last_ts_ns),
-        "clients": s.clients.iter().map(client_json).collect::<Vec<_>>(),
-    })
+/// One session as `info`, `flows` and the decode summary list it.
+pub fn session_doc(s: &SessionSummary) -> schema::Session {
+    schema::Session {
+        index: s.index as u64,
+        server: s.server.map(|a| a.to_string()),
+        first_frame: s.first_frame,
+        last_frame: s.last_frame,
+        first_time: time_seconds(s.first_ts_ns),
+        last_time: time_seconds(s.last_ts_ns),
+        clients: s.clients.iter().map(client_doc).collect(),
+    }
 }
 
 /// One capture's facts; `file` (the path as given) comes first when known.
-pub fn info_json(file: Option<&str>, c: &CaptureSummary) -> Json {
-    let mut j = json!({
-        "format": c.format,
-        "link_types": c.link_types,
-        "frames": c.frames,
-        "bytes": c.bytes,
-        "first_time": c.first_ts_ns.map(time_seconds),
-        "last_time": c.last_ts_ns.map(time_seconds),
-        "first_time_ns": c.first_ts_ns,
-        "last_time_ns": c.last_ts_ns,
-        "duration": span_seconds(c.first_ts_ns, c.last_ts_ns),
-        "game_frames": c.game_frames,
-        "damaged_frames": c.damaged_frames,
-        "gamespy_frames": c.gamespy_frames,
-        "ip_fragment_frames": c.ip_fragment_frames,
-        "object_id_conflicts": c.object_id_conflicts,
-        "not_bc": c.not_bc,
-        "other_udp_ports": c
+pub fn capture_doc(file: Option<&str>, c: &CaptureSummary) -> schema::CaptureInfo {
+    schema::CaptureInfo {
+        file: file.map(String::from),
+        format: c.format.clone(),
+        link_types: c.link_types.clone(),
+        frames: c.frames,
+        bytes: c.bytes,
+        first_time: c.first_ts_ns.map(time_seconds),
+        last_time: c.last_ts_ns.map(time_seconds),
+        first_time_ns: c.first_ts_ns,
+        last_time_ns: c.last_ts_ns,
+        duration: span_seconds(c.first_ts_ns, c.last_ts_ns),
+        game_frames: c.game_frames,
+        damaged_frames: c.damaged_frames,
+        gamespy_frames: c.gamespy_frames,
+        ip_fragment_frames: c.ip_fragment_frames,
+        object_id_conflicts: c.object_id_conflicts,
+        not_bc: c.not_bc.clone(),
+        other_udp_ports: c
             .top_udp_ports(TOP_PORTS)
             .into_iter()
-            .map(|(port, datagrams)| json!({ "port": port, "datagrams": datagrams }))
-            .collect::<Vec<_>>(),
-        "problems": c.problems,
-        "sessions": c.sessions.iter().map(session_json).collect::<Vec<_>>(),
-    });
-    // Only compressed files carry the key, so records of plain files are unchanged.
-    if let Some(z) = &c.compression {
-        j["compression"] = json!({
-            "method": z.method,
-            "compressed_bytes": z.compressed_bytes,
-            "bytes": z.bytes,
-            "ratio": (z.ratio() * 100.0).round() / 100.0,
-        });
-    }
-    match (file, j) {
-        (Some(f), Json::Object(m)) => {
-            let mut with_file = serde_json::Map::with_capacity(m.len() + 1);
-            with_file.insert("file".into(), json!(f));
-            with_file.extend(m);
-            Json::Object(with_file)
-        }
-        (_, j) => j,
+            .map(|(port, datagrams)| schema::PortCount { port, datagrams })
+            .collect(),
+        problems: c.problems.clone(),
+        sessions: c.sessions.iter().map(session_doc).collect(),
+        // Only compressed files carry the key, so records of plain files are unchanged.
+        compression: c.compression.as_ref().map(|z| schema::Compression {
+            method: z.method.to_string(),
+            compressed_bytes: z.compressed_bytes,
+            bytes: z.bytes,
+            ratio: (z.ratio() * 100.0).round() / 100.0,
+        }),
     }
 }
 
@@ -346,9 +348,9 @@ pub fn render_flows(c: &CaptureSummary, pal: Palette) -> String {
     out
 }
 
-pub fn flows_json(c: &CaptureSummary) -> Json {
-    json!({
-        "schema_version": super::json::SCHEMA_VERSION,
-        "sessions": c.sessions.iter().map(session_json).collect::<Vec<_>>(),
-    })
+pub fn flows_doc(c: &CaptureSummary) -> schema::FlowsDocument {
+    schema::FlowsDocument {
+        schema_version: super::json::SCHEMA_VERSION,
+        sessions: c.sessions.iter().map(session_doc).collect(),
+    }
 }

@@ -772,6 +772,24 @@ fn value_at(out: &mut Vec<u8>, v: &Json, indent: Option<usize>) {
     }
 }
 
+/// A document of the contract's types (`report::schema`: `info`, `flows`, `stats`,
+/// `diff`, the summary), written by this writer: the schema files are generated from
+/// the very types written here. serde lays the value out (keys in declaration order);
+/// the text, floats included, is this module's.
+pub fn write_doc<T: serde::Serialize>(
+    out: &mut Vec<u8>,
+    doc: &T,
+    pretty: bool,
+) -> serde_json::Result<()> {
+    write_value(out, &serde_json::to_value(doc)?, pretty);
+    Ok(())
+}
+
+/// [`write_doc`] as a `String` (pretty), for commands that print one document.
+pub fn doc_to_pretty_string<T: serde::Serialize>(doc: &T) -> serde_json::Result<String> {
+    Ok(to_pretty_string(&serde_json::to_value(doc)?))
+}
+
 /// [`write_value`] as a `String` (pretty), for commands that print one document.
 pub fn to_pretty_string(v: &Json) -> String {
     let mut out = Vec::new();

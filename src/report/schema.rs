@@ -1,10 +1,12 @@
 //! The JSON contract (`docs/json.md`) as Rust types, from which the JSON Schema files
 //! in `docs/schema/` are generated (`schemars`, draft 2020-12).
 //!
-//! These types describe the records; the records themselves are written by
-//! [`super::json_stream`] (packet records straight from the pipeline's types, for
-//! speed). The tests validate every command's output against the generated schemas
-//! and fail when `docs/schema/` is not what these types generate
+//! The documents `info`, `flows`, `stats`, `diff` and the decode summary are values of
+//! these very types, written by [`super::json_stream::write_doc`]: one definition makes
+//! both the output and its schema. Packet records, the bulk of `decode`, are written
+//! by [`super::json_stream`] straight from the pipeline's types for speed, and
+//! [`PacketRecord`] describes them. The tests validate every command's output against
+//! the generated schemas and fail when `docs/schema/` is not what these types generate
 //! (`BCWIRE_UPDATE_SCHEMA=1 cargo test --test json_schema` rewrites it).
 //!
 //! Keys absent when they do not apply are `Option` with `skip_serializing_if` (not
@@ -16,7 +18,35 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
-type Count = BTreeMap<String, u64>;
+/// A count per key; hex keys (`0x1C`) sort as text in numeric order.
+pub type Count = BTreeMap<String, u64>;
+
+/// A count per key in the order given (decimal keys in numeric order, which a
+/// text-sorted map would not keep: `2` before `10`).
+pub struct OrderedCount(pub Vec<(String, u64)>);
+
+impl Serialize for OrderedCount {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl JsonSchema for OrderedCount {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "OrderedCount".into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        Count::json_schema(g)
+    }
+}
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -253,7 +283,9 @@ pub struct Client {
     pub boot_reason: Option<u8>,
     #[schemars(required, schema_with = "nullable::<String>")]
     pub boot_reason_name: Option<String>,
-    pub phase: String,
+    /// The game phase the client reached (null before any game message).
+    #[schemars(required, schema_with = "nullable::<String>")]
+    pub phase: Option<String>,
     pub c2s: ClientDirection,
     pub s2c: ClientDirection,
 }
@@ -351,15 +383,47 @@ pub struct SummaryRecord {
 #[serde(deny_unknown_fields)]
 pub struct InfoDocument {
     pub schema_version: u32,
-    pub files: Vec<CaptureInfo>,
+    pub files: Vec<InfoFile>,
 }
 
-/// `flows --format json`.
+/// One input of `info`: its facts, or why it could not be read.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum InfoFile {
+    Read(Box<CaptureInfo>),
+    Failed(FileError),
+}
+
+/// An input that could not be read (the others are still listed).
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileError {
+    pub file: String,
+    pub error: String,
+}
+
+/// `flows --format json` of one file.
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowsDocument {
     pub schema_version: u32,
     pub sessions: Vec<Session>,
+}
+
+/// `flows --format json`: one file's document, or for several files an array of
+/// them, each with its file.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum FlowsOutput {
+    One(FlowsDocument),
+    Several(Vec<FlowsOfFile>),
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowsOfFile {
+    pub file: String,
+    pub flows: FlowsDocument,
 }
 
 /// Counts of one direction (`stats`).
@@ -385,16 +449,16 @@ pub struct StatsDirection {
     pub unacked: u64,
     pub warnings: u64,
     pub non_stock: u64,
-    /// `"0x9E"` → StateUpdates with exactly that combination.
-    pub dirty_flags: Count,
-    /// `"0x80"` → StateUpdates with that bit set.
-    pub dirty_bits: Count,
-    pub subsystem_start: Count,
     /// New reliable messages that skipped sequence numbers, or came below one seen.
     pub seq_gaps: u64,
     pub seq_late: u64,
     /// Creations of an id a live object of another owner or class held.
     pub object_id_conflicts: u64,
+    /// `"0x9E"` → StateUpdates with exactly that combination.
+    pub dirty_flags: Count,
+    /// `"0x80"` → StateUpdates with that bit set.
+    pub dirty_bits: Count,
+    pub subsystem_start: OrderedCount,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -541,7 +605,7 @@ pub fn all() -> Vec<(&'static str, Schema)> {
         ("packet.json", schemars::schema_for!(PacketRecord)),
         ("summary.json", schemars::schema_for!(SummaryRecord)),
         ("info.json", schemars::schema_for!(InfoDocument)),
-        ("flows.json", schemars::schema_for!(FlowsDocument)),
+        ("flows.json", schemars::schema_for!(FlowsOutput)),
         ("stats.json", schemars::schema_for!(StatsDocument)),
         ("diff.json", schemars::schema_for!(DiffDocument)),
     ]

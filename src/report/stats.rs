@@ -1,12 +1,12 @@
 //! `bcwire stats`: per-direction counters and histograms, as tables with bars or JSON.
 
 use super::names::Names;
+use super::schema;
 use super::term::Palette;
 use crate::diag::{Code, Direction};
 use crate::game::dirty::flag_names;
 use crate::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
-use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -358,50 +358,44 @@ impl Stats {
         self.dirs[dir.index()].unacked += n;
     }
 
-    pub fn to_json(&self) -> Json {
-        let mut dirs = Map::new();
-        for dir in [Direction::C2S, Direction::S2C] {
-            dirs.insert(dir.as_str().into(), direction_json(&self.dirs[dir.index()]));
-        }
-        let mut root = Map::new();
-        root.insert("schema_version".into(), json!(super::json::SCHEMA_VERSION));
-        root.insert("directions".into(), Json::Object(dirs));
-        root.insert("departures".into(), json!(self.departures));
-        root.insert(
-            "duration".into(),
-            json!(match (self.first_ts_ns, self.last_ts_ns) {
+    /// The `stats --format json` document.
+    pub fn to_doc(&self) -> schema::StatsDocument {
+        let [c2s, s2c] = &self.dirs;
+        let by = self.by.is_some().then(|| {
+            let mut by: BTreeMap<String, BTreeMap<String, schema::Count>> = BTreeMap::new();
+            for ((dir, key), hist) in &self.breakdown {
+                by.entry(dir.as_str().to_string())
+                    .or_default()
+                    .insert(key.clone(), hex_hist(hist.iter().map(|(k, v)| (*k, *v))));
+            }
+            by
+        });
+        let rates = self.interval_ns.map(|step| {
+            self.series(step)
+                .into_iter()
+                .map(|(start, span, c)| schema::Rate {
+                    start: start as f64 / 1e9,
+                    span: span as f64 / 1e9,
+                    c2s: c[0],
+                    s2c: c[1],
+                })
+                .collect()
+        });
+        schema::StatsDocument {
+            schema_version: super::json::SCHEMA_VERSION,
+            directions: schema::StatsDirections {
+                c2s: direction_doc(c2s),
+                s2c: direction_doc(s2c),
+            },
+            departures: self.departures.clone(),
+            duration: match (self.first_ts_ns, self.last_ts_ns) {
                 (Some(a), Some(b)) => (b - a) as f64 / 1e9,
                 _ => 0.0,
-            }),
-        );
-        if self.by.is_some() {
-            let mut by = Map::new();
-            for ((dir, key), hist) in &self.breakdown {
-                let entry = by
-                    .entry(dir.as_str().to_string())
-                    .or_insert_with(|| Json::Object(Map::new()));
-                if let Json::Object(o) = entry {
-                    o.insert(
-                        key.clone(),
-                        hex_hist_json(hist.iter().map(|(k, v)| (*k, *v))),
-                    );
-                }
-            }
-            root.insert("by".into(), Json::Object(by));
+            },
+            by,
+            interval: self.interval_ns.map(|step| step as f64 / 1e9),
+            rates,
         }
-        if let Some(step) = self.interval_ns {
-            let series: Vec<Json> = self
-                .series(step)
-                .into_iter()
-                .map(|(start, span, c)| {
-                    json!({"start": start as f64 / 1e9, "span": span as f64 / 1e9,
-                           "c2s": c[0], "s2c": c[1]})
-                })
-                .collect();
-            root.insert("interval".into(), json!(step as f64 / 1e9));
-            root.insert("rates".into(), Json::Array(series));
-        }
-        Json::Object(root)
     }
 
     pub fn render(&self, pal: Palette) -> String {
@@ -564,43 +558,44 @@ impl Stats {
     }
 }
 
-fn direction_json(d: &DirectionStats) -> Json {
-    json!({
-        "datagrams": d.datagrams,
-        "game_datagrams": d.game_datagrams,
-        "gamespy_datagrams": d.gamespy_datagrams,
-        "bytes": d.bytes,
-        "messages": d.messages,
-        "transport_types": hex_hist_json(d.transport_types.iter()),
-        "game_messages": d.opcodes.values().sum::<u64>(),
-        "opcodes": hex_hist_json(d.opcodes.iter()),
-        "opcode_bytes": hex_hist_json(d.opcode_bytes.iter()),
-        "retransmissions": d.retransmissions,
-        "acks": d.acks,
-        "duplicate_acks": d.duplicate_acks,
-        "fragments": d.fragments,
-        "fragment_sets_completed": d.fragment_sets_completed,
-        "unacked": d.unacked,
-        "warnings": d.warnings,
-        "non_stock": d.non_stock,
-        "seq_gaps": d.seq_gaps,
-        "seq_late": d.seq_late,
-        "object_id_conflicts": d.object_id_conflicts,
-        "dirty_flags": hex_hist_json(d.dirty_flags.iter().enumerate().map(|(k, v)| (k as u8, *v))),
-        "dirty_bits": hex_hist_json((0..8).map(|b| (1u8 << b, d.dirty_bits[b]))),
-        "subsystem_start": Json::Object(
-            d.subsystem_start.iter().map(|(k, v)| (k.to_string(), json!(v))).collect()
+fn direction_doc(d: &DirectionStats) -> schema::StatsDirection {
+    schema::StatsDirection {
+        datagrams: d.datagrams,
+        game_datagrams: d.game_datagrams,
+        gamespy_datagrams: d.gamespy_datagrams,
+        bytes: d.bytes,
+        messages: d.messages,
+        transport_types: hex_hist(d.transport_types.iter()),
+        game_messages: d.opcodes.values().sum::<u64>(),
+        opcodes: hex_hist(d.opcodes.iter()),
+        opcode_bytes: hex_hist(d.opcode_bytes.iter()),
+        retransmissions: d.retransmissions,
+        acks: d.acks,
+        duplicate_acks: d.duplicate_acks,
+        fragments: d.fragments,
+        fragment_sets_completed: d.fragment_sets_completed,
+        unacked: d.unacked,
+        warnings: d.warnings,
+        non_stock: d.non_stock,
+        seq_gaps: d.seq_gaps,
+        seq_late: d.seq_late,
+        object_id_conflicts: d.object_id_conflicts,
+        dirty_flags: hex_hist(d.dirty_flags.iter().enumerate().map(|(k, v)| (k as u8, *v))),
+        dirty_bits: hex_hist((0..8).map(|b| (1u8 << b, d.dirty_bits[b]))),
+        subsystem_start: schema::OrderedCount(
+            d.subsystem_start
+                .iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
         ),
-    })
+    }
 }
 
 /// `{"0x9E": n, …}` with zero counts left out.
-fn hex_hist_json(it: impl Iterator<Item = (u8, u64)>) -> Json {
-    Json::Object(
-        it.filter(|(_, v)| *v > 0)
-            .map(|(k, v)| (format!("0x{k:02X}"), json!(v)))
-            .collect(),
-    )
+fn hex_hist(it: impl Iterator<Item = (u8, u64)>) -> schema::Count {
+    it.filter(|(_, v)| *v > 0)
+        .map(|(k, v)| (format!("0x{k:02X}"), v))
+        .collect()
 }
 
 fn flag_hist_table(it: impl Iterator<Item = (u8, u64)>, total: u64) -> Table {
@@ -698,7 +693,7 @@ mod tests {
 
     #[test]
     fn histogram_json_uses_hex_keys_and_skips_zero() {
-        let j = hex_hist_json([(0x9E, 3), (0x20, 0)].into_iter());
-        assert_eq!(j, json!({"0x9E": 3}));
+        let j = hex_hist([(0x9E, 3), (0x20, 0)].into_iter());
+        assert_eq!(j, [("0x9E".to_string(), 3)].into_iter().collect());
     }
 }
