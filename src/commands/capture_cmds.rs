@@ -246,6 +246,8 @@ struct DecodeSink<'w> {
     json: json_stream::PacketWriter,
     /// `--fields`: only these values.
     select: Option<crate::report::select::Selection>,
+    /// Object descriptions of recent records.
+    descriptions: crate::report::names::Descriptions,
 }
 
 impl DecodeSink<'_> {
@@ -306,7 +308,8 @@ impl Sink for DecodeSink<'_> {
         let filter = &self.filter;
         let keep =
             |m: &crate::pipeline::record::MessageRecord| filter.keep_message(m, p.session, names);
-        let describe = |id: u32| names.describe_object(p.session, id);
+        let descriptions = &self.descriptions;
+        let describe = |id: u32| descriptions.describe(names, p.session, id);
         if let Some(sel) = &self.select {
             let client = names.client_name(p.session, p.client);
             let cx = crate::report::select::Context {
@@ -451,6 +454,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         warnings: 0,
         line: Vec::new(),
         json: json_stream::PacketWriter::default(),
+        descriptions: Default::default(),
         select,
     };
     let json = matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) && a.fields.is_empty();

@@ -269,12 +269,17 @@ pub struct FieldReader<'a> {
     keep: bool,
 }
 
+/// Top-level fields of a full StateUpdate (header, motion, subsystem block).
+const FIELDS_PER_MESSAGE: usize = 16;
+
 impl<'a> FieldReader<'a> {
     /// Read a whole game message, starting after its opcode byte.
     pub fn after_opcode(msg: &'a [u8]) -> FieldReader<'a> {
         FieldReader {
             r: Reader::at(msg, 1),
-            fields: Vec::new(),
+            // Room for a StateUpdate's top-level fields, the bulk of every capture, so
+            // the list is not grown three times per message.
+            fields: Vec::with_capacity(FIELDS_PER_MESSAGE),
             keep: true,
         }
     }
@@ -284,8 +289,9 @@ impl<'a> FieldReader<'a> {
     /// building field trees nobody reads.
     pub fn after_opcode_lean(msg: &'a [u8]) -> FieldReader<'a> {
         FieldReader {
+            r: Reader::at(msg, 1),
+            fields: Vec::new(),
             keep: false,
-            ..FieldReader::after_opcode(msg)
         }
     }
 

@@ -739,7 +739,9 @@ pub fn power_fields(pairs: &[PowerSetting], class: Option<&ShipClass>, start: us
     for (k, p) in pairs.iter().enumerate() {
         let at = start + 2 * k;
         let i = Span::new(at, at + 1);
-        let mut pair = vec![Field::new("index", Value::Uint(p.index as u64), i)];
+        // index, key, name, value, interpreted percentage.
+        let mut pair = Vec::with_capacity(5);
+        pair.push(Field::new("index", Value::Uint(p.index as u64), i));
         if let Some(c) = class.filter(|c| c.entry(p.index as usize).is_some()) {
             pair.push(Field::new(
                 "key",

@@ -174,6 +174,8 @@ pub struct Pipeline {
     spare_updates: Vec<Box<StateUpdate>>,
     /// Payload buffers of handled datagrams, to go back to the front for reuse.
     spare_payloads: Vec<Vec<u8>>,
+    /// Bumped whenever an object or a player slot changes, for [`Names::epoch`].
+    names_epoch: u64,
 }
 
 /// Front items handled per turn without a front thread: few, so that a stop reads
@@ -197,6 +199,7 @@ struct NameView<'a> {
     facts: &'a SessionFacts<ClientKey>,
     sessions: &'a HashMap<usize, SessionState>,
     ships: &'a ShipCatalog,
+    epoch: u64,
 }
 
 impl Names for NameView<'_> {
@@ -228,6 +231,9 @@ impl Names for NameView<'_> {
     fn ship_class(&self, species: u16) -> Option<&ShipClass> {
         self.ships.class(species)
     }
+    fn epoch(&self) -> u64 {
+        self.epoch
+    }
 }
 
 fn format_name(f: CaptureFormat) -> String {
@@ -254,6 +260,7 @@ impl Pipeline {
             spare_packets: Vec::new(),
             spare_updates: Vec::new(),
             spare_payloads: Vec::new(),
+            names_epoch: 0,
         }
     }
 
@@ -505,6 +512,7 @@ impl Pipeline {
             facts: &self.streams.facts,
             sessions: &self.sessions,
             ships: &self.config.ships,
+            epoch: self.names_epoch + self.streams.facts.names_version(),
         };
         let control = sink.packet(&rec, &names);
         if let PacketBody::Game(g) = rec.body {
@@ -762,7 +770,9 @@ impl Pipeline {
         let mut game = opcodes::decode_reusing(payload, &ctx, &mut self.spare_updates);
         if delivered {
             let time = ts_ns as f64 / 1e9;
-            st.registry.observe(&game, frame, &self.config.ships);
+            if st.registry.observe(&game, frame, &self.config.ships) {
+                self.names_epoch += 1;
+            }
             if let Some(c) = st.registry.take_conflict() {
                 let id = c.object_id;
                 // Located at the object id in the creation.
@@ -799,7 +809,9 @@ impl Pipeline {
                 *relay_of = Some(link.original_frame);
             }
             if let (Direction::S2C, Some(Body::Settings(settings))) = (dir, &game.body) {
-                st.slots.insert(client, settings.player_slot);
+                if st.slots.insert(client, settings.player_slot) != Some(settings.player_slot) {
+                    self.names_epoch += 1;
+                }
             }
             self.phases
                 .entry((session, client))

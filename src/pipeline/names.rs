@@ -14,6 +14,9 @@ pub trait Names {
     /// The layout of a ship class (subsystem names, keys), from the catalog the
     /// decoder used.
     fn ship_class(&self, species: u16) -> Option<&ShipClass>;
+    /// Changes whenever an answer above may have changed (an object created or gone, a
+    /// player's name or slot learnt): a printer may keep answers while it stays equal.
+    fn epoch(&self) -> u64;
 }
 
 /// Knows nothing: every lookup falls back to numbers.
@@ -31,5 +34,8 @@ impl Names for NoNames {
     }
     fn ship_class(&self, _: u16) -> Option<&ShipClass> {
         None
+    }
+    fn epoch(&self) -> u64 {
+        0
     }
 }

@@ -2,3 +2,96 @@
 //! for them; the trait lives with the pipeline that answers it.
 
 pub use crate::pipeline::names::{Names, NoNames};
+
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+
+/// Object descriptions ("Galaxy (Kirk, slot 1)") kept between records while the names
+/// behind them stay the same ([`Names::epoch`]): a capture asks for the same few
+/// objects' descriptions on nearly every message.
+#[derive(Default)]
+pub struct Descriptions {
+    cache: RefCell<(u64, DescriptionMap)>,
+}
+
+/// (session, object id) → its description, if it has one.
+type DescriptionMap = FxHashMap<(usize, u32), Option<String>>;
+
+/// Descriptions kept at most; past it the cache starts again (a capture with more live
+/// objects than this is rare, and then answers are only computed again).
+const MAX_DESCRIPTIONS: usize = 4096;
+
+impl Descriptions {
+    pub fn describe(&self, names: &dyn Names, session: usize, object_id: u32) -> Option<String> {
+        let mut cache = self.cache.borrow_mut();
+        let (epoch, map) = &mut *cache;
+        if *epoch != names.epoch() || map.len() >= MAX_DESCRIPTIONS {
+            *epoch = names.epoch();
+            map.clear();
+        }
+        map.entry((session, object_id))
+            .or_insert_with(|| names.describe_object(session, object_id))
+            .clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::ships::ShipClass;
+    use std::cell::Cell;
+
+    /// Names that count the descriptions asked and change with `epoch`.
+    struct Counting {
+        asked: Cell<u32>,
+        epoch: Cell<u64>,
+    }
+
+    impl Names for Counting {
+        fn client_name(&self, _: usize, _: usize) -> Option<String> {
+            None
+        }
+        fn describe_object(&self, session: usize, id: u32) -> Option<String> {
+            self.asked.set(self.asked.get() + 1);
+            Some(format!("{session}:{id:#x}@{}", self.epoch.get()))
+        }
+        fn object_class(&self, _: usize, _: u32) -> Option<String> {
+            None
+        }
+        fn ship_class(&self, _: u16) -> Option<&ShipClass> {
+            None
+        }
+        fn epoch(&self) -> u64 {
+            self.epoch.get()
+        }
+    }
+
+    #[test]
+    fn descriptions_are_kept_until_the_names_change() {
+        let names = Counting {
+            asked: Cell::new(0),
+            epoch: Cell::new(7),
+        };
+        let d = Descriptions::default();
+        assert_eq!(
+            d.describe(&names, 0, 0x3FFF_FFFF).as_deref(),
+            Some("0:0x3fffffff@7")
+        );
+        assert_eq!(
+            d.describe(&names, 0, 0x3FFF_FFFF).as_deref(),
+            Some("0:0x3fffffff@7")
+        );
+        assert_eq!(names.asked.get(), 1, "the second answer is kept");
+        // Another session's object of the same id is its own entry.
+        assert_eq!(
+            d.describe(&names, 1, 0x3FFF_FFFF).as_deref(),
+            Some("1:0x3fffffff@7")
+        );
+        names.epoch.set(8);
+        assert_eq!(
+            d.describe(&names, 0, 0x3FFF_FFFF).as_deref(),
+            Some("0:0x3fffffff@8")
+        );
+        assert_eq!(names.asked.get(), 3, "a new epoch asks again");
+    }
+}

@@ -96,6 +96,8 @@ impl ClientFacts {
 #[derive(Debug)]
 pub struct SessionFacts<C> {
     clients: HashMap<C, ClientFacts>,
+    /// Bumped whenever a client's name is set, so printers may keep names until then.
+    names_version: u64,
 }
 
 impl<C: Hash + Eq + Clone> Default for SessionFacts<C> {
@@ -108,7 +110,13 @@ impl<C: Hash + Eq + Clone> SessionFacts<C> {
     pub fn new() -> SessionFacts<C> {
         SessionFacts {
             clients: HashMap::default(),
+            names_version: 0,
         }
+    }
+
+    /// Changes whenever a client's name is set.
+    pub fn names_version(&self) -> u64 {
+        self.names_version
     }
 
     pub fn client(&self, c: &C) -> Option<&ClientFacts> {
@@ -196,6 +204,7 @@ impl<C: Hash + Eq + Clone> SessionFacts<C> {
                 // The client's own message wins over the host's echo.
             ) if dir == Direction::C2S || f.name.is_none() => {
                 f.name = plain.get(name.clone()).map(utf16le_to_string);
+                self.names_version += 1;
                 f.info_peer_id = Some(*peer_id);
                 f.ipv4 = Some(*ipv4);
             }
