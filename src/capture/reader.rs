@@ -703,10 +703,13 @@ impl CaptureReader {
                 Ok(false)
             }
             PCAPNG_EPB | PCAPNG_PB_OBSOLETE => {
-                // The fixed fields are read here rather than through pcap-file's typed
-                // packet blocks: those hold the time as a `Duration` (nothing before
-                // 1970, which a negative if_tsoffset can reach) and refuse a captured
-                // length above the original length, which real files have.
+                // pcap-file delimits the block (`RawBlock`); its five fixed fields are
+                // taken from the raw body rather than the typed block, which refuses a
+                // time that a negative if_tsoffset moves before 1970 and a captured
+                // length above the original length, both in real files (the test
+                // `pcap_file_typed_packet_blocks_refuse_what_the_reader_keeps` shows
+                // it, and fails once pcap-file accepts them). The comment, an option,
+                // is decoded by pcap-file below.
                 let iface_id = if raw.type_ == PCAPNG_EPB {
                     u32_at(0)
                 } else {

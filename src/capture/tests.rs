@@ -548,6 +548,51 @@ fn frames_pcap_file_would_refuse_are_written_as_read() {
     assert_eq!(frames[1].ts_ns, -3_000_000);
 }
 
+/// Why the reader takes the five fixed fields of a packet block from pcap-file's raw
+/// block instead of its typed one: the typed parser refuses both frames above (a
+/// captured length over the original length, and a time the interface's negative
+/// offset moves before 1970), which real files hold. When pcap-file accepts them this
+/// test fails, and the reader can take the typed block.
+#[test]
+fn pcap_file_typed_packet_blocks_refuse_what_the_reader_keeps() {
+    use pcap_file::pcapng::{Block, PcapNgParser};
+    let write = |ts_ns: i64, orig_len: u32| {
+        let mut w = CaptureWriter::pcapng(Vec::new(), Endian::Little).unwrap();
+        w.add_interface(1, 0, TsResolution::MICRO, -10).unwrap();
+        w.write_frame(0, ts_ns, orig_len, &[7, 7, 7]).unwrap();
+        w.into_inner()
+    };
+    for (what, bytes) in [
+        ("captured length over the original", write(T0, 1)),
+        ("time before 1970", write(-3_000_000, 3)),
+    ] {
+        // The reader keeps the frame…
+        let (r, frames) = frames_of(bytes.clone());
+        assert!(r.truncation().is_none(), "{what}");
+        assert_eq!(frames.len(), 1, "{what}");
+        // …which pcap-file's typed parser refuses, after the header blocks it takes.
+        let (mut rest, mut parser) = PcapNgParser::new(&bytes).unwrap();
+        let mut outcome = Vec::new();
+        while !rest.is_empty() {
+            match parser.next_block(rest) {
+                Ok((r, block)) => {
+                    outcome.push(matches!(block, Block::EnhancedPacket(_)));
+                    rest = r;
+                }
+                Err(_) => {
+                    outcome.push(false);
+                    break;
+                }
+            }
+        }
+        assert_eq!(
+            outcome,
+            vec![false, false],
+            "{what}: IDB, then a refused EPB"
+        );
+    }
+}
+
 /// gzip, Zstandard and LZ4 frames are recognised from their magic bytes and read as
 /// the capture they hold, frame for frame, with the offsets of the decompressed file.
 #[test]
