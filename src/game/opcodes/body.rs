@@ -26,7 +26,9 @@ pub enum Body {
     /// ChecksumComplete, RestartGame).
     Bare(u8),
     Settings(Settings),
-    ObjCreate(ObjCreate),
+    /// Boxed: the largest and one of the rarest bodies would otherwise make every
+    /// message as large as a creation.
+    ObjCreate(Box<ObjCreate>),
     BootPlayer(BootPlayer),
     /// 0x06–0x12, 0x15, 0x17, 0x1B: an event.
     Event(EventMessage),

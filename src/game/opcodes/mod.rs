@@ -217,7 +217,7 @@ fn parse_body(
         }
         OBJ_CREATE | OBJ_CREATE_TEAM => {
             let (c, r) = objects::ObjCreate::parse_keeping(opcode, f, w, catalog);
-            (c.map(Body::ObjCreate), r)
+            (c.map(|c| Body::ObjCreate(Box::new(c))), r)
         }
         BOOT_PLAYER => typed(lobby::BootPlayer::parse(f), Body::BootPlayer),
         PYTHON_EVENT..=SET_PHASER_LEVEL
