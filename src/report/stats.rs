@@ -616,8 +616,10 @@ fn flag_hist_table(it: impl Iterator<Item = (u8, u64)>, total: u64) -> Table {
 }
 
 /// Rate buckets listed one by one, empty ones too; a finer `--interval` over a long
-/// capture lists only the buckets with messages.
-const MAX_FILLED_BUCKETS: i64 = 100_000;
+/// capture lists only the buckets with messages. At 100,000, a damaged timestamp 27
+/// hours into a short capture made `stats --interval 1` lay out a 98,000-row table of
+/// zeros (166 MB, 0.5 s); 10,000 rows is more than anyone reads (2.8 hours at 1 s).
+const MAX_FILLED_BUCKETS: i64 = 10_000;
 
 pub fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
@@ -689,6 +691,26 @@ mod tests {
         assert_eq!(bar(5, 10).chars().count(), 15);
         assert_eq!(bar(0, 10), "");
         assert_eq!(bar(1, 1000).chars().count(), 1);
+    }
+
+    // Found by fuzzing: a frame whose timestamp jumps a day ahead must not make the
+    // rates list every empty second in between.
+    #[test]
+    fn rates_list_empty_buckets_only_over_a_bounded_span() {
+        let second = 1_000_000_000i64;
+        let mut s = Stats::new(None, Some(second));
+        s.first_ts_ns = Some(0);
+        s.last_ts_ns = Some(98_183 * second + second / 2);
+        s.buckets.insert(0, [1, 0]);
+        s.buckets.insert(98_183, [0, 1]);
+        let series = s.series(second);
+        assert_eq!(series.len(), 2, "only the buckets with messages");
+        assert_eq!(series[1], (98_183 * second, second / 2, [0, 1]));
+        // A span under the bound lists every bucket, empty ones included.
+        s.last_ts_ns = Some(5 * second);
+        s.buckets.remove(&98_183);
+        s.buckets.insert(5, [0, 1]);
+        assert_eq!(s.series(second).len(), 6);
     }
 
     #[test]
