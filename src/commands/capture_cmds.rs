@@ -741,6 +741,11 @@ impl Sink for StatsSink<'_> {
     fn detail(&self) -> Detail {
         Detail::Lean
     }
+
+    /// Counts do not depend on which host message relays which client message.
+    fn links_relays(&self) -> bool {
+        false
+    }
 }
 
 /// Read one capture into `stats`.

@@ -118,6 +118,10 @@ impl Sink for Selecting<'_> {
         }
     }
 
+    fn links_relays(&self) -> bool {
+        self.inner.links_relays()
+    }
+
     fn session_ended(&mut self, session: usize) {
         self.inner.session_ended(session);
     }

@@ -123,6 +123,10 @@ impl Sink for Observed<'_> {
         self.inner.detail()
     }
 
+    fn links_relays(&self) -> bool {
+        self.inner.links_relays()
+    }
+
     fn session_ended(&mut self, session: usize) {
         self.inner.session_ended(session);
     }

@@ -90,6 +90,27 @@ pub struct MessageRecord {
     pub warnings: Vec<Warning>,
 }
 
+impl MessageRecord {
+    /// The record of the transport message at `offset`, `length` bytes long, before
+    /// anything is known of it.
+    pub fn blank(offset: usize, length: usize) -> MessageRecord {
+        MessageRecord {
+            offset,
+            length,
+            transport_type: 0,
+            transport: TransportInfo::Unknown,
+            payload_offset: None,
+            retransmission: false,
+            original_frame: None,
+            keepalive: false,
+            game: None,
+            assembled: None,
+            relay_of: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// Transport-level facts, by message type.
 #[derive(Debug, Clone)]
 pub enum TransportInfo {
