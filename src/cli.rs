@@ -210,6 +210,11 @@ pub struct FilterArgs {
     /// `10` is the second from 10 to 11.
     #[arg(long, value_name = "RANGE", allow_hyphen_values = true)]
     pub time: Option<String>,
+    /// Display filter over record facts and decoded fields, e.g. `opcode == StateUpdate
+    /// and flags & 0x20`, `retransmission or warnings.code == "non_stock"`, `client ==
+    /// Worf and direction == s2c` (docs/guide.md, "Display filters").
+    #[arg(short = 'Y', long = "display-filter", value_name = "EXPR")]
+    pub display_filter: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -336,6 +341,9 @@ pub struct ReportArgs {
     pub b: Option<String>,
     #[command(flatten)]
     pub input: InputArgs,
+    /// Show only the datagrams and messages this display filter keeps (as `decode -Y`).
+    #[arg(short = 'Y', long = "display-filter", value_name = "EXPR")]
+    pub display_filter: Option<String>,
     /// Where to write the page; `-` writes to standard output.
     #[arg(short, long, default_value = "report.html", value_name = "FILE")]
     pub output: String,

@@ -94,7 +94,12 @@ pub fn no_game_traffic(s: &CaptureSummary, port: u16) -> String {
 
 /// The filter for one capture: `--client` needs a first reading of a file to know whom
 /// it names (standard input cannot be read twice: there it is matched as it goes).
-fn file_filter(path: &str, filter: &Filter, cfg: &Config, out: Output) -> Result<Filter> {
+pub(super) fn file_filter(
+    path: &str,
+    filter: &Filter,
+    cfg: &Config,
+    out: Output,
+) -> Result<Filter> {
     if !filter.needs_clients() {
         return Ok(filter.clone());
     }
@@ -257,11 +262,11 @@ impl DecodeSink<'_> {
             return false;
         }
         match &p.body {
-            PacketBody::GameSpy { .. } => self.filter.selects_all_messages(),
+            PacketBody::GameSpy { .. } => self.filter.keep_gamespy(p, names),
             PacketBody::Game(g) => g
                 .messages
                 .iter()
-                .any(|m| self.filter.keep_message(m, p.session, names)),
+                .any(|m| self.filter.keep_message(p, m, names)),
         }
     }
 
@@ -306,8 +311,7 @@ impl Sink for DecodeSink<'_> {
             PacketBody::GameSpy { .. } => self.gamespy_packets += 1,
         }
         let filter = &self.filter;
-        let keep =
-            |m: &crate::pipeline::record::MessageRecord| filter.keep_message(m, p.session, names);
+        let keep = |m: &crate::pipeline::record::MessageRecord| filter.keep_message(p, m, names);
         let descriptions = &self.descriptions;
         let describe = |id: u32| descriptions.describe(names, p.session, id);
         if let Some(sel) = &self.select {
@@ -590,8 +594,8 @@ impl Sink for ShowSink<'_> {
                         PacketBody::Game(g) => g
                             .messages
                             .iter()
-                            .any(|m| self.filter.keep_message(m, p.session, names)),
-                        PacketBody::GameSpy { .. } => self.filter.selects_all_messages(),
+                            .any(|m| self.filter.keep_message(p, m, names)),
+                        PacketBody::GameSpy { .. } => self.filter.keep_gamespy(p, names),
                     }
             }
         };
@@ -730,16 +734,36 @@ struct StatsSink<'a> {
 impl Sink for StatsSink<'_> {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
-        if self.filter.keep_packet(p, first, names) {
-            self.stats.add(p, names);
+        if !self.filter.keep_packet(p, first, names) {
+            return Ok(Control::Continue);
+        }
+        let filter = &self.filter;
+        match &p.body {
+            PacketBody::GameSpy { .. } => {
+                if filter.keep_gamespy(p, names) {
+                    self.stats.add(p, names);
+                }
+            }
+            PacketBody::Game(_) if filter.selects_all_messages() => self.stats.add(p, names),
+            // A datagram counts when one of its messages passes the message filters.
+            PacketBody::Game(g) => {
+                if g.messages.iter().any(|m| filter.keep_message(p, m, names)) {
+                    self.stats
+                        .add_selected(p, names, &|m| filter.keep_message(p, m, names));
+                }
+            }
         }
         Ok(Control::Continue)
     }
 
-    /// Statistics count messages and read StateUpdate summaries, never fields; the
-    /// filter here is packet-level only.
+    /// Statistics count messages and read StateUpdate summaries, never fields, unless
+    /// a `-Y` expression reads them.
     fn detail(&self) -> Detail {
-        Detail::Lean
+        if self.filter.reads_fields() {
+            Detail::Full
+        } else {
+            Detail::Lean
+        }
     }
 
     /// Counts do not depend on which host message relays which client message.

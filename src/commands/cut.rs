@@ -57,11 +57,10 @@ impl<'a> Selecting<'a> {
             Rule::Filter(filter) => {
                 filter.keep_packet(p, first, names)
                     && match &p.body {
-                        PacketBody::GameSpy { .. } => filter.selects_all_messages(),
-                        PacketBody::Game(g) => g
-                            .messages
-                            .iter()
-                            .any(|m| filter.keep_message(m, p.session, names)),
+                        PacketBody::GameSpy { .. } => filter.keep_gamespy(p, names),
+                        PacketBody::Game(g) => {
+                            g.messages.iter().any(|m| filter.keep_message(p, m, names))
+                        }
                     }
             }
         }
@@ -84,7 +83,7 @@ impl Sink for Selecting<'_> {
                 for m in &g.messages {
                     let Some(a) = &m.assembled else { continue };
                     let kept = match &self.rule {
-                        Rule::Filter(f) => f.keep_message(m, p.session, names),
+                        Rule::Filter(f) => f.keep_message(p, m, names),
                         Rule::Frame(_) | Rule::Packets(_) => true,
                     };
                     if kept {
@@ -99,7 +98,7 @@ impl Sink for Selecting<'_> {
             }
             let comment = self.annotate.then(|| {
                 let keep = |m: &crate::pipeline::record::MessageRecord| match &self.rule {
-                    Rule::Filter(f) => f.keep_message(m, p.session, names),
+                    Rule::Filter(f) => f.keep_message(p, m, names),
                     Rule::Frame(_) | Rule::Packets(_) => true,
                 };
                 packet_annotation(p, &keep, names)

@@ -127,6 +127,7 @@ fn filter_spec(a: &crate::cli::FilterArgs) -> crate::pipeline::filter::FilterSpe
         ship: a.ship.clone(),
         frames: a.frames.clone(),
         time: a.time.clone(),
+        display: a.display_filter.clone(),
     }
 }
 

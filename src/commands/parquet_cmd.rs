@@ -32,14 +32,18 @@ impl<W: Write + Send> Sink for ParquetSink<W> {
             p,
             player.as_deref(),
             &|id| names.object_class(p.session, id),
-            &|m| filter.keep_message(m, p.session, names),
+            &|m| filter.keep_message(p, m, names),
         )?;
         Ok(Control::Continue)
     }
 
-    /// Rows hold typed values only: the field trees are never read.
+    /// Rows hold typed values only: the field trees are read only by a `-Y` expression.
     fn detail(&self) -> Detail {
-        Detail::Lean
+        if self.filter.reads_fields() {
+            Detail::Full
+        } else {
+            Detail::Lean
+        }
     }
 }
 

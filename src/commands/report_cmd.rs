@@ -3,6 +3,7 @@
 use super::capture_cmds::config;
 use super::Output;
 use crate::cli::ReportArgs;
+use crate::pipeline::filter::{Filter, FilterSpec};
 use crate::report::html;
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -10,9 +11,20 @@ use std::io::Write;
 pub fn report(a: ReportArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let two = a.b.is_some();
-    let mut captures = vec![html::collect_file(&a.a, &cfg, two)?];
+    let filter = Filter::from_spec_with(
+        &FilterSpec {
+            display: a.display_filter.clone(),
+            ..FilterSpec::default()
+        },
+        &cfg.ships,
+    )?;
+    let collect = |path: &str, fingerprints: bool| -> Result<html::CaptureReport> {
+        let filter = super::capture_cmds::file_filter(path, &filter, &cfg, out)?;
+        html::collect_file_filtered(path, &cfg, fingerprints, &filter)
+    };
+    let mut captures = vec![collect(&a.a, two)?];
     if let Some(b) = &a.b {
-        captures.push(html::collect_file(b, &cfg, true)?);
+        captures.push(collect(b, true)?);
     }
     if !out.quiet {
         for c in &captures {

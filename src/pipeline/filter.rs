@@ -1,5 +1,6 @@
 //! Message selection for `decode`, `show` and `stats` (`--opcode`, `--client`, …).
 
+use super::display::{ClientNames, DisplayFilter};
 use super::names::Names;
 use crate::diag::Direction;
 use crate::game::opcodes::{opcode_from_name, opcode_names};
@@ -196,6 +197,8 @@ pub struct FilterSpec {
     pub ship: Option<String>,
     pub frames: Option<String>,
     pub time: Option<String>,
+    /// `-Y`: a display filter expression (`pipeline::display`).
+    pub display: Option<String>,
 }
 
 /// Which client a `--client` value names.
@@ -311,7 +314,7 @@ pub fn did_you_mean<'a>(
 }
 
 /// A ship class as typed: `KessokHeavy`, `Kessok Heavy` and `kessok_heavy` are one.
-fn ship_key(s: &str) -> String {
+pub(crate) fn ship_key(s: &str) -> String {
     s.chars()
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)
@@ -334,6 +337,9 @@ pub struct Filter {
     ship: Option<String>,
     frames: Option<Range<u64>>,
     time: Option<TimeRange>,
+    display: Option<std::sync::Arc<DisplayFilter>>,
+    /// The names the capture gave its clients, for `-Y` tests of `client`.
+    client_names: Option<std::sync::Arc<ClientNames>>,
 }
 
 impl Filter {
@@ -372,6 +378,12 @@ impl Filter {
                 .transpose()?,
             frames: a.frames.as_deref().map(parse_frame_range).transpose()?,
             time: a.time.as_deref().map(parse_time_range).transpose()?,
+            display: a
+                .display
+                .as_deref()
+                .map(|t| DisplayFilter::parse(t, ships).map(std::sync::Arc::new))
+                .transpose()?,
+            client_names: None,
         })
     }
 
@@ -393,7 +405,7 @@ impl Filter {
 
     /// Whether `--client` wants a first reading of the capture to find who it names.
     pub fn needs_clients(&self) -> bool {
-        self.client.is_some()
+        self.client.is_some() || self.display.as_ref().is_some_and(|d| d.mentions_client())
     }
 
     /// This filter for one capture whose summary is known: `--client` becomes the
@@ -401,8 +413,17 @@ impl Filter {
     /// directions, also those before the name or peer id was sent. A selector that
     /// names no client, or two by different means, is an error listing the clients.
     pub fn for_capture(&self, summary: &CaptureSummary) -> Result<Filter> {
+        let mut filter = self.clone();
+        if self.display.as_ref().is_some_and(|d| d.mentions_client()) {
+            let named = summary.sessions.iter().flat_map(|s| {
+                s.clients
+                    .iter()
+                    .filter_map(move |c| Some(((s.index, c.index), c.name.clone()?)))
+            });
+            filter.client_names = Some(std::sync::Arc::new(named.collect()));
+        }
         let Some(sel) = &self.client else {
-            return Ok(self.clone());
+            return Ok(filter);
         };
         let all: Vec<&ClientSummary> = summary.sessions.iter().flat_map(|s| &s.clients).collect();
         let mut found = Vec::new();
@@ -444,7 +465,7 @@ impl Filter {
         }
         Ok(Filter {
             clients: Some(found),
-            ..self.clone()
+            ..filter
         })
     }
 
@@ -464,6 +485,27 @@ impl Filter {
             && self.exclude.is_empty()
             && self.object.is_none()
             && self.ship.is_none()
+            && self.display.is_none()
+    }
+
+    /// Whether the records need their decoded fields (a `-Y` expression reads them).
+    pub fn reads_fields(&self) -> bool {
+        self.display.as_ref().is_some_and(|d| d.reads_fields())
+    }
+
+    /// Whether a GameSpy datagram of a kept packet is kept: with no message-level
+    /// condition, or when only `-Y` is given and it matches the datagram's facts.
+    pub fn keep_gamespy(&self, p: &PacketRecord, names: &dyn Names) -> bool {
+        match &self.display {
+            None => self.selects_all_messages(),
+            Some(d) => {
+                self.opcodes.is_empty()
+                    && self.exclude.is_empty()
+                    && self.object.is_none()
+                    && self.ship.is_none()
+                    && d.matches(p, None, names, self.client_names.as_deref())
+            }
+        }
     }
 
     /// Packet-level conditions: frame, time, direction, client.
@@ -515,14 +557,21 @@ impl Filter {
         found
     }
 
-    /// Message-level conditions: opcode, object, ship class.
-    pub fn keep_message(&self, m: &MessageRecord, session: usize, names: &dyn Names) -> bool {
+    /// Message-level conditions: opcode, object, ship class, `-Y`.
+    pub fn keep_message(&self, p: &PacketRecord, m: &MessageRecord, names: &dyn Names) -> bool {
         if self.selects_all_messages() {
             return true;
         }
+        if let Some(d) = &self.display {
+            if !d.matches(p, Some(m), names, self.client_names.as_deref()) {
+                return false;
+            }
+        }
+        let session = p.session;
         let game = m.game.as_ref().or(m.assembled.as_ref().map(|a| &a.game));
         let Some(g) = game else {
-            // Non-game messages (ACKs, connection management) only pass unfiltered.
+            // Non-game messages (ACKs, connection management) pass only conditions that
+            // can hold for them.
             return self.opcodes.is_empty() && self.object.is_none() && self.ship.is_none();
         };
         if !self.opcodes.is_empty() && !self.opcodes.contains(&g.opcode) {

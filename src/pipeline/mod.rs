@@ -6,6 +6,7 @@
 //! Why this file is long: it wires every stage for one datagram and builds the summaries at the
 //! end of each session; both read the same per-stream state, kept in one place.
 
+pub mod display;
 pub mod filter;
 pub mod front;
 pub mod names;

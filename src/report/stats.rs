@@ -5,7 +5,7 @@ use super::schema;
 use super::term::Palette;
 use crate::diag::{Code, Direction};
 use crate::game::dirty::flag_names;
-use crate::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
+use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord, TransportInfo};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -190,6 +190,17 @@ impl Stats {
     }
 
     pub fn add(&mut self, p: &PacketRecord, names: &dyn Names) {
+        self.add_selected(p, names, &|_| true);
+    }
+
+    /// [`Stats::add`] counting only the messages `keep` accepts (a message filter or
+    /// `-Y`); the datagram itself is counted whole.
+    pub fn add_selected(
+        &mut self,
+        p: &PacketRecord,
+        names: &dyn Names,
+        keep: &dyn Fn(&MessageRecord) -> bool,
+    ) {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
         self.last_ts_ns = Some(p.ts_ns);
         let d = &mut self.dirs[p.direction.index()];
@@ -210,7 +221,7 @@ impl Stats {
             .filter(|w| w.code == Code::NonStock)
             .count() as u64;
         let mut delivered_here = 0u64;
-        for m in &g.messages {
+        for m in g.messages.iter().filter(|m| keep(m)) {
             d.messages += 1;
             d.transport_types.add(m.transport_type, 1);
             d.warnings += m.warnings.len() as u64;

@@ -19,7 +19,8 @@ pub mod svg;
 pub use collect::{CaptureReport, Collector};
 pub use page::{render, Budget};
 
-use crate::pipeline::record::PacketRecord;
+use crate::pipeline::filter::Filter;
+use crate::pipeline::record::{PacketBody, PacketRecord};
 use crate::pipeline::{self, Config, Control, Pipeline, Sink};
 use crate::report::align::Side;
 use crate::report::diff::{self, Comparison, DiffResult, FetchSink, Fetcher};
@@ -29,22 +30,63 @@ use anyhow::{Context, Result};
 /// Field differences named in a two-capture page, at most.
 pub const MAX_DIFFERENCES: usize = 20;
 
-struct CollectSink<'a>(&'a mut Collector);
+struct CollectSink<'a> {
+    collector: &'a mut Collector,
+    filter: &'a Filter,
+    first_ts_ns: Option<i64>,
+}
 
 impl Sink for CollectSink<'_> {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
-        self.0.add(p, names);
+        let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
+        let f = self.filter;
+        if !f.keep_packet(p, first, names) {
+            return Ok(Control::Continue);
+        }
+        match &p.body {
+            PacketBody::GameSpy { .. } if !f.keep_gamespy(p, names) => {}
+            PacketBody::Game(g) if !f.selects_all_messages() => {
+                // The page shows the datagram with the messages the filter keeps.
+                if g.messages.iter().any(|m| f.keep_message(p, m, names)) {
+                    let mut kept = p.clone();
+                    if let PacketBody::Game(k) = &mut kept.body {
+                        k.messages.retain(|m| f.keep_message(p, m, names));
+                    }
+                    self.collector.add(&kept, names);
+                }
+            }
+            _ => self.collector.add(p, names),
+        }
         Ok(Control::Continue)
+    }
+
+    fn detail(&self) -> pipeline::Detail {
+        pipeline::Detail::Full
     }
 }
 
 /// Run one capture through the pipeline into a [`CaptureReport`]. `fingerprints` keeps
 /// the per-message digest needed to compare it with another capture.
 pub fn collect_file(path: &str, config: &Config, fingerprints: bool) -> Result<CaptureReport> {
+    collect_file_filtered(path, config, fingerprints, &Filter::default())
+}
+
+/// [`collect_file`] with only the datagrams and messages `filter` keeps (`-Y`).
+pub fn collect_file_filtered(
+    path: &str,
+    config: &Config,
+    fingerprints: bool,
+    filter: &Filter,
+) -> Result<CaptureReport> {
     let reader = pipeline::open(path)?;
     let mut c = Collector::new(path, config.ships.clone(), fingerprints);
+    let mut sink = CollectSink {
+        collector: &mut c,
+        filter,
+        first_ts_ns: None,
+    };
     let summary = Pipeline::new(config.clone())
-        .run(reader, &mut CollectSink(&mut c))
+        .run(reader, &mut sink)
         .with_context(|| format!("reading {path}"))?;
     Ok(c.finish(summary))
 }

@@ -1,0 +1,616 @@
+//! The display filter of `-Y`: an expression over record facts and decoded field paths,
+//! compiled once and evaluated for each message (a datagram is kept with the messages
+//! that match, as the other message filters do).
+//!
+//! ```text
+//! opcode == StateUpdate and flags & 0x20 and subsystems[hull].condition_pct < 50
+//! retransmission or warnings.code == "non_stock"
+//! client == Worf and direction == s2c
+//! ```
+//!
+//! The grammar is `display.pest`. Semantics follow Wireshark's: a name that holds
+//! several values (a repeated field, a list, the warnings of a message) matches a test
+//! when any of its values does; `a != b` is `not (a == b)`; a name alone tests that it
+//! exists (or, for a yes/no fact such as `retransmission`, that it is true). A bare
+//! word on the right of a test is a name: `StateUpdate` for `opcode`, a ship class for
+//! `ship`, a player for `client`, `c2s`, `true`.
+
+use super::filter::{parse_opcode, parse_ship, ship_key};
+use super::names::Names;
+use super::record::{MessageRecord, PacketBody, PacketRecord};
+use crate::game::path::FieldPath;
+use crate::game::ships::ShipCatalog;
+use crate::game::{GameMessage, Value};
+use pest::error::{Error as PestError, ErrorVariant};
+use pest::iterators::Pair;
+use pest::Parser as _;
+use std::borrow::Cow;
+
+#[derive(pest_derive::Parser)]
+#[grammar = "pipeline/display.pest"]
+struct Grammar;
+
+/// A compiled `-Y` expression.
+#[derive(Debug, Clone)]
+pub struct DisplayFilter {
+    root: Node,
+    text: String,
+}
+
+#[derive(Debug, Clone)]
+enum Node {
+    Or(Vec<Node>),
+    And(Vec<Node>),
+    Not(Box<Node>),
+    Test(Test),
+}
+
+#[derive(Debug, Clone)]
+struct Test {
+    lhs: Lhs,
+    cmp: Option<(Op, Operand)>,
+}
+
+#[derive(Debug, Clone)]
+enum Lhs {
+    Fact(Fact),
+    /// A decoded field of the game message (`fields.` may prefix it).
+    Path(FieldPath),
+}
+
+/// Facts of the record and its transport message, named as in the JSON records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fact {
+    Frame,
+    Time,
+    Direction,
+    Session,
+    Client,
+    PeerId,
+    Kind,
+    UdpLength,
+    TransportType,
+    Reliable,
+    Seq,
+    Retransmission,
+    Keepalive,
+    Fragment,
+    Opcode,
+    Name,
+    Object,
+    ObjectId,
+    Ship,
+    WarningCode,
+    WarningKind,
+    Length,
+}
+
+const FACTS: [(&str, Fact); 22] = [
+    ("frame", Fact::Frame),
+    ("time", Fact::Time),
+    ("direction", Fact::Direction),
+    ("session", Fact::Session),
+    ("client", Fact::Client),
+    ("peer_id", Fact::PeerId),
+    ("kind", Fact::Kind),
+    ("udp_length", Fact::UdpLength),
+    ("transport_type", Fact::TransportType),
+    ("reliable", Fact::Reliable),
+    ("seq", Fact::Seq),
+    ("retransmission", Fact::Retransmission),
+    ("keepalive", Fact::Keepalive),
+    ("fragment", Fact::Fragment),
+    ("opcode", Fact::Opcode),
+    ("name", Fact::Name),
+    ("object", Fact::Object),
+    ("object_id", Fact::ObjectId),
+    ("ship", Fact::Ship),
+    ("warnings.code", Fact::WarningCode),
+    ("warnings.kind", Fact::WarningKind),
+    ("length", Fact::Length),
+];
+
+/// The record facts `-Y` knows, for listings and "did you mean".
+pub fn fact_names() -> impl Iterator<Item = &'static str> {
+    FACTS.iter().map(|(n, _)| *n)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    BitAnd,
+    Contains,
+}
+
+#[derive(Debug, Clone)]
+enum Operand {
+    Num(f64),
+    Text(String),
+}
+
+/// One value a name holds for a message.
+#[derive(Debug, Clone, PartialEq)]
+enum Val<'a> {
+    Num(f64),
+    Text(Cow<'a, str>),
+    Bool(bool),
+    /// A group of fields: it exists, but compares with nothing.
+    Group,
+}
+
+/// A `-Y` expression that does not parse or names something unknown: the message
+/// points at the column.
+#[derive(Debug)]
+pub struct DisplayFilterError(String);
+
+impl std::fmt::Display for DisplayFilterError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DisplayFilterError {}
+
+fn located(text: &str, pair_span: pest::Span<'_>, message: String) -> DisplayFilterError {
+    let e: PestError<Rule> =
+        PestError::new_from_span(ErrorVariant::CustomError { message }, pair_span);
+    DisplayFilterError(format!("-Y {text:?}:\n{e}"))
+}
+
+fn rule_name(r: &Rule) -> &'static str {
+    match r {
+        Rule::or_expr | Rule::and_expr | Rule::unary | Rule::test | Rule::path => {
+            "a field or a fact"
+        }
+        Rule::cmp_op => "a comparison (==, !=, <, <=, >, >=, &, contains)",
+        Rule::and_op | Rule::or_op => "and, or",
+        Rule::not_op => "not",
+        Rule::string => "a \"string\"",
+        Rule::number => "a number",
+        Rule::name => "a name",
+        Rule::EOI => "the end of the expression",
+        _ => "more of the expression",
+    }
+}
+
+impl DisplayFilter {
+    /// Compile `text`; opcode and ship names are checked against the opcode table and
+    /// `ships`.
+    pub fn parse(text: &str, ships: &ShipCatalog) -> Result<DisplayFilter, DisplayFilterError> {
+        let mut pairs = Grammar::parse(Rule::filter, text).map_err(|e| {
+            let e = e.renamed_rules(|r| rule_name(r).to_string());
+            DisplayFilterError(format!("-Y {text:?}:\n{e}"))
+        })?;
+        let filter = pairs.next().expect("the grammar's filter rule matched");
+        let or = filter
+            .into_inner()
+            .next()
+            .expect("a filter holds an expression");
+        let root = compile(or, text, ships)?;
+        Ok(DisplayFilter {
+            root,
+            text: text.to_string(),
+        })
+    }
+
+    /// The expression as given.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether the expression reads decoded fields (records then need their field
+    /// trees, which statistics otherwise skip).
+    pub fn reads_fields(&self) -> bool {
+        fn walk(n: &Node) -> bool {
+            match n {
+                Node::Or(v) | Node::And(v) => v.iter().any(walk),
+                Node::Not(n) => walk(n),
+                Node::Test(t) => matches!(t.lhs, Lhs::Path(_)),
+            }
+        }
+        walk(&self.root)
+    }
+
+    /// Whether the expression names clients (`client == Worf`): a capture file is then
+    /// read once first, so that a client's frames from before it sent its name match
+    /// too, as with `--client`.
+    pub fn mentions_client(&self) -> bool {
+        fn walk(n: &Node) -> bool {
+            match n {
+                Node::Or(v) | Node::And(v) => v.iter().any(walk),
+                Node::Not(n) => walk(n),
+                Node::Test(t) => matches!(t.lhs, Lhs::Fact(Fact::Client)),
+            }
+        }
+        walk(&self.root)
+    }
+
+    /// Whether message `m` of packet `p` matches. A GameSpy datagram is one message
+    /// with no transport facts. `client_names` are the names the whole capture gave
+    /// its clients, when it was read once already.
+    pub fn matches(
+        &self,
+        p: &PacketRecord,
+        m: Option<&MessageRecord>,
+        names: &dyn Names,
+        client_names: Option<&ClientNames>,
+    ) -> bool {
+        eval(
+            &self.root,
+            &Cx {
+                p,
+                m,
+                names,
+                client_names,
+            },
+        )
+    }
+}
+
+/// (session, client) → the player name the capture gave that client.
+pub type ClientNames = std::collections::HashMap<(usize, usize), String>;
+
+struct Cx<'a> {
+    p: &'a PacketRecord,
+    m: Option<&'a MessageRecord>,
+    names: &'a dyn Names,
+    client_names: Option<&'a ClientNames>,
+}
+
+impl<'a> Cx<'a> {
+    fn game(&self) -> Option<&'a GameMessage> {
+        let m = self.m?;
+        m.game.as_ref().or(m.assembled.as_ref().map(|a| &a.game))
+    }
+}
+
+fn compile(
+    pair: Pair<'_, Rule>,
+    text: &str,
+    ships: &ShipCatalog,
+) -> Result<Node, DisplayFilterError> {
+    match pair.as_rule() {
+        Rule::or_expr | Rule::and_expr => {
+            let or = pair.as_rule() == Rule::or_expr;
+            let mut parts = pair
+                .into_inner()
+                .filter(|p| !matches!(p.as_rule(), Rule::and_op | Rule::or_op))
+                .map(|p| compile(p, text, ships))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(if parts.len() == 1 {
+                parts.pop().expect("one part")
+            } else if or {
+                Node::Or(parts)
+            } else {
+                Node::And(parts)
+            })
+        }
+        Rule::unary => {
+            let mut nots = 0;
+            let mut inner = None;
+            for p in pair.into_inner() {
+                if p.as_rule() == Rule::not_op {
+                    nots += 1;
+                } else {
+                    inner = Some(compile(p, text, ships)?);
+                }
+            }
+            let mut node = inner.expect("a unary expression ends in a primary");
+            for _ in 0..nots {
+                node = Node::Not(Box::new(node));
+            }
+            Ok(node)
+        }
+        Rule::test => compile_test(pair, text, ships).map(Node::Test),
+        _ => unreachable!("the grammar gives no other expression rule"),
+    }
+}
+
+fn compile_test(
+    pair: Pair<'_, Rule>,
+    text: &str,
+    ships: &ShipCatalog,
+) -> Result<Test, DisplayFilterError> {
+    let mut inner = pair.into_inner();
+    let path = inner.next().expect("a test starts with a path");
+    let name = path.as_str();
+    let lhs = match FACTS.iter().find(|(n, _)| *n == name) {
+        Some((_, fact)) => Lhs::Fact(*fact),
+        None => {
+            let field = name.strip_prefix("fields.").unwrap_or(name);
+            let parsed: FieldPath = field.parse().map_err(|e: crate::game::path::PathError| {
+                located(text, path.as_span(), e.to_string())
+            })?;
+            Lhs::Path(parsed)
+        }
+    };
+    let Some(op) = inner.next() else {
+        return Ok(Test { lhs, cmp: None });
+    };
+    let op_kind = match op.as_str().to_ascii_lowercase().as_str() {
+        "==" | "eq" => Op::Eq,
+        "!=" | "ne" => Op::Ne,
+        "<" => Op::Lt,
+        "<=" => Op::Le,
+        ">" => Op::Gt,
+        ">=" => Op::Ge,
+        "&" => Op::BitAnd,
+        _ => Op::Contains,
+    };
+    let rhs = inner.next().expect("a comparison has a right side");
+    let operand = match rhs.as_rule() {
+        Rule::number => Operand::Num(
+            parse_number(rhs.as_str())
+                .ok_or_else(|| located(text, rhs.as_span(), "not a number".to_string()))?,
+        ),
+        Rule::string => {
+            let chars = rhs.clone().into_inner().next().map_or("", |c| c.as_str());
+            let text_value = unescape(chars);
+            match lhs {
+                // A quoted class is checked and keyed like a bare one.
+                Lhs::Fact(Fact::Ship) => Operand::Text(
+                    parse_ship(&text_value, ships)
+                        .map_err(|e| located(text, rhs.as_span(), format!("{e:#}")))?,
+                ),
+                _ => Operand::Text(text_value),
+            }
+        }
+        _ => name_operand(&lhs, &rhs, text, ships)?,
+    };
+    if op_kind == Op::BitAnd && !matches!(operand, Operand::Num(_)) {
+        return Err(located(
+            text,
+            op.as_span(),
+            "a bit test takes a number on its right (flags & 0x20)".to_string(),
+        ));
+    }
+    Ok(Test {
+        lhs,
+        cmp: Some((op_kind, operand)),
+    })
+}
+
+/// A bare word on the right of a test: an opcode name for `opcode`, a ship class for
+/// `ship` (checked, with "did you mean"), otherwise the word as text.
+fn name_operand(
+    lhs: &Lhs,
+    rhs: &Pair<'_, Rule>,
+    text: &str,
+    ships: &ShipCatalog,
+) -> Result<Operand, DisplayFilterError> {
+    let word = rhs.as_str();
+    match lhs {
+        Lhs::Fact(Fact::Opcode) => parse_opcode(word)
+            .map(|op| Operand::Num(op as f64))
+            .map_err(|e| located(text, rhs.as_span(), format!("{e:#}"))),
+        Lhs::Fact(Fact::Ship) => parse_ship(word, ships)
+            .map(Operand::Text)
+            .map_err(|e| located(text, rhs.as_span(), format!("{e:#}"))),
+        _ => Ok(Operand::Text(word.to_string())),
+    }
+}
+
+fn parse_number(s: &str) -> Option<f64> {
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let v = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) => u64::from_str_radix(hex, 16).ok()? as f64,
+        None => digits.parse::<f64>().ok()?,
+    };
+    Some(if neg { -v } else { v })
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => {}
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn eval(n: &Node, cx: &Cx<'_>) -> bool {
+    match n {
+        Node::Or(v) => v.iter().any(|n| eval(n, cx)),
+        Node::And(v) => v.iter().all(|n| eval(n, cx)),
+        Node::Not(n) => !eval(n, cx),
+        Node::Test(t) => test(t, cx),
+    }
+}
+
+fn test(t: &Test, cx: &Cx<'_>) -> bool {
+    let mut vals = Vec::new();
+    values(&t.lhs, cx, &mut vals);
+    match &t.cmp {
+        None => match t.lhs {
+            // A yes/no fact alone asks whether it is true.
+            Lhs::Fact(Fact::Reliable | Fact::Retransmission | Fact::Keepalive) => {
+                vals.contains(&Val::Bool(true))
+            }
+            _ => !vals.is_empty(),
+        },
+        Some((Op::Ne, rhs)) => !vals.iter().any(|v| equal(&t.lhs, v, rhs)),
+        Some((op, rhs)) => vals.iter().any(|v| compare(&t.lhs, *op, v, rhs)),
+    }
+}
+
+fn equal(lhs: &Lhs, v: &Val<'_>, rhs: &Operand) -> bool {
+    match (v, rhs) {
+        (Val::Num(a), Operand::Num(b)) => a == b,
+        (Val::Bool(a), Operand::Num(b)) => (*a as u8 as f64) == *b,
+        (Val::Bool(a), Operand::Text(b)) => {
+            b.eq_ignore_ascii_case(if *a { "true" } else { "false" })
+        }
+        (Val::Text(a), Operand::Text(b)) => match lhs {
+            // Players and ship classes are named as people type them.
+            Lhs::Fact(Fact::Client) => a.eq_ignore_ascii_case(b),
+            Lhs::Fact(Fact::Ship) => ship_key(a) == *b,
+            _ => a == b,
+        },
+        (Val::Text(a), Operand::Num(b)) => parse_number(a).is_some_and(|a| a == *b),
+        (Val::Num(a), Operand::Text(b)) => parse_number(b).is_some_and(|b| *a == b),
+        _ => false,
+    }
+}
+
+fn compare(lhs: &Lhs, op: Op, v: &Val<'_>, rhs: &Operand) -> bool {
+    let num = |v: &Val<'_>| match v {
+        Val::Num(n) => Some(*n),
+        Val::Bool(b) => Some(*b as u8 as f64),
+        Val::Text(t) => parse_number(t),
+        Val::Group => None,
+    };
+    let rhs_num = match rhs {
+        Operand::Num(n) => Some(*n),
+        Operand::Text(t) => parse_number(t),
+    };
+    match op {
+        Op::Eq => equal(lhs, v, rhs),
+        Op::Ne => !equal(lhs, v, rhs),
+        Op::Lt | Op::Le | Op::Gt | Op::Ge => match (num(v), rhs_num) {
+            (Some(a), Some(b)) => match op {
+                Op::Lt => a < b,
+                Op::Le => a <= b,
+                Op::Gt => a > b,
+                _ => a >= b,
+            },
+            _ => false,
+        },
+        Op::BitAnd => match (num(v), rhs_num) {
+            (Some(a), Some(b)) if a >= 0.0 && b >= 0.0 => (a as u64) & (b as u64) != 0,
+            _ => false,
+        },
+        Op::Contains => match (v, rhs) {
+            (Val::Text(a), Operand::Text(b)) => a.contains(b.as_str()),
+            _ => equal(lhs, v, rhs),
+        },
+    }
+}
+
+fn values<'a>(lhs: &Lhs, cx: &Cx<'a>, out: &mut Vec<Val<'a>>) {
+    let p = cx.p;
+    let game_packet = match &p.body {
+        PacketBody::Game(g) => Some(g),
+        PacketBody::GameSpy { .. } => None,
+    };
+    let num = |n: u64| Val::Num(n as f64);
+    match lhs {
+        Lhs::Fact(f) => match f {
+            Fact::Frame => out.push(num(p.frame)),
+            Fact::Time => out.push(Val::Num(p.ts_ns as f64 / 1e9)),
+            Fact::Direction => out.push(Val::Text(Cow::Borrowed(p.direction.as_str()))),
+            Fact::Session => out.push(num(p.session as u64)),
+            Fact::Client => {
+                let known = cx.client_names.and_then(|c| c.get(&(p.session, p.client)));
+                match known {
+                    Some(n) => out.push(Val::Text(Cow::Borrowed(n.as_str()))),
+                    None => {
+                        if let Some(n) = cx.names.client_name(p.session, p.client) {
+                            out.push(Val::Text(Cow::Owned(n)));
+                        }
+                    }
+                }
+                out.push(num(u64::from(p.client_port())));
+            }
+            Fact::PeerId => out.extend(game_packet.map(|g| num(u64::from(g.peer_id)))),
+            Fact::Kind => out.push(Val::Text(Cow::Borrowed(if game_packet.is_some() {
+                "game"
+            } else {
+                "gamespy"
+            }))),
+            Fact::UdpLength => out.push(num(p.udp_len as u64)),
+            Fact::TransportType => out.extend(cx.m.map(|m| num(u64::from(m.transport_type)))),
+            Fact::Reliable => out.extend(cx.m.map(|m| Val::Bool(m.reliable()))),
+            Fact::Seq => out.extend(cx.m.and_then(|m| m.seq()).map(|s| num(u64::from(s)))),
+            Fact::Retransmission => out.extend(cx.m.map(|m| Val::Bool(m.retransmission))),
+            Fact::Keepalive => out.extend(cx.m.map(|m| Val::Bool(m.keepalive))),
+            Fact::Fragment => out.extend(
+                cx.m.and_then(|m| m.fragment())
+                    .map(|f| num(u64::from(f.index))),
+            ),
+            Fact::Length => out.extend(cx.m.map(|m| num(m.length as u64))),
+            Fact::Opcode => out.extend(cx.game().map(|g| num(u64::from(g.opcode)))),
+            Fact::Name => out.extend(cx.game().map(|g| Val::Text(Cow::Borrowed(g.name)))),
+            Fact::ObjectId => out.extend(
+                cx.game()
+                    .and_then(|g| g.object_id())
+                    .map(|o| num(u64::from(o))),
+            ),
+            Fact::Object => {
+                let obj = cx.game().and_then(|g| g.object_id());
+                if let Some(d) = obj.and_then(|o| cx.names.describe_object(p.session, o)) {
+                    out.push(Val::Text(Cow::Owned(d)));
+                }
+            }
+            Fact::Ship => {
+                let obj = cx.game().and_then(|g| g.object_id());
+                if let Some(c) = obj.and_then(|o| cx.names.object_class(p.session, o)) {
+                    out.push(Val::Text(Cow::Owned(c)));
+                }
+            }
+            Fact::WarningCode | Fact::WarningKind => {
+                let packet_warnings = game_packet.map_or(&[][..], |g| &g.warnings[..]);
+                let message_warnings = cx.m.map_or(&[][..], |m| &m.warnings[..]);
+                let game_warnings = cx.game().map_or(&[][..], |g| &g.warnings[..]);
+                for w in packet_warnings
+                    .iter()
+                    .chain(message_warnings)
+                    .chain(game_warnings)
+                {
+                    out.push(Val::Text(Cow::Borrowed(if *f == Fact::WarningCode {
+                        w.code.as_str()
+                    } else {
+                        w.code.kind().as_str()
+                    })));
+                }
+            }
+        },
+        Lhs::Path(path) => {
+            let fields = match (cx.game(), cx.m) {
+                (Some(g), _) => &g.fields[..],
+                (None, Some(m)) => match &m.transport {
+                    super::record::TransportInfo::Low { fields, .. } => &fields[..],
+                    _ => &[][..],
+                },
+                _ => &[][..],
+            };
+            for v in path.resolve(fields) {
+                flatten(v.as_ref(), out);
+            }
+        }
+    }
+}
+
+fn flatten<'a>(v: &Value, out: &mut Vec<Val<'a>>) {
+    match v {
+        Value::Bool(b) => out.push(Val::Bool(*b)),
+        Value::Uint(n) | Value::Hex(n) => out.push(Val::Num(*n as f64)),
+        Value::Int(n) => out.push(Val::Num(*n as f64)),
+        Value::Float(f) => out.push(Val::Num(*f)),
+        Value::ObjectId(id) => out.push(Val::Num(f64::from(*id))),
+        Value::Text(t) => out.push(Val::Text(Cow::Owned(t.clone()))),
+        Value::Vec3(v) => out.extend(v.iter().map(|x| Val::Num(f64::from(*x)))),
+        Value::Bytes(b) => out.push(Val::Text(Cow::Owned(crate::game::field::hex_string(b)))),
+        Value::List(items) => items.iter().for_each(|i| flatten(i, out)),
+        Value::Group(_) => out.push(Val::Group),
+    }
+}

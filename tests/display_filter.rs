@@ -1,0 +1,254 @@
+//! `-Y`, the display filter, through the binary: each construct selects exactly the
+//! messages an independent reading of the full JSON records says it should; errors
+//! point at the column; `decode`, `stats`, `show`, `report` and the `-w` cut agree.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/captures/sample.pcapng");
+const DUEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/captures/duel-sll2.pcap");
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let o = Command::cargo_bin("bcwire")
+        .expect("binary")
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .expect("run");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Every (packet, message) pair of a full decode.
+fn all_messages(file: &str) -> Vec<(Value, Value)> {
+    let (code, out, err) = run(&["decode", "--format", "jsonl", file]);
+    assert_eq!(code, 0, "{err}");
+    let mut v = Vec::new();
+    for line in out.lines() {
+        let rec: Value = serde_json::from_str(line).unwrap();
+        if rec["type"] == "packet" {
+            for m in rec["messages"].as_array().cloned().unwrap_or_default() {
+                v.push((rec.clone(), m));
+            }
+        }
+    }
+    v
+}
+
+/// (frame, message offset) of every message `decode -Y expr` keeps.
+fn selected(file: &str, expr: &str) -> Vec<(u64, u64)> {
+    let (code, out, err) = run(&["decode", "--format", "jsonl", "-Y", expr, file]);
+    assert_eq!(code, 0, "-Y {expr}: {err}");
+    let mut v = Vec::new();
+    for line in out.lines() {
+        let rec: Value = serde_json::from_str(line).unwrap();
+        if rec["type"] == "packet" {
+            // A GameSpy datagram has no messages.
+            for m in rec["messages"].as_array().into_iter().flatten() {
+                v.push((
+                    rec["frame"].as_u64().unwrap(),
+                    m["offset"].as_u64().unwrap(),
+                ));
+            }
+        }
+    }
+    v
+}
+
+/// The messages of the full decode for which `pred` holds, as (frame, offset).
+fn expected(all: &[(Value, Value)], pred: impl Fn(&Value, &Value) -> bool) -> Vec<(u64, u64)> {
+    all.iter()
+        .filter(|(p, m)| pred(p, m))
+        .map(|(p, m)| (p["frame"].as_u64().unwrap(), m["offset"].as_u64().unwrap()))
+        .collect()
+}
+
+fn subsystem_condition(m: &Value, key: &str) -> Option<f64> {
+    m["fields"]["subsystems"]
+        .as_array()?
+        .iter()
+        .find(|s| s["key"] == key)?["condition_pct"]
+        .as_f64()
+}
+
+#[test]
+fn each_construct_selects_what_the_records_say() {
+    let all = all_messages(SAMPLE);
+    let op = |m: &Value| m["opcode"].as_u64();
+    let flags = |m: &Value| m["fields"]["flags"].as_u64().unwrap_or(0);
+    type Pred = Box<dyn Fn(&Value, &Value) -> bool>;
+    let cases: Vec<(&str, Pred)> = vec![
+        (
+            "opcode == StateUpdate and flags & 0x20",
+            Box::new(move |_, m| op(m) == Some(0x1C) && flags(m) & 0x20 != 0),
+        ),
+        (
+            "opcode == StateUpdate and flags & 0x20 and subsystems[hull].condition_pct < 50",
+            Box::new(move |_, m| {
+                op(m) == Some(0x1C)
+                    && flags(m) & 0x20 != 0
+                    && subsystem_condition(m, "hull").is_some_and(|c| c < 50.0)
+            }),
+        ),
+        (
+            "retransmission or warnings.code == \"non_stock\"",
+            Box::new(|_, m| {
+                m["retransmission"] == true
+                    || m["warnings"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|w| w["code"] == "non_stock")
+            }),
+        ),
+        (
+            "direction == s2c && !(opcode == 0x1C || opcode == 0x1D)",
+            Box::new(move |p, m| {
+                p["direction"] == "s2c" && op(m) != Some(0x1C) && op(m) != Some(0x1D)
+            }),
+        ),
+        (
+            "not transport_type == 0x32",
+            Box::new(|_, m| m["transport_type"] != 0x32),
+        ),
+        (
+            "frame >= 100 and frame < 200 and reliable",
+            Box::new(|p, m| {
+                let f = p["frame"].as_u64().unwrap();
+                (100..200).contains(&f) && m["reliable"] == true
+            }),
+        ),
+        (
+            "player_name",
+            Box::new(|_, m| m["fields"].get("player_name").is_some()),
+        ),
+        (
+            "name contains \"Fire\"",
+            Box::new(|_, m| m["name"].as_str().is_some_and(|n| n.contains("Fire"))),
+        ),
+        (
+            "object contains \"Worf\" and opcode != StateUpdate",
+            Box::new(move |_, m| {
+                m["object"].as_str().is_some_and(|o| o.contains("Worf")) && op(m) != Some(0x1C)
+            }),
+        ),
+        (
+            "ship == \"Kessok Heavy\" and speed > 3",
+            Box::new(|_, m| {
+                m["object"]
+                    .as_str()
+                    .is_some_and(|o| o.starts_with("Kessok Heavy"))
+                    && m["fields"]["speed"].as_f64().is_some_and(|s| s > 3.0)
+            }),
+        ),
+    ];
+    for (expr, pred) in cases {
+        let want = expected(&all, pred);
+        let got = selected(SAMPLE, expr);
+        assert!(!want.is_empty(), "{expr}: the sample holds such messages");
+        assert_eq!(got, want, "-Y {expr}");
+    }
+}
+
+#[test]
+fn names_select_the_same_client_as_the_option() {
+    for (expr, opts) in [
+        ("client == worf", vec!["--client", "Worf"]),
+        (
+            "client == Worf and direction == s2c",
+            vec!["--client", "Worf", "--direction", "s2c"],
+        ),
+    ] {
+        let mut args = vec!["decode", "--format", "jsonl"];
+        args.extend(opts.iter().copied());
+        args.push(SAMPLE);
+        let (_, by_option, _) = run(&args);
+        let (_, by_filter, _) = run(&["decode", "--format", "jsonl", "-Y", expr, SAMPLE]);
+        let packets = |s: &str| {
+            s.lines()
+                .filter(|l| l.contains("\"type\":\"packet\""))
+                .count()
+        };
+        assert!(packets(&by_option) > 100);
+        assert_eq!(packets(&by_filter), packets(&by_option), "-Y {expr}");
+    }
+}
+
+#[test]
+fn errors_point_at_the_column() {
+    for (expr, column, says) in [
+        ("opcode == StateUpdat", "1:11", "did you mean StateUpdate?"),
+        ("opcode == and", "1:11", "expected"),
+        ("flags & ", "1:9", "expected"),
+        ("(opcode == 1", "1:13", "expected"),
+        ("ship == Galxy", "1:9", "did you mean"),
+        ("flags & \"x\"", "1:7", "bit test takes a number"),
+    ] {
+        let (code, out, err) = run(&["decode", "-Y", expr, SAMPLE]);
+        assert_eq!(code, 2, "-Y {expr}");
+        assert!(out.is_empty(), "-Y {expr}: nothing decoded");
+        assert!(err.contains(column), "-Y {expr}: {err}");
+        assert!(err.contains(says), "-Y {expr}: {err}");
+        assert!(
+            err.contains('^'),
+            "-Y {expr}: a caret under the place: {err}"
+        );
+    }
+}
+
+/// The same expression keeps the same messages in `decode`, `stats`, `show` and the
+/// capture `-w` writes (read back, it decodes to the same records).
+#[test]
+fn every_command_applies_the_same_predicate() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, expr) in [
+        (SAMPLE, "opcode == StateUpdate and flags & 0x20"),
+        (SAMPLE, "client == Cady2 and not retransmission"),
+        (DUEL, "direction == c2s and opcode"),
+    ] {
+        let kept = selected(file, expr);
+        assert!(!kept.is_empty(), "{expr}");
+        // stats counts exactly those messages.
+        let (code, out, err) = run(&["stats", "--format", "json", "-Y", expr, file]);
+        assert_eq!(code, 0, "{err}");
+        let s: Value = serde_json::from_str(&out).unwrap();
+        let counted = s["directions"]["c2s"]["messages"].as_u64().unwrap()
+            + s["directions"]["s2c"]["messages"].as_u64().unwrap();
+        assert_eq!(counted as usize, kept.len(), "stats -Y {expr}");
+        // show prints one block per kept datagram.
+        let (_, shown, _) = run(&["show", "-Y", expr, "--limit", "100000", file]);
+        let (_, decoded, _) = run(&["decode", "--format", "jsonl", "-Y", expr, file]);
+        let packets = decoded
+            .lines()
+            .filter(|l| l.contains("\"type\":\"packet\""))
+            .count();
+        assert_eq!(
+            shown.lines().filter(|l| l.starts_with("Frame ")).count(),
+            packets,
+            "show -Y {expr}"
+        );
+        // The cut holds those frames, whose records decode as before.
+        let cut = dir.path().join("cut.pcapng");
+        let cut = cut.to_str().unwrap();
+        let (code, _, err) = run(&["decode", "-q", "-Y", expr, "-w", cut, file]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(selected(cut, expr).len(), kept.len(), "-w -Y {expr}");
+    }
+}
+
+#[test]
+fn report_takes_the_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("r.html");
+    let page = page.to_str().unwrap();
+    let (code, _, err) = run(&["report", "-q", "-Y", "client == Worf", "-o", page, SAMPLE]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(page).unwrap();
+    assert!(html.contains("Worf"));
+    let (code, _, err) = run(&["report", "-q", "-Y", "opcode ==", "-o", page, SAMPLE]);
+    assert_eq!(code, 2);
+    assert!(err.contains("1:10"), "{err}");
+}
