@@ -65,8 +65,19 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff), e.g. `bcwire man > bcwire.1`.
-    Man,
+    /// Print a manual page (roff): `bcwire man > bcwire.1`, `bcwire man decode >
+    /// bcwire-decode.1`, or every page at once with `--out-dir`.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print (`decode`, `stats`, …); the top page without.
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
+    /// Write `bcwire.1` and one `bcwire-COMMAND.1` per command into this folder.
+    #[arg(long, value_name = "DIR", conflicts_with = "command")]
+    pub out_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

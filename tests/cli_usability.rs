@@ -714,4 +714,24 @@ fn manual_page() {
     assert!(man.contains(".TH bcwire 1"));
     assert!(man.contains("decode"));
     assert!(man.contains("line\\-buffered"));
+    // One command's page: its own options, named as git names its pages.
+    let decode = ok(&["man", "decode"]);
+    assert!(decode.contains(".TH bcwire-decode 1"), "{decode}");
+    assert!(decode.contains("display\\-filter"), "{decode}");
+    let (code, _, err) = run(&["man", "decod"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("commands: info"), "{err}");
+    // Every page into a folder.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    ok(&["man", "--out-dir", d]);
+    for page in [
+        "bcwire.1",
+        "bcwire-decode.1",
+        "bcwire-stats.1",
+        "bcwire-report.1",
+    ] {
+        let text = std::fs::read_to_string(dir.path().join(page)).unwrap();
+        assert!(text.starts_with(".ie") || text.contains(".TH"), "{page}");
+    }
 }

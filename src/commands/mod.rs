@@ -85,16 +85,58 @@ fn run(command: Command, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> 
         Command::Diff(a) => diff_cmd::diff(a, out, w),
         Command::Synth(a) => synth(&a, out, w),
         Command::List(a) => list::list(a, out, w),
-        Command::Man => {
-            clap_mangen::Man::new(Cli::command()).render(w)?;
-            Ok(0)
-        }
+        Command::Man(a) => man(&a, out, w),
         Command::Report(a) => report_cmd::report(a, out, w),
         Command::Sm(a) => {
             let mut err = io::stderr();
             crate::sm::run(&a, w, &mut err)
         }
     }
+}
+
+/// `bcwire man`: the top page, one command's page, or every page into a folder. A
+/// command's page is named `bcwire-COMMAND` as git's and cargo's are.
+fn man(a: &crate::cli::ManArgs, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> {
+    let top = Cli::command();
+    let version = top.get_version().unwrap_or_default().to_string();
+    let page = |cmd: &clap::Command| -> clap::Command {
+        cmd.clone()
+            .name(format!("bcwire-{}", cmd.get_name()))
+            .version(version.clone())
+    };
+    if let Some(dir) = &a.out_dir {
+        std::fs::create_dir_all(dir)?;
+        let mut written = vec![dir.join("bcwire.1")];
+        let mut text = Vec::new();
+        clap_mangen::Man::new(top.clone()).render(&mut text)?;
+        std::fs::write(&written[0], &text)?;
+        for sub in top.get_subcommands().filter(|c| c.get_name() != "help") {
+            let path = dir.join(format!("bcwire-{}.1", sub.get_name()));
+            let mut text = Vec::new();
+            clap_mangen::Man::new(page(sub)).render(&mut text)?;
+            std::fs::write(&path, text)?;
+            written.push(path);
+        }
+        if !out.quiet {
+            eprintln!(
+                "bcwire: wrote {} manual pages to {}",
+                written.len(),
+                dir.display()
+            );
+        }
+        return Ok(0);
+    }
+    match &a.command {
+        None => clap_mangen::Man::new(top).render(w)?,
+        Some(name) => {
+            let Some(sub) = top.find_subcommand(name) else {
+                let names: Vec<&str> = top.get_subcommands().map(|c| c.get_name()).collect();
+                anyhow::bail!("no command {name:?}; commands: {}", names.join(", "));
+            };
+            clap_mangen::Man::new(page(sub)).render(w)?;
+        }
+    }
+    Ok(0)
 }
 
 /// The command line's `--color` as the printers take it.
