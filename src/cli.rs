@@ -280,6 +280,15 @@ pub struct ShowArgs {
     /// Stop after this many matching datagrams (as `--limit`; the smaller wins).
     #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
+    /// Time of each datagram's heading as tshark's `-t` gives it: r, ad, ud, e, d, dd
+    /// (without it: epoch seconds and seconds since the first frame).
+    #[arg(
+        short = 't',
+        value_enum,
+        value_name = "FORMAT",
+        hide_possible_values = true
+    )]
+    pub time_format: Option<TimeFormat>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -304,6 +313,10 @@ pub struct StatsArgs {
     /// Rates over time in buckets of this length (e.g. 1s, 500ms, 1m).
     #[arg(long, value_name = "DURATION")]
     pub interval: Option<String>,
+    /// Start of each `--interval` bucket: r (seconds since the first frame, default),
+    /// e (epoch), ud / ad (UTC / local date and time).
+    #[arg(short = 't', value_enum, value_name = "FORMAT", default_value_t = TimeFormat::R, hide_possible_values = true)]
+    pub time_format: TimeFormat,
     #[arg(long, value_enum, default_value_t = TableOrJson::Table)]
     pub format: TableOrJson,
     #[command(flatten)]
@@ -319,6 +332,10 @@ pub struct FlowsArgs {
     pub input: InputArgs,
     #[arg(long, value_enum, default_value_t = TableOrJson::Table)]
     pub format: TableOrJson,
+    /// Join and leave times: r (seconds since the first frame, default), e (epoch),
+    /// ud / ad (UTC / local date and time).
+    #[arg(short = 't', value_enum, value_name = "FORMAT", default_value_t = TimeFormat::R, hide_possible_values = true)]
+    pub time_format: TimeFormat,
 }
 
 #[derive(Debug, Args)]

@@ -479,6 +479,47 @@ fn time_formats() {
     );
 }
 
+/// `-t` in the other commands that print times: `show`'s headings, `flows`' join and
+/// leave times, the start of `stats --interval` buckets; the same instants as `decode`.
+#[test]
+fn time_formats_beyond_decode() {
+    let headings = |t: &str| -> Vec<String> {
+        ok(&["show", SAMPLE, "--frames", "1-3", "--limit", "3", "-t", t])
+            .lines()
+            .filter(|l| l.starts_with("Frame "))
+            .map(|l| l.split("  ").nth(1).unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(headings("r"), ["0.000000", "0.033860", "0.332105"]);
+    assert_eq!(headings("d"), ["0.000000", "0.033860", "0.298245"]);
+    assert_eq!(headings("e")[0], "1014854400.489688");
+    assert_eq!(headings("ud")[2], "2002-02-28 00:00:00.821793");
+    // Without -t the heading keeps both clocks.
+    let plain = ok(&["show", SAMPLE, "--frame", "2"]);
+    assert!(
+        plain.starts_with("Frame 2  1014854400.523548 (+0.033860 s)"),
+        "{plain}"
+    );
+
+    let flows = ok(&["flows", SAMPLE, "-t", "ud"]);
+    assert!(flows.contains("joined (UTC)"), "{flows}");
+    assert!(flows.contains("2002-02-28 00:00:00.489688"), "{flows}");
+    let flows = ok(&["flows", SAMPLE]);
+    assert!(
+        flows.contains("joined (s)") && flows.contains("0.000"),
+        "{flows}"
+    );
+
+    let rates = ok(&["stats", SAMPLE, "--interval", "10s", "-t", "e"]);
+    assert!(rates.contains("from (epoch s)"), "{rates}");
+    assert!(rates.contains("1014854410.489688"), "{rates}");
+    let rates = ok(&["stats", SAMPLE, "--interval", "10s"]);
+    assert!(
+        rates.contains("from (s)") && rates.contains("10.0"),
+        "{rates}"
+    );
+}
+
 #[test]
 fn hex_dumps_and_gamespy_text() {
     let out = ok(&["decode", SAMPLE, "--frames", "1-5", "--hex"]);

@@ -266,7 +266,7 @@ impl Sink for RenderAll {
         let mut json = Vec::new();
         write_packet(&mut json, p, true, None, &describe, &keep);
         assert!(serde_json::from_slice::<serde_json::Value>(&json).is_ok());
-        let _ = render_packet(p, first, names, Palette::new(true));
+        let _ = render_packet(p, first, None, names, Palette::new(true));
         self.stats.add(p, names);
         if let PacketBody::Game(g) = &p.body {
             for m in &g.messages {
@@ -302,7 +302,11 @@ pub fn run_pipeline(capture: Vec<u8>) -> Option<bcwire::pipeline::summary::Captu
         .expect("info serializes");
     doc_to_pretty_string(&bcwire::report::info::flows_doc(&summary)).expect("flows serialize");
     let _ = bcwire::report::info::render_info("fuzz", &summary, Palette::new(false));
-    let _ = bcwire::report::info::render_flows(&summary, Palette::new(false));
+    let _ = bcwire::report::info::render_flows(
+        &summary,
+        Palette::new(false),
+        bcwire::report::timefmt::TimeFormat::Ud,
+    );
     Some(summary)
 }
 

@@ -198,7 +198,11 @@ pub fn flows(a: FlowsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
                 if several {
                     writeln!(w, "{}", pal.heading(path))?;
                 }
-                write!(w, "{}", info::render_flows(&s, pal))?
+                write!(
+                    w,
+                    "{}",
+                    info::render_flows(&s, pal, super::time_format(a.time_format))
+                )?
             }
             TableOrJson::Json => {
                 all.push(schema::FlowsOfFile {
@@ -581,11 +585,14 @@ struct ShowSink<'w> {
     palette: Palette,
     first_ts_ns: Option<i64>,
     flush: bool,
+    /// `-t`: the heading's time format.
+    clock: Option<Clock>,
 }
 
 impl Sink for ShowSink<'_> {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
+        let prev_read = self.clock.as_mut().map(|c| c.saw(p.ts_ns));
         let selected = match self.frame {
             Some(f) => p.frame == f,
             None => {
@@ -603,8 +610,13 @@ impl Sink for ShowSink<'_> {
             if self.shown > 0 {
                 writeln!(self.w)?;
             }
+            let time = self
+                .clock
+                .as_mut()
+                .map(|c| c.render(p.ts_ns, prev_read.flatten()));
             self.w.write_all(
-                crate::report::show::render_packet(p, first, names, self.palette).as_bytes(),
+                crate::report::show::render_packet(p, first, time.as_deref(), names, self.palette)
+                    .as_bytes(),
             )?;
             self.shown += 1;
             if self.flush {
@@ -668,6 +680,7 @@ pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             palette,
             first_ts_ns: None,
             flush,
+            clock: a.time_format.map(|t| Clock::new(super::time_format(t))),
         };
         if several {
             if shown > 0 {
@@ -809,7 +822,8 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let (stats, read) = if interval.is_some() || workers <= 1 {
         // Rates over time are bucketed from the first frame of the whole input, so the
         // captures are read in order into one accumulator.
-        let mut stats = Stats::new(a.by.map(super::stats_by), interval);
+        let mut stats = Stats::new(a.by.map(super::stats_by), interval)
+            .with_time_format(super::time_format(a.time_format));
         let mut read = 0;
         for_each(files, |path| {
             stats_file(path, &cfg, &filter, &mut stats, out)?;
@@ -859,7 +873,8 @@ fn stats_writing(
     };
     let spool = cut::prepare(file, &a.write)?;
     let path = spool.as_ref().map_or_else(|| file.clone(), |s| s.path());
-    let mut stats = Stats::new(a.by.map(super::stats_by), interval);
+    let mut stats = Stats::new(a.by.map(super::stats_by), interval)
+        .with_time_format(super::time_format(a.time_format));
     let mut sink = StatsSink {
         stats: &mut stats,
         filter: filter.clone(),

@@ -200,7 +200,7 @@ fn synth(a: &crate::synth::SynthArgs, out: Output, w: &mut dyn Write) -> anyhow:
 }
 
 /// The command line's `-t` as the printers take it.
-fn time_format(t: crate::cli::TimeFormat) -> crate::report::timefmt::TimeFormat {
+pub(super) fn time_format(t: crate::cli::TimeFormat) -> crate::report::timefmt::TimeFormat {
     use crate::cli::TimeFormat as T;
     use crate::report::timefmt::TimeFormat as F;
     match t {

@@ -4,6 +4,7 @@ use super::json::time_seconds;
 use super::schema;
 use super::stats::{kv_table, right, table};
 use super::term::Palette;
+use super::timefmt::{Clock, TimeFormat};
 use crate::diag::Direction;
 use crate::pipeline::summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
 use comfy_table::Cell;
@@ -286,9 +287,26 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
     out
 }
 
-pub fn render_flows(c: &CaptureSummary, pal: Palette) -> String {
+/// `flows`: one table per session. `time` is how the join and leave times are written
+/// (`-t`): seconds since the first frame (the default, also for the delta formats,
+/// which mean nothing for a list of clients), epoch seconds, or dates.
+pub fn render_flows(c: &CaptureSummary, pal: Palette, time: TimeFormat) -> String {
     let mut out = String::new();
     let t0 = c.first_ts_ns.unwrap_or(0);
+    let mut clock = Clock::new(time);
+    let (when, unit) = match time {
+        TimeFormat::E => (true, " (s)"),
+        TimeFormat::Ud => (true, " (UTC)"),
+        TimeFormat::Ad => (true, ""),
+        TimeFormat::R | TimeFormat::D | TimeFormat::Dd => (false, " (s)"),
+    };
+    let mut at = |ns: i64| {
+        if when {
+            clock.render(ns, None)
+        } else {
+            format!("{:.3}", (ns - t0) as f64 / 1e9)
+        }
+    };
     for s in &c.sessions {
         let _ = writeln!(
             out,
@@ -307,8 +325,8 @@ pub fn render_flows(c: &CaptureSummary, pal: Palette) -> String {
             "peer",
             "slot",
             "ships",
-            "joined (s)",
-            "left (s)",
+            &format!("joined{unit}"),
+            &format!("left{unit}"),
             "how",
             "phase",
             "c2s pkts/bytes",
@@ -332,8 +350,8 @@ pub fn render_flows(c: &CaptureSummary, pal: Palette) -> String {
                 } else {
                     cl.ships.join("\n")
                 }),
-                right(format!("{:.3}", (cl.first_ts_ns - t0) as f64 / 1e9)),
-                right(format!("{:.3}", (cl.last_ts_ns - t0) as f64 / 1e9)),
+                right(at(cl.first_ts_ns)),
+                right(at(cl.last_ts_ns)),
                 Cell::new(cl.departure().unwrap_or_else(|| "-".into())),
                 Cell::new(cl.phase.clone().unwrap_or_else(|| "-".into())),
                 right(format!("{}/{}", a.packets, a.bytes)),

@@ -17,9 +17,12 @@ struct Mark {
     field: usize,
 }
 
+/// The detail of one datagram. Its heading gives the time as `time` (a `-t` format),
+/// or by default as epoch seconds with the seconds since `first_ts_ns`.
 pub fn render_packet(
     p: &PacketRecord,
     first_ts_ns: i64,
+    time: Option<&str>,
     names: &dyn Names,
     pal: Palette,
 ) -> String {
@@ -28,20 +31,20 @@ pub fn render_packet(
         .client_name(p.session, p.client)
         .map(|n| format!(" ({n})"))
         .unwrap_or_default();
+    let when = match time {
+        Some(t) => t.to_string(),
+        None => format!(
+            "{:.6} (+{:.6} s)",
+            p.ts_ns as f64 / 1e9,
+            (p.ts_ns - first_ts_ns) as f64 / 1e9
+        ),
+    };
     let _ = writeln!(
         out,
         "{}",
         pal.heading(&format!(
-            "Frame {}  {:.6} (+{:.6} s)  {} → {}  {}  session {} client {}{}",
-            p.frame,
-            p.ts_ns as f64 / 1e9,
-            (p.ts_ns - first_ts_ns) as f64 / 1e9,
-            p.src,
-            p.dst,
-            p.direction,
-            p.session,
-            p.client,
-            client
+            "Frame {}  {}  {} → {}  {}  session {} client {}{}",
+            p.frame, when, p.src, p.dst, p.direction, p.session, p.client, client
         ))
     );
     if let Some(c) = &p.comment {

@@ -171,6 +171,7 @@ pub struct Stats {
     /// (direction, key) → dirty-flag combination counts, for `--by`.
     breakdown: BTreeMap<(Direction, String), BTreeMap<u8, u64>>,
     interval_ns: Option<i64>,
+    time_format: super::timefmt::TimeFormat,
     /// bucket index → messages per direction.
     buckets: BTreeMap<i64, [u64; 2]>,
     pub first_ts_ns: Option<i64>,
@@ -181,6 +182,12 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// How the rates table writes the start of each bucket (`-t`).
+    pub fn with_time_format(mut self, t: super::timefmt::TimeFormat) -> Stats {
+        self.time_format = t;
+        self
+    }
+
     pub fn new(by: Option<StatsBy>, interval_ns: Option<i64>) -> Stats {
         Stats {
             by,
@@ -545,7 +552,16 @@ impl Stats {
             );
         }
         if let Some(step) = self.interval_ns {
-            let mut t = table(&["from (s)", "c2s msgs", "s2c msgs", "c2s/s", "s2c/s"]);
+            use super::timefmt::{Clock, TimeFormat};
+            let first = self.first_ts_ns.unwrap_or(0);
+            let (absolute, heading) = match self.time_format {
+                TimeFormat::E => (true, "from (epoch s)"),
+                TimeFormat::Ud => (true, "from (UTC)"),
+                TimeFormat::Ad => (true, "from"),
+                TimeFormat::R | TimeFormat::D | TimeFormat::Dd => (false, "from (s)"),
+            };
+            let mut clock = Clock::new(self.time_format);
+            let mut t = table(&[heading, "c2s msgs", "s2c msgs", "c2s/s", "s2c/s"]);
             for (start, span, c) in self.series(step) {
                 let rate = |n: u64| {
                     if span > 0 {
@@ -554,8 +570,13 @@ impl Stats {
                         "-".to_string()
                     }
                 };
+                let from = if absolute {
+                    clock.render(first + start, None)
+                } else {
+                    format!("{:.1}", start as f64 / 1e9)
+                };
                 t.add_row(vec![
-                    right(format!("{:.1}", start as f64 / 1e9)),
+                    right(from),
                     right(c[0].to_string()),
                     right(c[1].to_string()),
                     right(rate(c[0])),

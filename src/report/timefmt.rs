@@ -3,8 +3,9 @@
 /// How record times are written (tshark's `-t`): `R` relative to the first frame,
 /// `Ad`/`Ud` absolute local/UTC date and time, `E` epoch seconds, `D` since the
 /// previous record read, `Dd` since the previous record shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TimeFormat {
+    #[default]
     R,
     Ad,
     Ud,
