@@ -252,3 +252,34 @@ fn report_takes_the_filter() {
     assert_eq!(code, 2);
     assert!(err.contains("1:10"), "{err}");
 }
+
+/// A field name no decoder writes is most likely a typo: a located warning with the
+/// nearest name (the expression still runs); known names and facts draw none.
+#[test]
+fn unknown_field_names_are_pointed_at() {
+    let (code, out, err) = run(&[
+        "decode",
+        "-Y",
+        "opcode == StateUpdate and flgs & 0x20",
+        SAMPLE,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty(), "nothing has a field flgs");
+    assert!(
+        err.contains("no decoded field is named \"flgs\" (did you mean flags?)"),
+        "{err}"
+    );
+    let caret = err.lines().find(|l| l.trim() == "^").expect("a caret line");
+    assert_eq!(
+        caret.find('^'),
+        Some(2 + "opcode == StateUpdate and ".len()),
+        "{err}"
+    );
+    let (_, _, err) = run(&[
+        "decode",
+        "-Y",
+        "flags & 0x20 and subsystems[hull].condition_pct < 50 or retransmission",
+        SAMPLE,
+    ]);
+    assert!(!err.contains("no decoded field"), "{err}");
+}

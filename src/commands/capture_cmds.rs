@@ -411,6 +411,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     }
     let cfg = config(&a.input)?;
     let filter = Filter::from_spec_with(&super::filter_spec(&a.filter), &cfg.ships)?;
+    super::check_display_fields(&filter, out);
     let inputs = super::inputs::expand(&a.files, out);
     let several = inputs.files.len() > 1;
     if a.write.write.is_some() && several {
@@ -638,6 +639,7 @@ impl Sink for ShowSink<'_> {
 pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let filter = Filter::from_spec_with(&super::filter_spec(&a.filter), &cfg.ships)?;
+    super::check_display_fields(&filter, out);
     let inputs = super::inputs::expand(&a.files, out);
     let several = inputs.files.len() > 1;
     if a.write.write.is_some() && several {
@@ -811,6 +813,7 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let interval = a.interval.as_deref().map(parse_duration_ns).transpose()?;
     let filter = Filter::from_spec_with(&super::filter_spec(&a.filter), &cfg.ships)?;
+    super::check_display_fields(&filter, out);
     let inputs = super::inputs::expand(&a.files, out);
     let files = &inputs.files;
     if a.write.write.is_some() {

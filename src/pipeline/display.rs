@@ -35,6 +35,8 @@ struct Grammar;
 pub struct DisplayFilter {
     root: Node,
     text: String,
+    /// Where each field path starts in the text, and its first name.
+    field_names: Vec<(usize, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -192,10 +194,32 @@ impl DisplayFilter {
             .next()
             .expect("a filter holds an expression");
         let root = compile(or, text, ships)?;
+        let mut field_names = Vec::new();
+        let paths = Grammar::parse(Rule::filter, text)
+            .into_iter()
+            .flatten()
+            .flat_map(|p| p.into_inner().flatten())
+            .filter(|p| p.as_rule() == Rule::path);
+        for p in paths {
+            let name = p.as_str();
+            if FACTS.iter().any(|(n, _)| *n == name) {
+                continue;
+            }
+            let field = name.strip_prefix("fields.").unwrap_or(name);
+            let first = field.split(['.', '[']).next().unwrap_or(field).to_string();
+            field_names.push((p.as_span().start(), first));
+        }
         Ok(DisplayFilter {
             root,
             text: text.to_string(),
+            field_names,
         })
+    }
+
+    /// The first name of every field path in the expression, with the byte where the
+    /// path starts (for a "no such field" note pointing at it).
+    pub fn field_names(&self) -> &[(usize, String)] {
+        &self.field_names
     }
 
     /// The expression as given.

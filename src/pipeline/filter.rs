@@ -488,6 +488,11 @@ impl Filter {
             && self.display.is_none()
     }
 
+    /// The `-Y` expression, if one was given.
+    pub fn display(&self) -> Option<&DisplayFilter> {
+        self.display.as_deref()
+    }
+
     /// Whether the records need their decoded fields (a `-Y` expression reads them).
     pub fn reads_fields(&self) -> bool {
         self.display.as_ref().is_some_and(|d| d.reads_fields())
