@@ -193,3 +193,32 @@ fn the_command_writes_a_side_by_side_page_with_the_diff() {
         check_structure(&r, &page, cid);
     }
 }
+
+/// Seconds without a matched ACK are gaps in the ACK-delay chart, not delays of 0 ms:
+/// each series is drawn as one line per run of seconds with ACKs, and every point of
+/// a line is a measured second.
+#[test]
+fn ack_delay_is_not_drawn_where_nothing_was_acknowledged() {
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/captures/sample.pcapng");
+    let r = html::collect_file(sample, &Config::default(), false).unwrap();
+    let page = html::render(std::slice::from_ref(&r), None);
+    let series = "data-series=\"mean ACK delay, ACKs client → host\"";
+    let lines: Vec<&str> = page.split(series).skip(1).collect();
+    assert!(
+        lines.len() > 1,
+        "the sample has seconds without ACKs between ACKed ones"
+    );
+    let acked_seconds = r.transport.acks[0].len();
+    let points: usize = lines
+        .iter()
+        .map(|l| {
+            let pts = l.split("points=\"").nth(1).unwrap();
+            pts[..pts.find('"').unwrap()].split(' ').count()
+        })
+        .sum();
+    // Columns group seconds, so there are at most as many points as ACKed seconds.
+    assert!(
+        points <= acked_seconds,
+        "{points} points for {acked_seconds} seconds"
+    );
+}

@@ -998,16 +998,28 @@ fn line_chart(
     let mut hover = Vec::new();
     for (k, (name, vals)) in series.iter().enumerate() {
         let col = colour(k);
-        let pts = vals
+        // A column without a value (NaN: nothing measured there, such as an ACK delay
+        // in a second without ACKs) breaks the line rather than drawing it at zero.
+        let runs = vals
             .iter()
             .enumerate()
-            .map(|(i, v)| (plot.px((i as f64 + 0.5) * width), plot.py(*v)));
-        let _ = write!(
-            svg,
-            "<polyline data-series=\"{}\" stroke=\"{col}\" points=\"{}\"/>",
-            esc(name),
-            points_attr(pts)
-        );
+            .collect::<Vec<_>>()
+            .split(|(_, v)| !v.is_finite())
+            .filter(|run| !run.is_empty())
+            .map(|run| {
+                points_attr(
+                    run.iter()
+                        .map(|(i, v)| (plot.px((*i as f64 + 0.5) * width), plot.py(**v))),
+                )
+            })
+            .collect::<Vec<_>>();
+        for pts in runs {
+            let _ = write!(
+                svg,
+                "<polyline data-series=\"{}\" stroke=\"{col}\" points=\"{pts}\"/>",
+                esc(name),
+            );
+        }
         let _ = write!(
             legend,
             "<span><span class=\"sw\" style=\"background:{col}\"></span>{}</span>",
@@ -1149,15 +1161,16 @@ fn transport(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
     ));
     let mut delay: Vec<(String, Vec<f64>)> = Vec::new();
     for d in [Direction::C2S, Direction::S2C] {
-        let mut mean = vec![0.0; n];
-        let mut max = vec![0.0; n];
+        // NaN where no ACK was matched: the chart draws a gap, not a delay of 0 ms.
+        let mut mean = vec![f64::NAN; n];
+        let mut max = vec![f64::NAN; n];
         let mut cnt = vec![0u64; n];
         let mut sum = vec![0i128; n];
         for (sec, a) in &t.acks[d.index()] {
             let i = super::series::column_of(*sec as f64, width, n);
             cnt[i] += a.count;
             sum[i] += a.sum_ns;
-            max[i] = f64::max(max[i], a.max_ns as f64 / 1e6);
+            max[i] = f64::max(max[i], a.max_ns as f64 / 1e6); // NaN.max(x) is x
         }
         for i in 0..n {
             if cnt[i] > 0 {
