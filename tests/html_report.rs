@@ -222,3 +222,46 @@ fn ack_delay_is_not_drawn_where_nothing_was_acknowledged() {
         "{points} points for {acked_seconds} seconds"
     );
 }
+
+/// An opcode has one colour on the whole page: in both directions' rate charts and in
+/// both captures of a comparison, whatever its rank in each.
+#[test]
+fn an_opcode_has_one_colour_everywhere() {
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/captures/sample.pcapng");
+    let duel = concat!(env!("CARGO_MANIFEST_DIR"), "/captures/duel-sll2.pcap");
+    let cfg = Config::default();
+    let a = html::collect_file(sample, &cfg, true).unwrap();
+    let b = html::collect_file(duel, &cfg, true).unwrap();
+    let diff = html::compare_files(&a, &b, &cfg).unwrap();
+    let page = html::render(&[a, b], Some(&diff));
+    let mut seen: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    for part in page.split("<path data-series=\"").skip(1) {
+        let name = &part[..part.find('"').unwrap()];
+        if !name.starts_with("0x") {
+            continue;
+        }
+        let fill = part.split("fill=\"").nth(1).unwrap();
+        let fill = &fill[..fill.find('"').unwrap()];
+        seen.entry(name.to_string())
+            .or_default()
+            .insert(fill.to_string());
+    }
+    assert!(seen.len() >= 5, "{seen:?}");
+    assert!(seen.values().all(|c| c.len() == 1), "{seen:?}");
+    // The opcodes of a battle each have their own colour.
+    let battle = [
+        0x1C, 0x06, 0x07, 0x08, 0x1A, 0x19, 0x29, 0x2C, 0x03, 0x20, 0x17, 0x15,
+    ];
+    let fills: Vec<String> = battle
+        .iter()
+        .map(|op| bcwire::report::html::svg::opcode_colour(*op).to_string())
+        .collect();
+    let distinct: std::collections::BTreeSet<&String> = fills.iter().collect();
+    assert_eq!(distinct.len(), battle.len(), "{fills:?}");
+    for (name, c) in &seen {
+        let op = u8::from_str_radix(&name[2..4], 16).unwrap();
+        let want = bcwire::report::html::svg::opcode_colour(op);
+        assert!(c.contains(want), "{name}: {c:?}");
+    }
+}

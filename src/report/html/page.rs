@@ -10,7 +10,9 @@
 
 use super::collect::{CaptureReport, Event, EventKind, Ship};
 use super::series::{column_layout, decimate_indices, rebucket, split_budget, thin_steps};
-use super::svg::{colour, esc, json_for_script, num, points_attr, round, Plot};
+use super::svg::{
+    colour, esc, json_for_script, num, opcode_colour, points_attr, round, Plot, OTHER,
+};
 
 /// The opening `<svg>` of a chart and its axes. `attrs` are its `data-` attributes; the
 /// series count is what the browser test reads back.
@@ -341,6 +343,7 @@ fn rates(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
                 )
             })
             .collect();
+        let mut colours: Vec<&'static str> = top.iter().map(|op| opcode_colour(*op)).collect();
         if totals.len() > top.len() {
             let mut other: BTreeMap<i64, u64> = BTreeMap::new();
             for (op, m) in per_op {
@@ -354,6 +357,7 @@ fn rates(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
                 format!("other ({} opcodes)", totals.len() - top.len()),
                 other,
             ));
+            colours.push(OTHER);
         }
         let (width, n) = column_layout(c.duration, pg.budget.columns);
         if (c.duration / width).ceil() as usize > n || width > 1.0 {
@@ -364,7 +368,7 @@ fn rates(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             .map(|(_, m)| rebucket(m, c.duration, pg.budget.columns).1)
             .collect();
         let id = format!("{cid}-rates-{}", dir.as_str());
-        h.push_str(&stacked_chart(pg, &id, &series, &cols, width, n));
+        h.push_str(&stacked_chart(pg, &id, &series, &colours, &cols, width, n));
     }
     h
 }
@@ -380,6 +384,7 @@ fn stacked_chart(
     pg: &mut Page,
     id: &str,
     series: &[(String, BTreeMap<i64, u64>)],
+    colours: &[&str],
     cols: &[Vec<u64>],
     width: f64,
     n: usize,
@@ -433,13 +438,13 @@ fn stacked_chart(
             svg,
             "<path data-series=\"{}\" d=\"{d}\" fill=\"{}\" fill-opacity=\"0.85\"/>",
             esc(name),
-            colour(k)
+            colours.get(k).copied().unwrap_or(OTHER)
         );
         let total: u64 = vals.iter().sum();
         let _ = write!(
             legend,
             "<span><span class=\"sw\" style=\"background:{}\"></span>{} ({total})</span>",
-            colour(k),
+            colours.get(k).copied().unwrap_or(OTHER),
             esc(name)
         );
         hover.push(json!({"n": name, "v": vals}));

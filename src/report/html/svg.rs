@@ -110,15 +110,51 @@ pub fn tick_label(v: f64) -> String {
     }
 }
 
-/// Distinct colours (colour-blind friendly first).
-pub const PALETTE: [&str; 12] = [
-    "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#8c6d31", "#7f3c8d",
-    "#11a579", "#555555", "#e73f74", "#3969ac",
+/// Sixteen colours, one per player slot: Okabe and Ito's colour-blind-safe eight
+/// (black left out for the dark map) and Paul Tol's muted scheme, so that no two are
+/// the same hue at the same lightness.
+pub const PALETTE: [&str; 16] = [
+    "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#882255",
+    "#44aa99", "#999933", "#aa4499", "#332288", "#ddcc77", "#117733", "#cc6677", "#88ccee",
 ];
+
+/// The colour of everything that is not one named thing ("other opcodes").
+pub const OTHER: &str = "#888888";
 
 pub fn colour(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
+
+/// One colour per opcode for the whole page and every capture on it, whatever its
+/// rank: the opcodes of a battle first, each its own colour; the rest by number.
+pub fn opcode_colour(op: u8) -> &'static str {
+    let k = match op {
+        0x1C => 0,  // StateUpdate
+        0x06 => 1,  // PythonEvent
+        0x07 => 2,  // StartFiring
+        0x08 => 3,  // StopFiring
+        0x1A => 4,  // BeamFire
+        0x19 => 5,  // TorpedoFire
+        0x29 => 6,  // Explosion
+        0x2C => 7,  // ChatMessage
+        0x03 => 8,  // ObjCreateTeam
+        0x20 => 9,  // ChecksumRequest
+        0x17 => 10, // DeletePlayerUI
+        0x15 => 11, // CollisionEffect
+        0x21 => 12, // ChecksumResponse
+        0x14 => 13, // DestroyObject
+        0x02 => 14, // ObjCreate
+        // The rest (set-up, scores) from a lighter set, so they never take the colour
+        // of a battle opcode.
+        other => return LIGHT[other as usize % LIGHT.len()],
+    };
+    colour(k)
+}
+
+/// Paul Tol's light scheme, for opcodes outside the battle set.
+const LIGHT: [&str; 8] = [
+    "#77aadd", "#ee8866", "#eedd88", "#ffaabb", "#99ddff", "#bbcc33", "#aaaa00", "#dddddd",
+];
 
 /// A plot area inside an SVG, with linear scales.
 #[derive(Debug, Clone, Copy)]
