@@ -534,7 +534,10 @@ fn bar_chart(kind: &str, bars: &[(String, u64)], total: u64) -> String {
             num(y + 12.0),
             esc(name),
             esc(name),
-            esc(&format!("{name}\n{n} updates, {pct:.1}%")),
+            esc(&format!(
+                "{name}\n{n} update{}, {pct:.1}%",
+                if *n == 1 { "" } else { "s" }
+            )),
             num(y + 2.0),
             num(bw),
             num(row_h - 4.0),
@@ -844,11 +847,13 @@ fn ship_chart(
     let fire_y = 16.0;
     let damage_y = 34.0;
     let mut h = format!(
-        "<h4><span class=\"sw\" style=\"background:{}\"></span> {} — {} StateUpdates, {} events</h4>",
+        "<h4><span class=\"sw\" style=\"background:{}\"></span> {} — {} StateUpdate{}, {} event{}</h4>",
         ship_colour(s, n),
         esc(&ship_name(s)),
         s.updates,
-        events.len()
+        if s.updates == 1 { "" } else { "s" },
+        events.len(),
+        if events.len() == 1 { "" } else { "s" }
     );
     let mut svg = open_chart(
         "chart ship",
