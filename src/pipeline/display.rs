@@ -56,8 +56,13 @@ struct Test {
 #[derive(Debug, Clone)]
 enum Lhs {
     Fact(Fact),
-    /// A decoded field of the game message (`fields.` may prefix it).
-    Path(FieldPath),
+    /// A decoded field of the game message (`fields.` may prefix it), with the byte
+    /// where it starts in the expression and its first name (for "no such field").
+    Path {
+        path: FieldPath,
+        at: usize,
+        first: String,
+    },
 }
 
 /// Facts of the record and its transport message, named as in the JSON records.
@@ -195,20 +200,18 @@ impl DisplayFilter {
             .expect("a filter holds an expression");
         let root = compile(or, text, ships)?;
         let mut field_names = Vec::new();
-        let paths = Grammar::parse(Rule::filter, text)
-            .into_iter()
-            .flatten()
-            .flat_map(|p| p.into_inner().flatten())
-            .filter(|p| p.as_rule() == Rule::path);
-        for p in paths {
-            let name = p.as_str();
-            if FACTS.iter().any(|(n, _)| *n == name) {
-                continue;
+        fn walk(n: &Node, out: &mut Vec<(usize, String)>) {
+            match n {
+                Node::Or(v) | Node::And(v) => v.iter().for_each(|n| walk(n, out)),
+                Node::Not(n) => walk(n, out),
+                Node::Test(t) => {
+                    if let Lhs::Path { at, first, .. } = &t.lhs {
+                        out.push((*at, first.clone()));
+                    }
+                }
             }
-            let field = name.strip_prefix("fields.").unwrap_or(name);
-            let first = field.split(['.', '[']).next().unwrap_or(field).to_string();
-            field_names.push((p.as_span().start(), first));
         }
+        walk(&root, &mut field_names);
         Ok(DisplayFilter {
             root,
             text: text.to_string(),
@@ -234,7 +237,7 @@ impl DisplayFilter {
             match n {
                 Node::Or(v) | Node::And(v) => v.iter().any(walk),
                 Node::Not(n) => walk(n),
-                Node::Test(t) => matches!(t.lhs, Lhs::Path(_)),
+                Node::Test(t) => matches!(t.lhs, Lhs::Path { .. }),
             }
         }
         walk(&self.root)
@@ -350,7 +353,11 @@ fn compile_test(
             let parsed: FieldPath = field.parse().map_err(|e: crate::game::path::PathError| {
                 located(text, path.as_span(), e.to_string())
             })?;
-            Lhs::Path(parsed)
+            Lhs::Path {
+                path: parsed,
+                at: path.as_span().start(),
+                first: field.split(['.', '[']).next().unwrap_or(field).to_string(),
+            }
         }
     };
     let Some(op) = inner.next() else {
@@ -608,7 +615,7 @@ fn values<'a>(lhs: &Lhs, cx: &Cx<'a>, out: &mut Vec<Val<'a>>) {
                 }
             }
         },
-        Lhs::Path(path) => {
+        Lhs::Path { path, .. } => {
             let fields = match (cx.game(), cx.m) {
                 (Some(g), _) => &g.fields[..],
                 (None, Some(m)) => match &m.transport {
