@@ -163,6 +163,16 @@ fn the_valentines_capture_shows_its_battle() {
     assert!(page.contains("data-marks=\"explosion\""));
     let ship_charts = page.matches("class=\"chart ship\"").count();
     assert!(ship_charts >= 3, "{ship_charts}");
+    // Every event on a ship chart lies within that ship's life.
+    for e in &r.events {
+        if let Some(s) = r
+            .ships
+            .iter()
+            .find(|s| e.ship.is_some_and(|k| s.is(e.session, k)))
+        {
+            assert!(s.born <= e.t, "{e:?} before {}", s.born);
+        }
+    }
 }
 
 #[test]

@@ -17,7 +17,7 @@ use crate::capture::{link_type, CaptureFormat, CaptureReader};
 use crate::diag::{Code, Direction, Warning};
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
-use crate::game::objects::{ObjectRegistry, MAX_ENDED, MAX_OBJECTS};
+use crate::game::objects::{ObjectKind, ObjectRegistry, MAX_ENDED, MAX_OBJECTS};
 use crate::game::opcodes::{self, Body, DecodeContext};
 use crate::game::phases::{PhaseTracker, TransportEvent};
 use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WINDOW_SECS};
@@ -35,7 +35,7 @@ use crate::transport::reliability::{SeqOrder, MAX_ENTRIES_PER_STREAM, MAX_REPORT
 use crate::transport::stream::{Content, Copy, Streams};
 use crate::transport::{cipher, SessionFacts};
 use anyhow::Result;
-use names::Names;
+use names::{Names, ShipIdentity};
 use record::{
     Assembled, FragmentRef, GamePacket, MessageRecord, PacketBody, PacketRecord, TransportInfo,
 };
@@ -213,6 +213,21 @@ struct NameView<'a> {
     epoch: u64,
 }
 
+impl NameView<'_> {
+    /// The player in a slot, by the name the client gave (the newest client in that
+    /// slot when several held it in turn).
+    fn slot_player(&self, session: usize, slot: u8) -> Option<String> {
+        self.sessions
+            .get(&session)?
+            .slots
+            .iter()
+            .filter(|(_, s)| **s == slot)
+            .max_by_key(|(c, _)| **c)
+            .and_then(|(c, _)| self.facts.client(&(session, *c)))
+            .and_then(|f| f.name.clone())
+    }
+}
+
 impl Names for NameView<'_> {
     fn client_name(&self, session: usize, client: usize) -> Option<String> {
         self.facts
@@ -221,17 +236,19 @@ impl Names for NameView<'_> {
     }
     fn describe_object(&self, session: usize, object_id: u32) -> Option<String> {
         let st = self.sessions.get(&session)?;
-        // The player in the owning slot, by the name the client gave (the newest
-        // client in that slot when several held it in turn).
-        let player = |slot: u8| {
-            st.slots
-                .iter()
-                .filter(|(_, s)| **s == slot)
-                .max_by_key(|(c, _)| **c)
-                .and_then(|(c, _)| self.facts.client(&(session, *c)))
-                .and_then(|f| f.name.clone())
-        };
-        st.registry.describe_with(object_id, &player)
+        st.registry
+            .describe_with(object_id, &|slot| self.slot_player(session, slot))
+    }
+    fn object_owner(&self, session: usize, object_id: u32) -> Option<(u8, Option<String>)> {
+        let o = self
+            .sessions
+            .get(&session)?
+            .registry
+            .owner_ship(object_id)?;
+        let name = self
+            .slot_player(session, o.owner_slot)
+            .or_else(|| (!o.player_name.is_empty()).then(|| o.player_name.clone()));
+        Some((o.owner_slot, name))
     }
     fn object_class(&self, session: usize, object_id: u32) -> Option<String> {
         let reg = &self.sessions.get(&session)?.registry;
@@ -244,6 +261,17 @@ impl Names for NameView<'_> {
     }
     fn epoch(&self) -> u64 {
         self.epoch
+    }
+    fn ship_of(&self, session: usize, object_id: u32) -> Option<ShipIdentity> {
+        let o = self
+            .sessions
+            .get(&session)?
+            .registry
+            .owner_ship(object_id)?;
+        (o.kind == ObjectKind::Ship).then_some(ShipIdentity {
+            object_id: o.object_id,
+            created_frame: o.created_frame,
+        })
     }
 }
 

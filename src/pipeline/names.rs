@@ -17,6 +17,25 @@ pub trait Names {
     /// Changes whenever an answer above may have changed (an object created or gone, a
     /// player's name or slot learnt): a printer may keep answers while it stays equal.
     fn epoch(&self) -> u64;
+    /// The ship an object id is part of right now: the ship itself, or the ship that
+    /// owns a subsystem id. Its creation frame tells a ship from a later one that
+    /// reuses the id; reports attach events and tracks to ships by it.
+    fn ship_of(&self, _session: usize, _object_id: u32) -> Option<ShipIdentity> {
+        None
+    }
+    /// The player slot owning an object's ship (from its creation, which may differ
+    /// from the id's range) and that player's name (the slot's client's, else the
+    /// name in the creation record).
+    fn object_owner(&self, _session: usize, _object_id: u32) -> Option<(u8, Option<String>)> {
+        None
+    }
+}
+
+/// One ship's life: its object id and the frame of the creation message that began it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ShipIdentity {
+    pub object_id: u32,
+    pub created_frame: u64,
 }
 
 /// Knows nothing: every lookup falls back to numbers.

@@ -13,6 +13,7 @@ use super::series::thin_steps;
 use crate::diag::Direction;
 use crate::game::field::{Field, Value};
 use crate::game::objects::slot_of;
+use crate::game::opcodes::{op, Body};
 use crate::game::ships::ShipCatalog;
 use crate::game::stateupdate::{StateUpdate, SubsystemData};
 use crate::game::subsys::byte_pct;
@@ -21,10 +22,9 @@ use crate::game::GameMessage;
 use crate::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
 use crate::pipeline::summary::CaptureSummary;
 use crate::report::diff::{Comparison, Digest};
-use crate::report::names::Names;
+use crate::report::names::{Names, ShipIdentity};
 use crate::report::stats::Stats;
-use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 /// Sessions with their own position tracks; later sessions are counted, not tracked.
 pub const MAX_TRACKED_SESSIONS: usize = 64;
@@ -111,9 +111,14 @@ pub struct Event {
     pub frame: u64,
     pub session: usize,
     pub kind: EventKind,
-    /// The ship (or subsystem) concerned: shooter, damaged or destroyed object.
+    /// The object concerned as the message names it: shooter (a launcher or emitter
+    /// subsystem), damaged or destroyed object.
     pub object: Option<u32>,
     pub target: Option<u32>,
+    /// The ship life `object` belonged to when the message was sent.
+    pub ship: Option<ShipIdentity>,
+    /// The ship life `target` belonged to.
+    pub target_ship: Option<ShipIdentity>,
     /// Where, when the message says (explosions) or the track knows (destruction).
     pub position: Option<[f32; 3]>,
     /// Damage (explosions) or force (collisions).
@@ -148,13 +153,26 @@ pub struct HealthSeries {
     pub updates: u64,
 }
 
-/// A ship (or any object with StateUpdates).
+/// One life of a ship (or of any object with StateUpdates): from its creation (or first
+/// sighting) to its explosion or destruction, or the end of its session. A ship
+/// created again under the same id is another life.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ship {
     pub session: usize,
     pub object_id: u32,
+    /// Frame of the creation message that began this life; `None` when the creation
+    /// was not in the capture.
+    pub created_frame: Option<u64>,
     /// "Galaxy (Kirk, slot 2)" when the creation was seen, else the id.
     pub label: String,
+    /// Ship class and player name, when known.
+    pub class: Option<String>,
+    pub player: Option<String>,
+    /// Seconds from the first datagram: the creation (or first sighting) and the
+    /// explosion or destruction; `end` is the death or the session's last datagram.
+    pub born: f64,
+    pub died: Option<f64>,
+    pub end: f64,
     /// Player slot from the id range (colours follow it).
     pub slot: Option<u8>,
     /// The direction whose updates drew the track (the one with more points).
@@ -163,6 +181,19 @@ pub struct Ship {
     /// StateUpdates for this object (both directions).
     pub updates: u64,
     pub health: Vec<HealthSeries>,
+}
+
+impl Ship {
+    /// Whether this is the life `id` names in `session`.
+    pub fn is(&self, session: usize, id: ShipIdentity) -> bool {
+        self.session == session
+            && self.object_id == id.object_id
+            && self.created_frame.unwrap_or(0) == id.created_frame
+    }
+    /// Whether `t` lies within this life.
+    pub fn alive_at(&self, t: f64) -> bool {
+        t >= self.born && t <= self.end
+    }
 }
 
 /// Per-second ACK delay figures.
@@ -241,6 +272,9 @@ pub struct CaptureReport {
     pub transport: TransportHealth,
     /// StateUpdates whose session or object had no track left.
     pub untracked_updates: u64,
+    /// StateUpdates about a ship after its death (in flight when it died): counted,
+    /// not drawn.
+    pub updates_after_death: u64,
     pub health_dropped: u64,
 }
 
@@ -249,6 +283,23 @@ impl CaptureReport {
         &self.digest.stats
     }
 }
+
+/// A ship life while the capture is read.
+#[derive(Debug)]
+struct LifeAcc {
+    created_frame: u64,
+    born: f64,
+    died: Option<f64>,
+    label: Option<String>,
+    class: Option<String>,
+    owner: Option<(u8, Option<String>)>,
+}
+
+/// Lives kept, over all objects (ids come from the input).
+pub const MAX_LIVES: usize = 16_384;
+
+/// (session, object id, creation frame or 0 when the creation was not seen).
+type LifeKey = (usize, u32, u64);
 
 #[derive(Debug)]
 struct HealthAcc {
@@ -268,9 +319,16 @@ pub struct Collector {
     t0: Option<i64>,
     last_ts: i64,
     tracks: Vec<Tracks>,
-    labels: HashMap<(usize, u32), String>,
-    updates: HashMap<(usize, u32), u64>,
-    health: BTreeMap<(usize, u32, u8), HealthAcc>,
+    /// Lives of each object, oldest first.
+    lives: HashMap<(usize, u32), Vec<LifeAcc>>,
+    life_count: usize,
+    updates: HashMap<LifeKey, u64>,
+    health: BTreeMap<(usize, u32, u64, u8), HealthAcc>,
+    /// Objects with StateUpdates whose creation was not seen: events of ids in their
+    /// slot above them are theirs, as the registry does for created ships.
+    uncreated: BTreeSet<(usize, u32)>,
+    /// Last datagram of each session (seconds): where lives without a death end.
+    session_end: HashMap<usize, f64>,
     last_seen: HashMap<(usize, usize, Direction), f64>,
     recent: VecDeque<(f64, usize, usize, u64)>,
 }
@@ -288,9 +346,12 @@ impl Collector {
             t0: None,
             last_ts: 0,
             tracks: Vec::new(),
-            labels: HashMap::new(),
+            lives: HashMap::new(),
+            life_count: 0,
             updates: HashMap::new(),
             health: BTreeMap::new(),
+            session_end: HashMap::new(),
+            uncreated: BTreeSet::new(),
             last_seen: HashMap::new(),
             recent: VecDeque::new(),
         }
@@ -307,6 +368,8 @@ impl Collector {
         let t = p.ts_ns.saturating_sub(t0) as f64 / 1e9;
         let sec = second(t);
         let di = p.direction.index();
+        let end = self.session_end.entry(p.session).or_insert(t);
+        *end = end.max(t);
         self.note_gap(p, t);
         let PacketBody::Game(g) = &p.body else {
             return;
@@ -342,6 +405,15 @@ impl Collector {
                 .or_default() += 1;
             if let Some(su) = game.state_update() {
                 self.state_update(p, t, su, names);
+            }
+            if let Some(Body::ObjCreate(c)) = &game.body {
+                // A creation begins a life: the ship is drawn from here, not from its
+                // first update.
+                if let Some(ship) = names.ship_of(p.session, c.object_id) {
+                    if ship.object_id == c.object_id {
+                        self.life(p.session, ship, t, names);
+                    }
+                }
             }
             // A host copy of a client's message is the same event: count the original.
             if m.relay_of.is_none() && !self.fanout_copy(p, t, game) {
@@ -403,18 +475,65 @@ impl Collector {
         false
     }
 
+    /// The life a ship is in at `t`, begun here if it is new (a first sighting, or a
+    /// creation under an id an earlier ship had). Whether it is known and not over.
+    fn life(&mut self, session: usize, ship: ShipIdentity, t: f64, names: &dyn Names) -> bool {
+        let lives = self.lives.entry((session, ship.object_id)).or_default();
+        if let Some(last) = lives.last() {
+            if last.created_frame == ship.created_frame {
+                return last.died.is_none_or(|d| t <= d);
+            }
+        }
+        if self.life_count >= MAX_LIVES {
+            return false;
+        }
+        self.life_count += 1;
+        let known = ship.created_frame != 0;
+        lives.push(LifeAcc {
+            created_frame: ship.created_frame,
+            born: t,
+            died: None,
+            // An object with updates but no creation is not described through the
+            // ship below its id: it is not known to be that ship's subsystem.
+            label: known
+                .then(|| names.describe_object(session, ship.object_id))
+                .flatten(),
+            class: known
+                .then(|| names.object_class(session, ship.object_id))
+                .flatten(),
+            owner: names.object_owner(session, ship.object_id),
+        });
+        if !known {
+            self.uncreated.insert((session, ship.object_id));
+        }
+        true
+    }
+
+    /// The life an object with StateUpdates is in: its registered ship life, else
+    /// one life for all its updates (creation not seen).
+    fn update_life(&mut self, session: usize, id: u32, t: f64, names: &dyn Names) -> (u64, bool) {
+        let ship = names
+            .ship_of(session, id)
+            .filter(|s| s.object_id == id)
+            .unwrap_or(ShipIdentity {
+                object_id: id,
+                created_frame: 0,
+            });
+        let live = self.life(session, ship, t, names);
+        (ship.created_frame, live)
+    }
+
     fn state_update(&mut self, p: &PacketRecord, t: f64, su: &StateUpdate, names: &dyn Names) {
-        let key = (p.session, su.object_id);
+        let (created, live) = self.update_life(p.session, su.object_id, t, names);
+        let key = (p.session, su.object_id, created);
         if let Some(n) = self.updates.get_mut(&key) {
             *n += 1;
         } else if self.updates.len() < MAX_OBJECTS {
             self.updates.insert(key, 1);
         }
-        let room = self.labels.len() < MAX_OBJECTS;
-        if let (Entry::Vacant(v), true) = (self.labels.entry(key), room) {
-            if let Some(l) = names.describe_object(p.session, su.object_id) {
-                v.insert(l);
-            }
+        if !live {
+            self.report.updates_after_death += 1;
+            return;
         }
         if p.session < MAX_TRACKED_SESSIONS {
             while self.tracks.len() <= p.session {
@@ -429,7 +548,7 @@ impl Collector {
             return;
         };
         for rec in &block.records {
-            let hkey = (p.session, su.object_id, rec.index);
+            let hkey = (p.session, su.object_id, created, rec.index);
             if !self.health.contains_key(&hkey) {
                 if self.health.len() >= MAX_HEALTH_SERIES {
                     self.report.health_dropped += 1;
@@ -466,29 +585,11 @@ impl Collector {
 
     fn event(&mut self, p: &PacketRecord, t: f64, game: &GameMessage, names: &dyn Names) {
         let f = &game.fields;
-        let kind = match game.opcode {
-            0x29 => EventKind::Explosion,
-            0x14 => EventKind::Destroyed,
-            0x19 => EventKind::TorpedoFire,
-            0x1A => EventKind::BeamFire,
-            0x07 => EventKind::StartFiring,
-            0x08 => EventKind::StopFiring,
-            0x15 => EventKind::Collision,
-            0x06 if field(f, "class_id") == Some(&Value::Hex(0x8129)) => EventKind::ShipExploding,
-            0x2C | 0x2D => {
+        let Some((kind, object, target)) = event_objects(game) else {
+            if matches!(game.opcode, 0x2C | 0x2D) {
                 self.chat(p, t, game, names);
-                return;
             }
-            _ => return,
-        };
-        let object = match kind {
-            EventKind::TorpedoFire => object_field(f, "launcher"),
-            EventKind::BeamFire => object_field(f, "emitter"),
-            EventKind::Collision => object_field(f, "reporting_ship"),
-            EventKind::StartFiring | EventKind::StopFiring | EventKind::ShipExploding => {
-                object_field(f, "destination").or_else(|| object_field(f, "source"))
-            }
-            _ => object_field(f, "object_id"),
+            return;
         };
         let value = match kind {
             EventKind::Explosion => float_field(f, "damage"),
@@ -499,6 +600,18 @@ impl Collector {
             Some(Value::Vec3(v)) if kind == EventKind::Explosion => Some(*v),
             _ => None,
         };
+        // Attached to the ship life the object belonged to when the message was sent:
+        // a launcher's id names the ship that carried it then, not the player's
+        // latest ship.
+        let ship = object.and_then(|id| self.ship_of(p.session, id, names));
+        let target_ship = target.and_then(|id| self.ship_of(p.session, id, names));
+        if let Some(s) = ship {
+            self.life(p.session, s, t, names);
+            let dies = matches!(kind, EventKind::Destroyed | EventKind::ShipExploding);
+            if dies && object == Some(s.object_id) {
+                self.end_life(p.session, s, t);
+            }
+        }
         if self.report.events.len() >= MAX_EVENTS {
             self.report.events_dropped += 1;
             return;
@@ -509,10 +622,40 @@ impl Collector {
             session: p.session,
             kind,
             object,
-            target: object_field(f, "target"),
+            target,
+            ship,
+            target_ship,
             position,
             value,
         });
+    }
+
+    /// The ship life an id belongs to: the registry's answer, else an object whose
+    /// creation was not seen, if the id is its own or lies above it in its slot.
+    fn ship_of(&self, session: usize, id: u32, names: &dyn Names) -> Option<ShipIdentity> {
+        if let Some(s) = names.ship_of(session, id) {
+            return Some(s);
+        }
+        let slot = slot_of(id)?;
+        let &(s, below) = self.uncreated.range(..=(session, id)).next_back()?;
+        (s == session && slot_of(below) == Some(slot)).then_some(ShipIdentity {
+            object_id: below,
+            created_frame: 0,
+        })
+    }
+
+    /// A ship exploded or was destroyed: its life ends at the first of these.
+    fn end_life(&mut self, session: usize, ship: ShipIdentity, t: f64) {
+        let life = self
+            .lives
+            .get_mut(&(session, ship.object_id))
+            .and_then(|l| l.last_mut())
+            .filter(|l| l.created_frame == ship.created_frame);
+        if let Some(l) = life {
+            if l.died.is_none() {
+                l.died = Some(t);
+            }
+        }
     }
 
     fn chat(&mut self, p: &PacketRecord, t: f64, game: &GameMessage, names: &dyn Names) {
@@ -555,62 +698,96 @@ impl Collector {
         r.t0_ns = self.t0.unwrap_or(0);
         r.duration = self.last_ts.saturating_sub(r.t0_ns) as f64 / 1e9;
         sort_gaps(&mut r.transport.gaps);
-        let mut ships: BTreeMap<(usize, u32), Ship> = BTreeMap::new();
-        let ship = |session: usize, id: u32| -> Ship {
-            Ship {
-                session,
-                object_id: id,
-                label: self
-                    .labels
-                    .get(&(session, id))
-                    .cloned()
-                    .unwrap_or_else(|| format!("0x{id:08X}")),
-                slot: slot_of(id),
-                track_direction: None,
-                track: Vec::new(),
-                updates: self.updates.get(&(session, id)).copied().unwrap_or(0),
-                health: Vec::new(),
+        // One ship per life; an object's track is cut where its next life begins and
+        // where this one died.
+        let mut ships: BTreeMap<LifeKey, Ship> = BTreeMap::new();
+        let mut lives = std::mem::take(&mut self.lives);
+        for (&(session, id), ls) in &lives {
+            let session_end = self
+                .session_end
+                .get(&session)
+                .copied()
+                .unwrap_or(r.duration);
+            for l in ls {
+                let key = (session, id, l.created_frame);
+                let end = l.died.unwrap_or(session_end).max(l.born);
+                ships.insert(
+                    key,
+                    Ship {
+                        session,
+                        object_id: id,
+                        created_frame: (l.created_frame != 0).then_some(l.created_frame),
+                        label: l.label.clone().unwrap_or_else(|| format!("0x{id:08X}")),
+                        class: l.class.clone(),
+                        player: l.owner.as_ref().and_then(|o| o.1.clone()),
+                        born: l.born,
+                        died: l.died,
+                        end,
+                        slot: l.owner.as_ref().map(|o| o.0).or(slot_of(id)),
+                        track_direction: None,
+                        track: Vec::new(),
+                        updates: self.updates.get(&key).copied().unwrap_or(0),
+                        health: Vec::new(),
+                    },
+                );
             }
-        };
+        }
         for (session, tracks) in self.tracks.iter().enumerate() {
             r.untracked_updates += tracks.untracked_updates;
             for (dir, track) in tracks.iter() {
-                let s = ships
-                    .entry((session, track.object_id))
-                    .or_insert_with(|| ship(session, track.object_id));
-                if track.points().len() > s.track.len() {
-                    s.track_direction = Some(dir);
-                    s.track = track
-                        .points()
+                let Some(ls) = lives.get_mut(&(session, track.object_id)) else {
+                    continue;
+                };
+                let points = track.points();
+                for (i, l) in ls.iter().enumerate() {
+                    let next = ls.get(i + 1).map(|n| n.born).unwrap_or(f64::INFINITY);
+                    let first = if i == 0 { f64::NEG_INFINITY } else { l.born };
+                    let last = l.died.unwrap_or(f64::INFINITY);
+                    let part: Vec<ShipPoint> = points
                         .iter()
+                        .filter(|p| p.capture_time >= first && p.capture_time < next)
+                        .filter(|p| p.capture_time <= last)
                         .map(|p| ShipPoint {
                             t: p.capture_time,
                             pos: p.position,
                             speed: p.speed,
                         })
                         .collect();
+                    let Some(s) = ships.get_mut(&(session, track.object_id, l.created_frame))
+                    else {
+                        continue;
+                    };
+                    if part.len() > s.track.len() {
+                        s.track_direction = Some(dir);
+                        s.track = part;
+                    }
                 }
             }
         }
-        for ((session, id, index), h) in std::mem::take(&mut self.health) {
-            let s = ships
-                .entry((session, id))
-                .or_insert_with(|| ship(session, id));
-            s.health.push(HealthSeries {
-                index,
-                name: h.name,
-                points: h.points,
-                updates: h.updates,
-            });
+        for ((session, id, created, index), h) in std::mem::take(&mut self.health) {
+            if let Some(s) = ships.get_mut(&(session, id, created)) {
+                s.health.push(HealthSeries {
+                    index,
+                    name: h.name,
+                    points: h.points,
+                    updates: h.updates,
+                });
+            }
         }
         r.ships = ships.into_values().collect();
+        // Lives in time order within each session and object: the page lists them so.
+        r.ships.sort_by(|a, b| {
+            (a.session, a.object_id)
+                .cmp(&(b.session, b.object_id))
+                .then(a.born.total_cmp(&b.born))
+        });
         // Destruction has no position on the wire: take the ship's last known one.
         for e in &mut r.events {
             if e.position.is_none() && e.kind.on_map() {
-                e.position = e.object.and_then(|id| {
+                e.position = e.ship.and_then(|id| {
                     r.ships
                         .iter()
-                        .find(|s| s.session == e.session && s.object_id == id)
+                        .find(|s| s.is(e.session, id))
                         .and_then(|s| position_at(&s.track, e.t))
                 });
             }
@@ -641,15 +818,41 @@ fn interesting(op: u8) -> bool {
     )
 }
 
-fn field<'a>(fields: &'a [Field], name: &str) -> Option<&'a Value> {
-    fields.iter().find(|f| f.name == name).map(|f| &f.value)
+/// What kind of event a message is, and the object ids it names (the actor and its
+/// target), from the typed body.
+fn event_objects(game: &GameMessage) -> Option<(EventKind, Option<u32>, Option<u32>)> {
+    let body = game.body.as_ref()?;
+    if let Some(id) = body.exploding_object() {
+        return Some((EventKind::ShipExploding, Some(id), None));
+    }
+    Some(match body {
+        Body::Explosion(x) => (EventKind::Explosion, Some(x.object_id), None),
+        Body::Object(o) if o.opcode == op::DESTROY_OBJECT => {
+            (EventKind::Destroyed, Some(o.object_id), None)
+        }
+        Body::TorpedoFire(x) => (
+            EventKind::TorpedoFire,
+            Some(x.launcher),
+            x.target.map(|(id, _)| id),
+        ),
+        Body::BeamFire(x) => (EventKind::BeamFire, Some(x.emitter), x.target),
+        Body::Event(e) => {
+            let h = e.header()?;
+            match e.opcode {
+                0x07 => (EventKind::StartFiring, Some(h.destination), None),
+                0x08 => (EventKind::StopFiring, Some(h.destination), None),
+                // The reporting ship is the header's destination, the other object
+                // its source.
+                0x15 => (EventKind::Collision, Some(h.destination), Some(h.source)),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    })
 }
 
-fn object_field(fields: &[Field], name: &str) -> Option<u32> {
-    match field(fields, name)? {
-        Value::ObjectId(id) => Some(*id),
-        _ => None,
-    }
+fn field<'a>(fields: &'a [Field], name: &str) -> Option<&'a Value> {
+    fields.iter().find(|f| f.name == name).map(|f| &f.value)
 }
 
 fn float_field(fields: &[Field], name: &str) -> Option<f64> {
@@ -733,14 +936,21 @@ mod tests {
     }
 
     fn explosion(id: u32) -> GameMessage {
-        game(
+        let mut g = game(
             0x29,
             vec![
                 Field::new("object_id", Value::ObjectId(id), Span::default()),
                 Field::new("position", Value::Vec3([1.0, 2.0, 3.0]), Span::default()),
                 Field::new("damage", Value::Float(25.0), Span::default()),
             ],
-        )
+        );
+        g.body = Some(Body::Explosion(crate::game::opcodes::weapons::Explosion {
+            object_id: id,
+            position: ([0; 3], 0),
+            damage: 0,
+            radius: 0,
+        }));
+        g
     }
 
     fn su(id: u32, pos: Option<[f32; 3]>) -> GameMessage {
@@ -827,10 +1037,16 @@ mod tests {
     #[test]
     fn destruction_takes_the_last_known_position() {
         let mut c = Collector::new("x", ShipCatalog::stock(), false);
-        let destroy = game(
+        let names = Lives::default();
+        names.set(9, 9, 1);
+        let mut destroy = game(
             0x14,
             vec![Field::new("object_id", Value::ObjectId(9), Span::default())],
         );
+        destroy.body = Some(Body::Object(crate::game::opcodes::lobby::ObjectMessage {
+            opcode: 0x14,
+            object_id: 9,
+        }));
         c.add(
             &packet(
                 0,
@@ -838,7 +1054,7 @@ mod tests {
                 1,
                 vec![message(su(9, Some([5.0, 6.0, 7.0])), None)],
             ),
-            &NoNames,
+            &names,
         );
         c.add(
             &packet(
@@ -847,11 +1063,11 @@ mod tests {
                 1,
                 vec![message(su(9, Some([8.0, 6.0, 7.0])), None)],
             ),
-            &NoNames,
+            &names,
         );
         c.add(
             &packet(20, Direction::S2C, 1, vec![message(destroy, None)]),
-            &NoNames,
+            &names,
         );
         let r = c.finish(CaptureSummary::default());
         assert_eq!(r.events[0].kind, EventKind::Destroyed);
@@ -941,5 +1157,175 @@ mod tests {
         assert_eq!(v.len(), 3);
         assert_eq!(v[0], 100.0);
         assert_eq!(v[2], 0.0);
+    }
+
+    /// Names that answer which ship life an id belongs to from a table the test sets,
+    /// as the pipeline's registry does at the time of each record.
+    #[derive(Default)]
+    struct Lives {
+        owners: std::cell::RefCell<HashMap<u32, ShipIdentity>>,
+    }
+
+    impl Lives {
+        fn set(&self, id: u32, owner: u32, created_frame: u64) {
+            self.owners.borrow_mut().insert(
+                id,
+                ShipIdentity {
+                    object_id: owner,
+                    created_frame,
+                },
+            );
+        }
+    }
+
+    impl Names for Lives {
+        fn client_name(&self, _: usize, _: usize) -> Option<String> {
+            None
+        }
+        fn describe_object(&self, _: usize, id: u32) -> Option<String> {
+            let o = self.owners.borrow().get(&id).copied()?;
+            Some(format!("ship {:x}@{}", o.object_id, o.created_frame))
+        }
+        fn object_class(&self, _: usize, _: u32) -> Option<String> {
+            None
+        }
+        fn ship_class(&self, _: u16) -> Option<&crate::game::ships::ShipClass> {
+            None
+        }
+        fn epoch(&self) -> u64 {
+            0
+        }
+        fn ship_of(&self, _: usize, id: u32) -> Option<ShipIdentity> {
+            self.owners.borrow().get(&id).copied()
+        }
+    }
+
+    fn torpedo_fire(launcher: u32) -> GameMessage {
+        use crate::game::opcodes::weapons::TorpedoFire;
+        let mut g = game(0x19, Vec::new());
+        g.body = Some(Body::TorpedoFire(TorpedoFire {
+            launcher,
+            torpedo_type: 2,
+            flags: 0,
+            direction: [0; 3],
+            target: None,
+        }));
+        g
+    }
+
+    fn exploding(id: u32) -> GameMessage {
+        use crate::game::opcodes::events::{
+            Event as Ev, EventBody, EventHeader, EventMessage, EventTail, CLASS_OBJECT_EXPLODING,
+            EVENT_OBJECT_EXPLODING,
+        };
+        let mut g = game(0x06, Vec::new());
+        g.body = Some(Body::Event(EventMessage {
+            opcode: 0x06,
+            body: EventBody::Event(Ev {
+                header: EventHeader {
+                    class_id: CLASS_OBJECT_EXPLODING,
+                    event_type: EVENT_OBJECT_EXPLODING,
+                    source: 0,
+                    destination: id,
+                },
+                tail: EventTail::ObjectExploding {
+                    killer_peer_id: 1,
+                    duration: 1.0,
+                },
+            }),
+        }));
+        g
+    }
+
+    fn at(c: &mut Collector, names: &Lives, secs: f64, g: GameMessage) {
+        let p = packet(
+            (secs * 1e9) as i64,
+            Direction::C2S,
+            1,
+            vec![message(g, None)],
+        );
+        c.add(&p, names);
+    }
+
+    #[test]
+    fn events_follow_the_ship_life_that_sent_them() {
+        const HEAVY: u32 = 0x4007_FFFF;
+        const NEBULA: u32 = 0x4008_0018;
+        let names = Lives::default();
+        let mut c = Collector::new("x", ShipCatalog::stock(), false);
+        // Times count from the first datagram.
+        c.add(&packet(0, Direction::C2S, 1, Vec::new()), &names);
+        // The first ship flies, fires from a tube of its own and explodes.
+        names.set(HEAVY, HEAVY, 10);
+        names.set(HEAVY + 5, HEAVY, 10);
+        at(&mut c, &names, 1.0, su(HEAVY, Some([0.0; 3])));
+        at(&mut c, &names, 2.0, torpedo_fire(HEAVY + 5));
+        at(&mut c, &names, 3.0, su(HEAVY, Some([1.0, 0.0, 0.0])));
+        at(&mut c, &names, 5.0, exploding(HEAVY));
+        // An update in flight when it died: counted, not drawn.
+        at(&mut c, &names, 5.5, su(HEAVY, Some([9.0, 9.0, 0.0])));
+        // The player's next ship, with its own tubes; its id lies above the first's.
+        names.set(NEBULA, NEBULA, 50);
+        names.set(NEBULA + 5, NEBULA, 50);
+        at(&mut c, &names, 10.0, su(NEBULA, Some([5.0; 3])));
+        at(&mut c, &names, 12.0, torpedo_fire(NEBULA + 5));
+        // The first id created again: another life, not the dead ship.
+        names.set(HEAVY, HEAVY, 80);
+        at(&mut c, &names, 20.0, su(HEAVY, Some([7.0; 3])));
+        at(&mut c, &names, 21.0, su(HEAVY, Some([8.0; 3])));
+        let r = c.finish(CaptureSummary::default());
+
+        let lives: Vec<(u32, Option<u64>, f64, Option<f64>)> = r
+            .ships
+            .iter()
+            .map(|s| (s.object_id, s.created_frame, s.born, s.died))
+            .collect();
+        assert_eq!(
+            lives,
+            [
+                (HEAVY, Some(10), 1.0, Some(5.0)),
+                (HEAVY, Some(80), 20.0, None),
+                (NEBULA, Some(50), 10.0, None),
+            ]
+        );
+        let first = &r.ships[0];
+        assert!(first.track.iter().all(|p| p.t <= 5.0), "{:?}", first.track);
+        assert_eq!(first.track.len(), 2);
+        assert_eq!(r.ships[1].track.len(), 2);
+        assert!(r.ships[1].track.iter().all(|p| p.t >= 20.0));
+        assert_eq!(r.updates_after_death, 1);
+        // Each fire is on the ship that carried the tube when it fired.
+        let fires: Vec<_> = r
+            .events
+            .iter()
+            .filter(|e| e.kind == EventKind::TorpedoFire)
+            .map(|e| (e.t, e.ship.map(|s| (s.object_id, s.created_frame))))
+            .collect();
+        assert_eq!(
+            fires,
+            [(2.0, Some((HEAVY, 10))), (12.0, Some((NEBULA, 50)))]
+        );
+        for e in &r.events {
+            let s = r
+                .ships
+                .iter()
+                .find(|s| e.ship.is_some_and(|k| s.is(e.session, k)))
+                .expect("every event has its ship");
+            assert!(s.alive_at(e.t), "{e:?} outside {}..{}", s.born, s.end);
+        }
+        // The death is where the explosion takes its position from: the last drawn one.
+        let boom = r.events.iter().find(|e| e.kind == EventKind::ShipExploding);
+        assert_eq!(boom.and_then(|e| e.position), Some([1.0, 0.0, 0.0]));
+    }
+
+    #[test]
+    fn an_object_without_a_creation_is_not_described_as_another_ships_part() {
+        let names = Lives::default();
+        let mut c = Collector::new("x", ShipCatalog::stock(), false);
+        at(&mut c, &names, 1.0, su(0x4010_0290, Some([0.0; 3])));
+        let r = c.finish(CaptureSummary::default());
+        assert_eq!(r.ships.len(), 1);
+        assert_eq!(r.ships[0].created_frame, None);
+        assert_eq!(r.ships[0].label, "0x40100290");
     }
 }

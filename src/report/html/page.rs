@@ -13,6 +13,7 @@ use super::series::{column_layout, decimate_indices, rebucket, split_budget, thi
 use super::svg::{
     colour, esc, json_for_script, num, opcode_colour, points_attr, round, Plot, OTHER,
 };
+use crate::report::names::ShipIdentity;
 
 /// The opening `<svg>` of a chart and its axes. `attrs` are its `data-` attributes; the
 /// series count is what the browser test reads back.
@@ -74,6 +75,9 @@ struct Page {
     thinned: Vec<String>,
     budget: Budget,
     width: f64,
+    /// The longest capture's duration: every time axis of the page spans it, so the
+    /// two captures of a comparison line up.
+    t_max: f64,
 }
 
 /// Render the whole page for one capture, or two side by side with their comparison.
@@ -84,6 +88,7 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
         thinned: Vec::new(),
         budget,
         width: if captures.len() > 1 { 640.0 } else { 1000.0 },
+        t_max: captures.iter().map(|c| c.duration).fold(0.0, f64::max),
     };
     let ids: Vec<&str> = ["a", "b"].into_iter().take(captures.len()).collect();
     let mut body = String::new();
@@ -712,7 +717,7 @@ fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             round(y, 1),
             round(e.t, 2),
             e.kind.name(),
-            e.object.map(|o| format!("0x{o:08X}")),
+            object_name(c, e.session, e.ship, e.object),
             e.value.map(|v| round(v, 1))
         ]));
     }
@@ -748,69 +753,103 @@ fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
 }
 
 fn ship_name(s: &Ship) -> String {
-    if s.label.starts_with("0x") {
-        s.label.clone()
+    if s.created_frame.is_some() && !s.label.starts_with("0x") {
+        return format!("{} 0x{:08X}", s.label, s.object_id);
+    }
+    // No creation seen: the id and what its range says (slot, and that slot's player).
+    let mut who: Vec<String> = Vec::new();
+    if let Some(slot) = s.slot {
+        who.push(format!("slot {slot}"));
+    }
+    who.extend(s.player.clone());
+    if who.is_empty() {
+        format!("object 0x{:08X}", s.object_id)
     } else {
-        format!("{} 0x{:08X}", s.label, s.object_id)
+        format!("object 0x{:08X} ({})", s.object_id, who.join(", "))
     }
 }
 
-/// Events that concern a ship: its own id, or an id of its player's range that is no
-/// ship of its own (subsystems, torpedoes).
-fn ship_events<'a>(c: &'a CaptureReport, s: &Ship) -> Vec<&'a Event> {
-    let is_ship = |id: u32, session: usize| {
-        c.ships
-            .iter()
-            .any(|o| o.session == session && o.object_id == id)
-    };
-    c.events
+/// The name of the ship life an event's object or target belonged to, else its id.
+fn object_name(
+    c: &CaptureReport,
+    session: usize,
+    ship: Option<ShipIdentity>,
+    id: Option<u32>,
+) -> Option<String> {
+    if let Some(s) = ship.and_then(|k| c.ships.iter().find(|s| s.is(session, k))) {
+        return Some(ship_name(s));
+    }
+    id.map(|o| format!("0x{o:08X}"))
+}
+
+/// Events of one ship life: those whose object belonged to it when sent, within the
+/// life (an event about a ship after its death is counted, not drawn).
+fn ship_events<'a>(c: &'a CaptureReport, s: &Ship) -> (Vec<&'a Event>, usize) {
+    let mine: Vec<&Event> = c
+        .events
         .iter()
-        .filter(|e| e.session == s.session)
-        .filter(|e| match e.object {
-            Some(id) if id == s.object_id => true,
-            Some(id) => {
-                s.slot.is_some()
-                    && crate::game::objects::slot_of(id) == s.slot
-                    && !is_ship(id, e.session)
-            }
-            None => false,
-        })
-        .collect()
+        .filter(|e| e.ship.is_some_and(|k| s.is(e.session, k)))
+        .collect();
+    let total = mine.len();
+    let within: Vec<&Event> = mine.into_iter().filter(|e| s.alive_at(e.t)).collect();
+    let outside = total - within.len();
+    (within, outside)
+}
+
+/// Who a ship belongs to, for grouping: its player, else its slot.
+fn owner_label(s: &Ship) -> String {
+    match (&s.player, s.slot) {
+        (Some(p), Some(slot)) => format!("{p} (slot {slot})"),
+        (Some(p), None) => p.clone(),
+        (None, Some(slot)) => format!("slot {slot}"),
+        (None, None) => "no player".to_string(),
+    }
 }
 
 fn ships(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
-    let mut list: Vec<(&Ship, Vec<&Event>)> = c
+    let list: Vec<(&Ship, Vec<&Event>, usize)> = c
         .ships
         .iter()
-        .map(|s| (s, ship_events(c, s)))
-        .filter(|(s, ev)| !s.health.is_empty() || !ev.is_empty())
+        .map(|s| {
+            let (ev, outside) = ship_events(c, s);
+            (s, ev, outside)
+        })
+        .filter(|(s, ev, _)| !s.health.is_empty() || !ev.is_empty())
         .collect();
     let mut h = String::new();
     if list.is_empty() {
         return "<p class=\"note\">No subsystem blocks (0x20) and no weapon or damage events.</p>"
             .into();
     }
-    list.sort_by(|a, b| {
-        b.0.updates
-            .cmp(&a.0.updates)
-            .then(a.0.object_id.cmp(&b.0.object_id))
+    // The busiest lives get charts; the others are listed in a table per player.
+    let mut by_updates: Vec<usize> = (0..list.len()).collect();
+    by_updates.sort_by(|&a, &b| {
+        let (x, y) = (&list[a], &list[b]);
+        (y.0.updates + y.1.len() as u64)
+            .cmp(&(x.0.updates + x.1.len() as u64))
+            .then(x.0.born.total_cmp(&y.0.born))
     });
+    let charted: std::collections::BTreeSet<usize> = by_updates
+        .iter()
+        .take(pg.budget.ship_charts)
+        .copied()
+        .collect();
     if list.len() > pg.budget.ship_charts {
         let _ = write!(
             h,
-            "<p class=\"note\">Showing the {} ships with the most StateUpdates of {}.</p>",
+            "<p class=\"note\">Charts for the {} ships with the most StateUpdates and events; \
+             the other {} are listed under their player.</p>",
             pg.budget.ship_charts,
-            list.len()
+            list.len() - pg.budget.ship_charts
         );
         note_thinned(
             pg,
             format!("{} of {} ship charts", pg.budget.ship_charts, list.len()),
         );
-        list.truncate(pg.budget.ship_charts);
     }
-    let lengths: Vec<usize> = list
+    let lengths: Vec<usize> = charted
         .iter()
-        .flat_map(|(s, _)| s.health.iter().map(|x| x.points.len()))
+        .flat_map(|&i| list[i].0.health.iter().map(|x| x.points.len()))
         .collect();
     let total: usize = lengths.iter().sum();
     let shares = split_budget(&lengths, pg.budget.health_points, 8);
@@ -825,29 +864,96 @@ fn ships(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         );
     }
     let mut share = shares.into_iter();
-    for (n, (s, events)) in list.iter().enumerate() {
-        let id = format!("{cid}-ship-{n}");
-        let keep: Vec<usize> = s.health.iter().map(|_| share.next().unwrap_or(0)).collect();
-        h.push_str(&ship_chart(pg, c, s, events, &keep, &id, n));
+    let mut keeps: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for &i in &charted {
+        let k = list[i]
+            .0
+            .health
+            .iter()
+            .map(|_| share.next().unwrap_or(0))
+            .collect();
+        keeps.insert(i, k);
+    }
+    // Grouped by player, each player's lives in the order they flew.
+    let mut groups: BTreeMap<(usize, u8, String), Vec<usize>> = BTreeMap::new();
+    for (i, (s, _, _)) in list.iter().enumerate() {
+        groups
+            .entry((s.session, s.slot.unwrap_or(u8::MAX), owner_label(s)))
+            .or_default()
+            .push(i);
+    }
+    let mut n = 0;
+    for ((_, _, owner), mut members) in groups {
+        members.sort_by(|&a, &b| list[a].0.born.total_cmp(&list[b].0.born));
+        let _ = write!(
+            h,
+            "<div class=\"owner\" data-owner=\"{}\"><h4 class=\"owner\">{} — {} ship{}</h4>",
+            esc(&owner),
+            esc(&owner),
+            members.len(),
+            if members.len() == 1 { "" } else { "s" }
+        );
+        let mut folded = Vec::new();
+        for i in members {
+            let (s, events, outside) = &list[i];
+            match keeps.get(&i) {
+                Some(keep) => {
+                    let id = format!("{cid}-ship-{n}");
+                    h.push_str(&ship_chart(pg, c, s, events, *outside, keep, &id, n));
+                    n += 1;
+                }
+                None => folded.push(i),
+            }
+        }
+        if !folded.is_empty() {
+            let _ = write!(
+                h,
+                "<details class=\"lives\"><summary>{} more ship{} of {} (no chart)</summary><table>{}",
+                folded.len(),
+                if folded.len() == 1 { "" } else { "s" },
+                esc(&owner),
+                thead(&["ship", "from (s)", "to (s)", "died", "StateUpdates", "events"])
+            );
+            for i in folded {
+                let (s, events, _) = &list[i];
+                h.push_str(&row(&[
+                    td(&ship_name(s)),
+                    tn(format!("{:.1}", s.born)),
+                    tn(format!("{:.1}", s.end)),
+                    td(if s.died.is_some() { "yes" } else { "" }),
+                    tn(s.updates),
+                    tn(events.len()),
+                ]));
+            }
+            h.push_str("</table></details>");
+        }
+        h.push_str("</div>");
     }
     h
 }
 
+#[allow(clippy::too_many_arguments)]
 fn ship_chart(
     pg: &mut Page,
     c: &CaptureReport,
     s: &Ship,
     events: &[&Event],
+    outside: usize,
     keep: &[usize],
     id: &str,
     n: usize,
 ) -> String {
-    let mut plot = Plot::new(pg.width, 230.0, (0.0, c.duration.max(1.0)), (0.0, 100.0));
+    let mut plot = Plot::new(pg.width, 230.0, (0.0, pg.t_max.max(1.0)), (0.0, 100.0));
     plot.top = 50.0;
     let fire_y = 16.0;
     let damage_y = 34.0;
+    let life = match s.died {
+        Some(d) => format!("{:.1}–{:.1} s, died", s.born, d),
+        None => format!("{:.1}–{:.1} s", s.born, s.end),
+    };
     let mut h = format!(
-        "<h4><span class=\"sw\" style=\"background:{}\"></span> {} — {} StateUpdate{}, {} event{}</h4>",
+        "<h4 data-ship=\"{}\"><span class=\"sw\" style=\"background:{}\"></span> {} — {life}, {} StateUpdate{}, {} event{}</h4>",
+        esc(&ship_name(s)),
         ship_colour(s, n),
         esc(&ship_name(s)),
         s.updates,
@@ -857,7 +963,11 @@ fn ship_chart(
     );
     let mut svg = open_chart(
         "chart ship",
-        &format!("data-chart=\"{id}\""),
+        &format!(
+            "data-chart=\"{id}\" data-born=\"{}\" data-end=\"{}\"",
+            round(s.born, 3),
+            round(s.end, 3)
+        ),
         s.health.len(),
         &plot,
         "seconds",
@@ -871,6 +981,16 @@ fn ship_chart(
         num(plot.left - 4.0),
         num(damage_y + 4.0)
     );
+    // The death first, so that the condition lines and marks are drawn over it.
+    if let Some(d) = s.died {
+        let _ = write!(
+            svg,
+            "<path class=\"line death\" data-marks=\"death\" d=\"M{},{}V{}\" stroke=\"#ff3b30\" stroke-width=\"1\" stroke-dasharray=\"4 3\"/>",
+            num(plot.px(d)),
+            num(damage_y + 8.0),
+            num(plot.height - plot.bottom)
+        );
+    }
     let mut legend = String::from("<div class=\"legend\">");
     let mut hover = Vec::new();
     for (k, (series, keep)) in s.health.iter().zip(keep).enumerate() {
@@ -883,8 +1003,9 @@ fn ship_chart(
             }
             xy.push((plot.px(p.0), y));
         }
+        // A condition holds until the ship's life ends, not to the end of the capture.
         if let Some(last) = xy.last().copied() {
-            xy.push((plot.px(c.duration), last.1));
+            xy.push((plot.px(s.end).max(last.0), last.1));
         }
         let col = colour(k);
         let _ = write!(
@@ -926,12 +1047,12 @@ fn ship_chart(
                 let _ = write!(fire, "M{},{}v12", num(x), num(fire_y - 6.0));
             }
             EventKind::Destroyed | EventKind::ShipExploding => {
+                // A cross in the damage lane: the damage ticks beside it stay visible.
                 let _ = write!(
                     kill,
-                    "M{},{}v{}",
-                    num(x),
-                    num(damage_y - 6.0),
-                    num(plot.height - plot.bottom - damage_y + 6.0)
+                    "M{},{}l8,8m0,-8l-8,8",
+                    num(x - 4.0),
+                    num(damage_y - 4.0)
                 );
             }
             _ => {
@@ -943,7 +1064,7 @@ fn ship_chart(
             y,
             round(e.t, 2),
             e.kind.name(),
-            e.target.map(|o| format!("0x{o:08X}")),
+            object_name(c, e.session, e.target_ship, e.target),
             e.value.map(|v| round(v, 1))
         ]));
     }
@@ -968,7 +1089,13 @@ fn ship_chart(
     for e in events {
         *counts.entry(e.kind.name()).or_default() += 1;
     }
-    let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let mut summary: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    if outside > 0 {
+        summary.push(format!(
+            "{outside} event{} after its death not drawn",
+            if outside == 1 { "" } else { "s" }
+        ));
+    }
     if s.health.is_empty() {
         h.push_str("<p class=\"note\">No decoded subsystem block for this ship (class unknown or host did not send 0x20).</p>");
     }
@@ -1425,7 +1552,13 @@ mod tests {
             r.ships.push(Ship {
                 session: 0,
                 object_id: 0x3FFF_FFFF + s * 0x40000,
+                created_frame: Some(1),
                 label: format!("Galaxy ({HOSTILE}, slot {s})"),
+                class: Some("Galaxy".into()),
+                player: Some(HOSTILE.into()),
+                born: 0.0,
+                died: None,
+                end: 2040.0,
                 slot: Some(s as u8),
                 track_direction: Some(Direction::C2S),
                 track,
@@ -1445,6 +1578,11 @@ mod tests {
                 },
                 object: Some(0x3FFF_FFFF + (i % 20) * 0x40000),
                 target: None,
+                ship: Some(ShipIdentity {
+                    object_id: 0x3FFF_FFFF + (i % 20) * 0x40000,
+                    created_frame: 1,
+                }),
+                target_ship: None,
                 position: Some([i as f32 % 900.0, 0.0, 0.0]),
                 value: Some(10.0),
             });
@@ -1512,7 +1650,9 @@ mod tests {
         // One series per ship on the map, one per subsystem on each ship chart.
         assert!(page.contains("data-chart=\"a-map\" data-zoom=\"1\" data-series-count=\"20\""));
         assert_eq!(page.matches("class=\"chart ship\"").count(), b.ship_charts);
-        assert!(page.contains("data-chart=\"a-ship-0\" data-series-count=\"10\""));
+        assert!(page.contains(
+            "data-chart=\"a-ship-0\" data-born=\"0\" data-end=\"2040\" data-series-count=\"10\""
+        ));
         // Rates: one opcode one way, the top 10 plus "other" the other way.
         assert!(page.contains("data-chart=\"a-rates-c2s\" data-series-count=\"1\""));
         assert!(page.contains("data-chart=\"a-rates-s2c\" data-series-count=\"11\""));
