@@ -275,3 +275,68 @@ fn an_opcode_has_one_colour_everywhere() {
         assert!(c.contains(want), "{name}: {c:?}");
     }
 }
+
+/// The problems section lists each warning code with the count and first frame that
+/// `bcwire decode` reports, and the command that shows that frame; the page names the
+/// file, not the folder it was read from.
+#[test]
+fn problems_match_the_decoded_warnings_and_point_at_their_frames() {
+    let Some(f) = captures()
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("b2_valentines"))
+    else {
+        eprintln!("note: shared captures not found (set BCWIRE_SHARED); test skipped");
+        return;
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bcwire"))
+        .args(["decode", "--format", "jsonl"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // Independent count: every warning in every record, by code, with its first frame.
+    let mut want: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["type"] == "summary" {
+            continue;
+        }
+        let frame = v["frame"].as_u64().unwrap_or(0);
+        let mut lists = vec![&v["warnings"]];
+        for m in v["messages"].as_array().into_iter().flatten() {
+            lists.push(&m["warnings"]);
+        }
+        for w in lists.into_iter().filter_map(|l| l.as_array()).flatten() {
+            let e = want
+                .entry(w["code"].as_str().unwrap().to_string())
+                .or_insert((0, frame));
+            e.0 += 1;
+        }
+    }
+    assert!(!want.is_empty(), "this capture has warnings");
+    let r = html::collect_file(&f.to_string_lossy(), &Config::default(), false).unwrap();
+    let got: std::collections::BTreeMap<String, (u64, u64)> = r
+        .problems
+        .iter()
+        .map(|p| (p.code.as_str().to_string(), (p.count, p.frames[0])))
+        .collect();
+    assert_eq!(got, want);
+    let page = html::render(std::slice::from_ref(&r), None);
+    let name = f.file_name().unwrap().to_string_lossy().to_string();
+    for (code, (count, frame)) in &want {
+        assert!(
+            page.contains(&format!("<code>{code}</code>")),
+            "{code} missing"
+        );
+        assert!(page.contains(&format!("<td class=\"n\">{count}</td>")));
+        assert!(page.contains(&format!("bcwire show {name} --frame {frame}")));
+    }
+    // Header facts: start in UTC, version; the folder is nowhere on the page.
+    assert!(page.contains(&format!("{name}: started 20")));
+    assert!(page.contains(concat!("written by bcwire ", env!("CARGO_PKG_VERSION"))));
+    let folder = f.parent().unwrap().to_string_lossy().to_string();
+    assert!(
+        !page.contains(&folder),
+        "the page shows the local path {folder}"
+    );
+}

@@ -10,7 +10,7 @@
 //! hand-built records.
 
 use super::series::thin_steps;
-use crate::diag::Direction;
+use crate::diag::{Code, Direction, Warning};
 use crate::game::field::{Field, Value};
 use crate::game::objects::slot_of;
 use crate::game::opcodes::{op, Body};
@@ -210,15 +210,33 @@ pub struct Gap {
     pub session: usize,
     pub client: usize,
     pub direction: Direction,
+    /// The datagram that ended the silence.
+    pub frame: u64,
     /// Start of the silence (seconds from the first datagram) and its length.
     pub start: f64,
     pub length: f64,
+}
+
+/// Frames kept per warning code (the first ones), to point at.
+pub const FRAMES_PER_PROBLEM: usize = 5;
+
+/// One warning code's occurrences, as an expert-information row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    pub code: Code,
+    pub count: u64,
+    /// The first frames that carry it.
+    pub frames: Vec<u64>,
+    /// The first occurrence's text.
+    pub example: String,
 }
 
 /// Retransmissions, ACK delays and gaps.
 #[derive(Debug, Clone, Default)]
 pub struct TransportHealth {
     pub retransmissions: [BTreeMap<i64, u64>; 2],
+    /// The first retransmitted frame of each second with retransmissions.
+    pub retransmission_frames: [BTreeMap<i64, u64>; 2],
     pub acks: [BTreeMap<i64, AckSecond>; 2],
     /// ACK delays by power-of-two microseconds: bucket k holds delays in [2^(k-1), 2^k) µs.
     pub ack_delay_log2_us: [[u64; 32]; 2],
@@ -269,6 +287,8 @@ pub struct CaptureReport {
     pub events_dropped: u64,
     pub chat: Vec<ChatLine>,
     pub chat_dropped: u64,
+    /// Warnings by code, in code order.
+    pub problems: Vec<Problem>,
     pub transport: TransportHealth,
     /// StateUpdates whose session or object had no track left.
     pub untracked_updates: u64,
@@ -327,6 +347,7 @@ pub struct Collector {
     /// Objects with StateUpdates whose creation was not seen: events of ids in their
     /// slot above them are theirs, as the registry does for created ships.
     uncreated: BTreeSet<(usize, u32)>,
+    problems: BTreeMap<Code, Problem>,
     /// Last datagram of each session (seconds): where lives without a death end.
     session_end: HashMap<usize, f64>,
     last_seen: HashMap<(usize, usize, Direction), f64>,
@@ -352,6 +373,7 @@ impl Collector {
             health: BTreeMap::new(),
             session_end: HashMap::new(),
             uncreated: BTreeSet::new(),
+            problems: BTreeMap::new(),
             last_seen: HashMap::new(),
             recent: VecDeque::new(),
         }
@@ -374,10 +396,16 @@ impl Collector {
         let PacketBody::Game(g) = &p.body else {
             return;
         };
+        self.note_problems(p.frame, &g.warnings);
         for m in &g.messages {
+            self.note_problems(p.frame, &m.warnings);
+            if let Some(game) = &m.game {
+                self.note_problems(p.frame, &game.warnings);
+            }
             let tr = &mut self.report.transport;
             if m.retransmission {
                 *tr.retransmissions[di].entry(sec).or_default() += 1;
+                tr.retransmission_frames[di].entry(sec).or_insert(p.frame);
             }
             if let TransportInfo::Ack {
                 delay_ns: Some(d), ..
@@ -422,6 +450,21 @@ impl Collector {
         }
     }
 
+    fn note_problems(&mut self, frame: u64, warnings: &[Warning]) {
+        for w in warnings {
+            let e = self.problems.entry(w.code).or_insert_with(|| Problem {
+                code: w.code,
+                count: 0,
+                frames: Vec::new(),
+                example: w.to_string(),
+            });
+            e.count += 1;
+            if e.frames.len() < FRAMES_PER_PROBLEM && e.frames.last() != Some(&frame) {
+                e.frames.push(frame);
+            }
+        }
+    }
+
     fn note_gap(&mut self, p: &PacketRecord, t: f64) {
         let key = (p.session, p.client, p.direction);
         if !self.last_seen.contains_key(&key) {
@@ -443,6 +486,7 @@ impl Collector {
                 session: p.session,
                 client: p.client,
                 direction: p.direction,
+                frame: p.frame,
                 start,
                 length,
             });
@@ -695,6 +739,7 @@ impl Collector {
             }
         }
         r.summary = summary;
+        r.problems = std::mem::take(&mut self.problems).into_values().collect();
         r.t0_ns = self.t0.unwrap_or(0);
         r.duration = self.last_ts.saturating_sub(r.t0_ns) as f64 / 1e9;
         sort_gaps(&mut r.transport.gaps);

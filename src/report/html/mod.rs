@@ -13,6 +13,7 @@
 
 pub mod collect;
 pub mod page;
+pub mod problems;
 pub mod series;
 pub mod svg;
 

@@ -9,11 +9,13 @@
 //! together so the page cannot drift from the code that fills it.
 
 use super::collect::{CaptureReport, Event, EventKind, Ship};
+use super::problems::file_name;
 use super::series::{column_layout, decimate_indices, rebucket, split_budget, thin_steps};
 use super::svg::{
     colour, esc, json_for_script, num, opcode_colour, points_attr, round, Plot, OTHER,
 };
 use crate::report::names::ShipIdentity;
+use crate::report::timefmt::utc_datetime;
 
 /// The opening `<svg>` of a chart and its axes. `attrs` are its `data-` attributes; the
 /// series count is what the browser test reads back.
@@ -92,8 +94,12 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
     };
     let ids: Vec<&str> = ["a", "b"].into_iter().take(captures.len()).collect();
     let mut body = String::new();
-    let sections: [(&str, &str); 7] = [
+    let sections: [(&str, &str); 8] = [
         ("overview", "Session overview"),
+        (
+            "problems",
+            "Problems: warnings, unacknowledged messages, bursts, silences",
+        ),
         ("rates", "Game messages per second by opcode"),
         ("dirty", "StateUpdate dirty flags"),
         ("map", "Map (top-down x/y)"),
@@ -107,10 +113,16 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
         for (c, cid) in captures.iter().zip(&ids) {
             let _ = write!(body, "<div class=\"col\" data-capture=\"{cid}\">");
             if captures.len() > 1 {
-                let _ = write!(body, "<h3>{}: {}</h3>", cid.to_uppercase(), esc(&c.name));
+                let _ = write!(
+                    body,
+                    "<h3>{}: {}</h3>",
+                    cid.to_uppercase(),
+                    esc(file_name(&c.name))
+                );
             }
             let html = match id {
                 "overview" => overview(c),
+                "problems" => super::problems::section(c),
                 "rates" => rates(&mut pg, c, cid),
                 "dirty" => dirty(c),
                 "map" => map(&mut pg, c, cid),
@@ -129,7 +141,7 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
 
     let title = captures
         .iter()
-        .map(|c| c.name.as_str())
+        .map(|c| file_name(&c.name))
         .collect::<Vec<_>>()
         .join(" vs ");
     let mut out = String::with_capacity(body.len() + 64 * 1024);
@@ -141,15 +153,24 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
     let _ = write!(out, "<style>{CSS}</style></head><body><header>");
     let _ = write!(out, "<h1>bcwire report: {}</h1>", esc(&title));
     for c in captures {
+        let start = match c.stats().first_ts_ns {
+            Some(ts) => format!("started {} UTC, ", utc_datetime(ts)),
+            None => String::new(),
+        };
         let _ = write!(
             out,
-            "<p>{}: {} frames, {} Bridge Commander datagrams, {:.1} s</p>",
-            esc(&c.name),
+            "<p class=\"facts\">{}: {start}{} long, {} frames, {} Bridge Commander datagrams</p>",
+            esc(file_name(&c.name)),
+            duration_text(c.duration),
             c.summary.frames,
             c.summary.game_frames,
-            c.duration
         );
     }
+    let _ = write!(
+        out,
+        "<p class=\"facts\">written by bcwire {}</p>",
+        env!("CARGO_PKG_VERSION")
+    );
     out.push_str("<nav>");
     for (id, title) in sections {
         let _ = write!(
@@ -187,11 +208,26 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
     out
 }
 
-fn secs_since(c: &CaptureReport, ts_ns: i64) -> f64 {
+/// "34 min 12.5 s", "12.500 s".
+fn duration_text(secs: f64) -> String {
+    if secs >= 3600.0 {
+        format!(
+            "{} h {} min",
+            (secs / 3600.0).floor(),
+            ((secs % 3600.0) / 60.0).floor()
+        )
+    } else if secs >= 60.0 {
+        format!("{} min {:.1} s", (secs / 60.0).floor(), secs % 60.0)
+    } else {
+        format!("{secs:.3} s")
+    }
+}
+
+pub(super) fn secs_since(c: &CaptureReport, ts_ns: i64) -> f64 {
     ts_ns.saturating_sub(c.t0_ns) as f64 / 1e9
 }
 
-fn row(cells: &[String]) -> String {
+pub(super) fn row(cells: &[String]) -> String {
     let mut s = String::from("<tr>");
     for c in cells {
         s.push_str(c);
@@ -199,13 +235,13 @@ fn row(cells: &[String]) -> String {
     s.push_str("</tr>");
     s
 }
-fn td(s: &str) -> String {
+pub(super) fn td(s: &str) -> String {
     format!("<td>{}</td>", esc(s))
 }
-fn tn(v: impl std::fmt::Display) -> String {
+pub(super) fn tn(v: impl std::fmt::Display) -> String {
     format!("<td class=\"n\">{v}</td>")
 }
-fn thead(cols: &[&str]) -> String {
+pub(super) fn thead(cols: &[&str]) -> String {
     let mut s = String::from("<tr>");
     for c in cols {
         let _ = write!(s, "<th>{}</th>", esc(c));
@@ -214,7 +250,7 @@ fn thead(cols: &[&str]) -> String {
     s
 }
 
-fn client_label(c: &ClientSummary) -> String {
+pub(super) fn client_label(c: &ClientSummary) -> String {
     match (&c.name, c.addr) {
         (Some(n), _) => n.clone(),
         (None, Some(a)) => a.to_string(),
@@ -227,7 +263,7 @@ fn overview(c: &CaptureReport) -> String {
     let st = c.stats();
     let mut h = String::from("<table class=\"facts\">");
     let facts: [(&str, String); 7] = [
-        ("file", c.name.clone()),
+        ("file", file_name(&c.name).to_string()),
         ("format", s.format.clone()),
         ("frames", format!("{} ({} bytes)", s.frames, s.bytes)),
         ("duration", format!("{:.3} s", c.duration)),
@@ -317,7 +353,7 @@ fn overview(c: &CaptureReport) -> String {
     h
 }
 
-fn dir_title(d: Direction) -> &'static str {
+pub(super) fn dir_title(d: Direction) -> &'static str {
     match d {
         Direction::C2S => "client → host",
         Direction::S2C => "host → client",
