@@ -340,3 +340,116 @@ fn problems_match_the_decoded_warnings_and_point_at_their_frames() {
         "the page shows the local path {folder}"
     );
 }
+
+/// The part of a section that belongs to one capture of a comparison.
+fn capture_column<'p>(page: &'p str, section: &str, cid: &str) -> &'p str {
+    let start = page
+        .find(&format!("<section id=\"{section}\">"))
+        .unwrap_or_else(|| panic!("no {section} section"));
+    let end = start + page[start..].find("</section>").unwrap();
+    let sec = &page[start..end];
+    let col = sec
+        .find(&format!("data-capture=\"{cid}\""))
+        .unwrap_or_else(|| panic!("no column {cid} in {section}"));
+    let rest = &sec[col..];
+    let stop = rest[1..]
+        .find("data-capture=\"")
+        .map_or(rest.len(), |i| i + 1);
+    &rest[..stop]
+}
+
+/// The texts of every element with `class` in `html`, in order (`lbl` bar labels, or
+/// the tick labels inside the axes groups).
+fn texts_of(html: &str, class: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if class == "axes" {
+        for g in html.split("<g class=\"axes\">").skip(1) {
+            let g = &g[..g.find("</g>").unwrap()];
+            let ticks: Vec<&str> = g
+                .split("<text")
+                .skip(1)
+                .map(|t| &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()])
+                .collect();
+            out.push(ticks.join("|"));
+        }
+    } else {
+        let open = format!("<text class=\"{class}\"");
+        for t in html.split(open.as_str()).skip(1) {
+            out.push(t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].to_string());
+        }
+    }
+    out
+}
+
+/// Two captures side by side are read against each other: their time charts have
+/// the same axes (ticks on both, time and value), and the dirty-flag rows come in one
+/// order with the bars scaled by one maximum, so a row in A sits beside its row in B.
+#[test]
+fn a_comparison_shares_axes_and_row_order() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let (a, b) = (
+        format!("{dir}/captures/sample.pcapng"),
+        format!("{dir}/captures/duel-sll2.pcap"),
+    );
+    let cfg = Config::default();
+    let ra = html::collect_file(&a, &cfg, false).unwrap();
+    let rb = html::collect_file(&b, &cfg, false).unwrap();
+    assert!(
+        (ra.duration - rb.duration).abs() > 10.0,
+        "the test needs captures of different lengths"
+    );
+    let page = html::render(&[ra, rb], None);
+    for section in ["rates", "transport"] {
+        let (ca, cb) = (
+            capture_column(&page, section, "a"),
+            capture_column(&page, section, "b"),
+        );
+        let (ta, tb) = (texts_of(ca, "axes"), texts_of(cb, "axes"));
+        assert!(!ta.is_empty(), "{section}: no axes");
+        assert_eq!(ta, tb, "{section}: A and B axes differ");
+    }
+    let (ca, cb) = (
+        capture_column(&page, "dirty", "a"),
+        capture_column(&page, "dirty", "b"),
+    );
+    let labels = |c: &str| -> Vec<String> {
+        texts_of(c, "lbl")
+            .into_iter()
+            .filter(|t| t.starts_with("0x"))
+            .collect()
+    };
+    assert_eq!(labels(ca), labels(cb), "dirty-flag rows in another order");
+    // One scale: a bar's width over its share is the same constant in A and in B.
+    let px_per_share = |c: &str| -> f64 {
+        let svg = &c[c.find("data-bars=\"bits-c2s\"").unwrap()..];
+        let svg = &svg[..svg.find("</svg>").unwrap()];
+        // The widest bar: its printed share has the smallest rounding error.
+        let widths = svg.split("<rect").skip(1).map(|r| {
+            let w = r
+                .split("width=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
+            w.parse::<f64>().unwrap()
+        });
+        let shares = texts_of(svg, "lbl")
+            .into_iter()
+            .skip(1)
+            .step_by(2)
+            .map(|t| {
+                let pct = t.split('(').nth(1).unwrap().trim_end_matches("%)");
+                pct.parse::<f64>().unwrap()
+            });
+        let (width, pct) = widths
+            .zip(shares)
+            .fold((0.0, 0.0), |m, x| if x.1 > m.1 { x } else { m });
+        width / pct
+    };
+    let (sa, sb) = (px_per_share(ca), px_per_share(cb));
+    assert!(
+        (sa - sb).abs() / sa < 0.02,
+        "bars scaled apart: {sa} vs {sb} px per %"
+    );
+}

@@ -80,34 +80,44 @@ struct Page {
     /// The longest capture's duration: every time axis of the page spans it, so the
     /// two captures of a comparison line up.
     t_max: f64,
+    /// Largest value each chart (by its id without the capture prefix) wants on its
+    /// y axis, and the ones fixed by a first pass: both captures' charts share them.
+    y_wanted: std::collections::HashMap<String, f64>,
+    y_fixed: std::collections::HashMap<String, f64>,
+    /// Dirty-flag combinations per direction in the order every capture lists them.
+    dirty_rows: [Vec<u8>; 2],
 }
 
-/// Render the whole page for one capture, or two side by side with their comparison.
-pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
-    let budget = Budget::for_captures(captures.len());
-    let mut pg = Page {
-        data: Map::new(),
-        thinned: Vec::new(),
-        budget,
-        width: if captures.len() > 1 { 640.0 } else { 1000.0 },
-        t_max: captures.iter().map(|c| c.duration).fold(0.0, f64::max),
-    };
+impl Page {
+    /// The y-axis top of chart `id`: the largest over the captures once known.
+    fn y_top(&mut self, id: &str, local: f64) -> f64 {
+        let role = id.split_once('-').map_or(id, |(_, r)| r).to_string();
+        let want = self.y_wanted.entry(role.clone()).or_insert(local);
+        *want = want.max(local);
+        self.y_fixed.get(&role).copied().unwrap_or(local).max(local)
+    }
+}
+
+/// The page's sections: anchor and title.
+const SECTIONS: [(&str, &str); 8] = [
+    ("overview", "Session overview"),
+    (
+        "problems",
+        "Problems: warnings, unacknowledged messages, bursts, silences",
+    ),
+    ("rates", "Game messages per second by opcode"),
+    ("dirty", "StateUpdate dirty flags"),
+    ("map", "Map (top-down x/y)"),
+    ("ships", "Ships: subsystem condition, weapon fire, damage"),
+    ("transport", "Transport health"),
+    ("chat", "Chat"),
+];
+
+/// Every section, each with a column per capture.
+fn sections_html(pg: &mut Page, captures: &[CaptureReport]) -> String {
     let ids: Vec<&str> = ["a", "b"].into_iter().take(captures.len()).collect();
     let mut body = String::new();
-    let sections: [(&str, &str); 8] = [
-        ("overview", "Session overview"),
-        (
-            "problems",
-            "Problems: warnings, unacknowledged messages, bursts, silences",
-        ),
-        ("rates", "Game messages per second by opcode"),
-        ("dirty", "StateUpdate dirty flags"),
-        ("map", "Map (top-down x/y)"),
-        ("ships", "Ships: subsystem condition, weapon fire, damage"),
-        ("transport", "Transport health"),
-        ("chat", "Chat"),
-    ];
-    for (id, title) in sections {
+    for (id, title) in SECTIONS {
         let _ = write!(body, "<section id=\"{id}\"><h2>{}</h2>", esc(title));
         let _ = write!(body, "<div class=\"cols n{}\">", captures.len().max(1));
         for (c, cid) in captures.iter().zip(&ids) {
@@ -123,11 +133,11 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
             let html = match id {
                 "overview" => overview(c),
                 "problems" => super::problems::section(c),
-                "rates" => rates(&mut pg, c, cid),
-                "dirty" => dirty(c),
-                "map" => map(&mut pg, c, cid),
-                "ships" => ships(&mut pg, c, cid),
-                "transport" => transport(&mut pg, c, cid),
+                "rates" => rates(pg, c, cid),
+                "dirty" => dirty(pg, c, cid),
+                "map" => map(pg, c, cid),
+                "ships" => ships(pg, c, cid),
+                "transport" => transport(pg, c, cid),
                 _ => chat(c),
             };
             body.push_str(&html);
@@ -135,6 +145,31 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
         }
         body.push_str("</div></section>");
     }
+    body
+}
+
+/// Render the whole page for one capture, or two side by side with their comparison.
+pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
+    let budget = Budget::for_captures(captures.len());
+    let mut pg = Page {
+        data: Map::new(),
+        thinned: Vec::new(),
+        budget,
+        width: if captures.len() > 1 { 640.0 } else { 1000.0 },
+        t_max: captures.iter().map(|c| c.duration).fold(0.0, f64::max),
+        y_wanted: Default::default(),
+        y_fixed: Default::default(),
+        dirty_rows: dirty_rows(captures),
+    };
+    if captures.len() > 1 {
+        // A first pass finds each chart's largest value over both captures; the page
+        // is then drawn with those shared axes.
+        let _ = sections_html(&mut pg, captures);
+        pg.y_fixed = std::mem::take(&mut pg.y_wanted);
+        pg.data.clear();
+        pg.thinned.clear();
+    }
+    let mut body = sections_html(&mut pg, captures);
     if let (Some(d), [a, b]) = (diff, captures) {
         body.push_str(&diff_section(d, &a.name, &b.name));
     }
@@ -172,7 +207,7 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
         env!("CARGO_PKG_VERSION")
     );
     out.push_str("<nav>");
-    for (id, title) in sections {
+    for (id, title) in SECTIONS {
         let _ = write!(
             out,
             "<a href=\"#{id}\">{}</a>",
@@ -400,13 +435,13 @@ fn rates(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             ));
             colours.push(OTHER);
         }
-        let (width, n) = column_layout(c.duration, pg.budget.columns);
+        let (width, n) = column_layout(pg.t_max, pg.budget.columns);
         if (c.duration / width).ceil() as usize > n || width > 1.0 {
             note_thinned(pg, format!("message rates in {width:.0}-second columns"));
         }
         let cols: Vec<Vec<u64>> = series
             .iter()
-            .map(|(_, m)| rebucket(m, c.duration, pg.budget.columns).1)
+            .map(|(_, m)| rebucket(m, pg.t_max, pg.budget.columns).1)
             .collect();
         let id = format!("{cid}-rates-{}", dir.as_str());
         h.push_str(&stacked_chart(pg, &id, &series, &colours, &cols, width, n));
@@ -437,6 +472,7 @@ fn stacked_chart(
         }
     }
     let ymax = stack.iter().copied().max().unwrap_or(0) as f64 / width;
+    let ymax = pg.y_top(id, ymax);
     let plot = Plot::new(
         pg.width,
         220.0,
@@ -501,7 +537,26 @@ fn stacked_chart(
     svg + &legend
 }
 
-fn dirty(c: &CaptureReport) -> String {
+/// Dirty-flag combinations to show per direction, most frequent over every capture
+/// first: both captures of a comparison list the same rows in the same order.
+fn dirty_rows(captures: &[CaptureReport]) -> [Vec<u8>; 2] {
+    [Direction::C2S, Direction::S2C].map(|dir| {
+        let mut sum = [0u64; 256];
+        for c in captures {
+            for (f, n) in c.stats().dirs[dir.index()].dirty_flags.iter().enumerate() {
+                sum[f] += n;
+            }
+        }
+        let mut combos: Vec<u8> = (0..=255u8).filter(|f| sum[*f as usize] > 0).collect();
+        combos.sort_by(|a, b| sum[*b as usize].cmp(&sum[*a as usize]).then(a.cmp(b)));
+        combos
+    })
+}
+
+/// Dirty-flag combinations shown as bars; the rest are summed in one row.
+const DIRTY_ROWS: usize = 16;
+
+fn dirty(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
     let mut h = String::new();
     for dir in [Direction::C2S, Direction::S2C] {
         let d = &c.stats().dirs[dir.index()];
@@ -511,24 +566,34 @@ fn dirty(c: &CaptureReport) -> String {
             h.push_str("<p class=\"note\">No StateUpdates.</p>");
             continue;
         }
-        let mut combos: Vec<(u8, u64)> = (0..=255u8)
-            .map(|f| (f, d.dirty_flags[f as usize]))
-            .filter(|x| x.1 > 0)
-            .collect();
-        combos.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        const SHOWN: usize = 16;
-        let rest: u64 = combos.iter().skip(SHOWN).map(|x| x.1).sum();
-        let mut bars: Vec<(String, u64)> = combos
+        let order = &pg.dirty_rows[dir.index()];
+        let shown: Vec<u8> = order.iter().take(DIRTY_ROWS).copied().collect();
+        let mut bars: Vec<(String, u64)> = shown
             .iter()
-            .take(SHOWN)
-            .map(|(f, n)| (format!("0x{f:02X} {}", flag_names(*f)), *n))
+            .map(|f| {
+                (
+                    format!("0x{f:02X} {}", flag_names(*f)),
+                    d.dirty_flags[*f as usize],
+                )
+            })
             .collect();
-        if rest > 0 {
-            bars.push((format!("{} other combinations", combos.len() - SHOWN), rest));
+        let rest: u64 = order
+            .iter()
+            .skip(DIRTY_ROWS)
+            .map(|f| d.dirty_flags[*f as usize])
+            .sum();
+        let rest_kinds = order
+            .iter()
+            .skip(DIRTY_ROWS)
+            .filter(|f| d.dirty_flags[**f as usize] > 0)
+            .count();
+        if order.len() > DIRTY_ROWS {
+            bars.push((format!("{rest_kinds} other combinations"), rest));
         }
         h.push_str("<div class=\"pairs\"><div>");
         h.push_str(&bar_chart(
-            &format!("combinations-{}", dir.as_str()),
+            pg,
+            &format!("{cid}-combinations-{}", dir.as_str()),
             &bars,
             total,
         ));
@@ -541,26 +606,41 @@ fn dirty(c: &CaptureReport) -> String {
                 )
             })
             .collect();
-        h.push_str(&bar_chart(&format!("bits-{}", dir.as_str()), &bits, total));
+        h.push_str(&bar_chart(
+            pg,
+            &format!("{cid}-bits-{}", dir.as_str()),
+            &bits,
+            total,
+        ));
         h.push_str("</div></div>");
     }
     h
 }
 
 /// Horizontal bars with names, counts and shares of `total`.
-fn bar_chart(kind: &str, bars: &[(String, u64)], total: u64) -> String {
+/// Bars are scaled by share of `total`, the longest share the same for both captures
+/// of a comparison. `id` is "a-bits-c2s"; the `data-bars` kind drops the capture.
+fn bar_chart(pg: &mut Page, id: &str, bars: &[(String, u64)], total: u64) -> String {
+    let kind = id.split_once('-').map_or(id, |(_, k)| k);
     let row_h = 18.0;
-    let (w, label_w, value_w) = (640.0, 250.0, 110.0);
+    // Room for the longest label at 11 px: capitals in common sans fonts run up to
+    // about 7.6 px a character, so none is cut.
+    let longest = bars.iter().map(|b| b.0.chars().count()).max().unwrap_or(0);
+    let label_w = (longest as f64 * 7.6 + 12.0).max(120.0);
+    let (bar_w, value_w) = (240.0, 100.0);
+    let w = label_w + bar_w + value_w;
     let height = row_h * bars.len() as f64 + 4.0;
-    let max = bars.iter().map(|b| b.1).max().unwrap_or(1).max(1) as f64;
+    let share = |n: u64| n as f64 / total.max(1) as f64;
+    let local = bars.iter().map(|b| share(b.1)).fold(0.0, f64::max);
+    let max = pg.y_top(id, local).max(1e-12);
     let mut s = format!(
-        "<svg class=\"chart bars\" data-bars=\"{kind}\" data-series-count=\"{}\" viewBox=\"0 0 {w} {}\">",
+        "<svg class=\"chart bars\" data-bars=\"{kind}\" data-series-count=\"{}\" viewBox=\"0 0 {w} {}\" style=\"max-width:{w}px\">",
         bars.len(),
         num(height)
     );
     for (i, (name, n)) in bars.iter().enumerate() {
         let y = 2.0 + i as f64 * row_h;
-        let bw = (*n as f64 / max * (w - label_w - value_w)).max(if *n > 0 { 1.0 } else { 0.0 });
+        let bw = (share(*n) / max * bar_w).max(if *n > 0 { 1.0 } else { 0.0 });
         let pct = if total > 0 {
             *n as f64 * 100.0 / total as f64
         } else {
@@ -1153,6 +1233,7 @@ fn line_chart(
         .iter()
         .flat_map(|s| s.1.iter().copied())
         .fold(0.0f64, f64::max);
+    let ymax = pg.y_top(id, ymax);
     let plot = Plot::new(
         pg.width,
         180.0,
@@ -1220,7 +1301,7 @@ fn ms(ns: i64) -> String {
 fn transport(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
     let t = &c.transport;
     let st = c.stats();
-    let (width, n) = column_layout(c.duration, pg.budget.columns);
+    let (width, n) = column_layout(pg.t_max, pg.budget.columns);
     let mut h = String::from("<table class=\"transport\">");
     h.push_str(&thead(&["", "client → host", "host → client"]));
     let both =
@@ -1315,7 +1396,7 @@ fn transport(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
     let retx: Vec<(String, Vec<f64>)> = [Direction::C2S, Direction::S2C]
         .into_iter()
         .map(|d| {
-            let cols = rebucket(&t.retransmissions[d.index()], c.duration, pg.budget.columns).1;
+            let cols = rebucket(&t.retransmissions[d.index()], pg.t_max, pg.budget.columns).1;
             (
                 format!("retransmissions {}", dir_title(d)),
                 cols.iter().map(|v| *v as f64 / width).collect(),

@@ -110,6 +110,36 @@ pub fn tick_label(v: f64) -> String {
     }
 }
 
+/// Labels of one axis's ticks, all with the decimals their step needs: `0.7, 0.8,
+/// 0.9`, never `0.7, 0.80`, whatever the floating-point error of each value.
+pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
+    let step = match ticks {
+        [a, b, ..] => (b - a).abs(),
+        _ => return ticks.iter().map(|v| tick_label(*v)).collect(),
+    };
+    let decimals = (0..=6)
+        .find(|&d| {
+            let k = 10f64.powi(d);
+            ((step * k).round() - step * k).abs() < 1e-6 * k.max(1.0)
+        })
+        .unwrap_or(6) as usize;
+    ticks
+        .iter()
+        .map(|v| {
+            let s = format!("{v:.decimals$}");
+            // "-0.0" is noise: a zero has no sign.
+            if s.trim_start_matches('-')
+                .chars()
+                .all(|c| c == '0' || c == '.')
+            {
+                s.trim_start_matches('-').to_string()
+            } else {
+                s
+            }
+        })
+        .collect()
+}
+
 /// Sixteen colours, one per player slot: Okabe and Ito's colour-blind-safe eight
 /// (black left out for the dark map) and Paul Tol's muted scheme, so that no two are
 /// the same hue at the same lightness.
@@ -207,20 +237,22 @@ impl Plot {
         let mut s = String::from("<g class=\"axes\">");
         let (l, r) = (self.left, self.plot_right());
         let (t, b) = (self.top, self.height - self.bottom);
-        for v in ticks(self.y0, self.y1, 5) {
-            let y = self.py(v);
+        let ys = ticks(self.y0, self.y1, 5);
+        for (v, label) in ys.iter().zip(tick_labels(&ys)) {
+            let y = self.py(*v);
             let _ = write!(
                 s,
                 "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
-                num(l), num(y), num(r), num(y), num(l - 4.0), num(y + 4.0), tick_label(v)
+                num(l), num(y), num(r), num(y), num(l - 4.0), num(y + 4.0), label
             );
         }
-        for v in ticks(self.x0, self.x1, 10) {
-            let x = self.px(v);
+        let xs = ticks(self.x0, self.x1, 10);
+        for (v, label) in xs.iter().zip(tick_labels(&xs)) {
+            let x = self.px(*v);
             let _ = write!(
                 s,
                 "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                num(x), num(t), num(x), num(b), num(x), num(b + 14.0), tick_label(v)
+                num(x), num(t), num(x), num(b), num(x), num(b + 14.0), label
             );
         }
         let _ = write!(
@@ -293,6 +325,17 @@ mod tests {
             vec![-100.0, -50.0, 0.0, 50.0, 100.0]
         );
         assert_eq!(tick_label(0.5), "0.5");
+        // One axis, one format, whatever the floating-point error of each tick.
+        assert_eq!(
+            tick_labels(&ticks(0.7, 1.0, 5)),
+            ["0.7", "0.8", "0.9", "1.0"]
+        );
+        assert_eq!(
+            tick_labels(&ticks(0.0, 1.0, 5)),
+            ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"]
+        );
+        assert_eq!(tick_labels(&[0.0, 0.25, 0.5]), ["0.00", "0.25", "0.50"]);
+        assert_eq!(tick_labels(&[-100.0, -50.0, 0.0]), ["-100", "-50", "0"]);
         assert_eq!(tick_label(20.0), "20");
     }
 
