@@ -172,8 +172,26 @@ fn the_report_loads_without_errors_and_keeps_its_charts() {
         .map(|s| s.health.len())
         .collect();
     assert_eq!(ships.iter().sum::<usize>(), want.iter().sum::<usize>());
-    assert_eq!(dom.matches("data-marks=\"explosion\"").count(), 1);
-    assert_eq!(series_counts(&dom, "a-map"), vec![0]); // no absolute position in it
+    // No absolute position in it: the map draws the tracks its deltas give, relative to
+    // an unknown origin, and leaves the absolutely placed explosion off them.
+    let relative = r
+        .ships
+        .iter()
+        .filter(|s| !s.track.is_empty() && s.track_relative)
+        .count();
+    assert!(relative > 0);
+    assert_eq!(series_counts(&dom, "a-map"), vec![relative]);
+    assert!(dom.contains("class=\"note relative\""));
+    assert_eq!(dom.matches("data-marks=\"explosion\"").count(), 0);
+    let placed = r
+        .events
+        .iter()
+        .filter(|e| e.kind.on_map() && e.position.is_some())
+        .count();
+    assert!(placed > 0);
+    assert!(dom.contains(&format!(
+        "{placed} explosion or kill mark(s) with absolute positions"
+    )));
 
     let shot = tmp("report_b2.png");
     let _ = std::fs::remove_file(&shot);

@@ -35,14 +35,52 @@ pub struct TrackPoint {
     pub speed: Option<f32>,
 }
 
+/// Points kept within [`MAX_POINTS`]: when full, every other point goes and from then
+/// on one update in `stride` is kept (the stride doubles each time).
+#[derive(Debug, Clone)]
+struct Thinned {
+    points: Vec<TrackPoint>,
+    stride: u32,
+    skipped: u32,
+}
+
+impl Default for Thinned {
+    fn default() -> Thinned {
+        Thinned {
+            points: Vec::new(),
+            stride: 1,
+            skipped: 0,
+        }
+    }
+}
+
+impl Thinned {
+    fn push(&mut self, p: TrackPoint) {
+        self.skipped += 1;
+        if self.skipped < self.stride {
+            return;
+        }
+        self.skipped = 0;
+        if self.points.len() >= MAX_POINTS {
+            let mut k = 0;
+            self.points.retain(|_| {
+                k += 1;
+                k % 2 == 1
+            });
+            self.stride = self.stride.saturating_mul(2);
+        }
+        self.points.push(p);
+    }
+}
+
 /// The path of one object as seen in one direction.
 #[derive(Debug, Clone, Default)]
 pub struct Track {
     pub object_id: u32,
-    points: Vec<TrackPoint>,
-    /// Keep one update in `stride` (doubles each time the track is thinned).
-    stride: u32,
-    skipped: u32,
+    path: Thinned,
+    /// Deltas sent before any absolute position, as offsets from the baseline that was
+    /// never seen: the shape of the path, relative to an unknown origin.
+    relative: Thinned,
     pub updates: u64,
     pub absolute_updates: u64,
     pub delta_updates: u64,
@@ -59,13 +97,18 @@ impl Track {
     fn new(object_id: u32) -> Track {
         Track {
             object_id,
-            stride: 1,
             ..Track::default()
         }
     }
 
     pub fn points(&self) -> &[TrackPoint] {
-        &self.points
+        &self.path.points
+    }
+
+    /// Positions of deltas that had no baseline, relative to that unseen baseline (all
+    /// share it: the baseline changes only with an absolute position).
+    pub fn relative_points(&self) -> &[TrackPoint] {
+        &self.relative.points
     }
 
     /// How far the sender's game clock drifted against capture time over the track
@@ -76,7 +119,8 @@ impl Track {
 
     /// Path length over the kept points.
     pub fn distance(&self) -> f64 {
-        self.points
+        self.path
+            .points
             .windows(2)
             .map(|w| dist(w[0].position, w[1].position))
             .sum()
@@ -84,26 +128,9 @@ impl Track {
 
     /// Average speed over game time between the first and last kept point.
     pub fn average_speed(&self) -> Option<f64> {
-        let (a, b) = (self.points.first()?, self.points.last()?);
+        let (a, b) = (self.path.points.first()?, self.path.points.last()?);
         let dt = (b.game_time - a.game_time) as f64;
         (dt > 0.0).then(|| self.distance() / dt)
-    }
-
-    fn push(&mut self, p: TrackPoint) {
-        self.skipped += 1;
-        if self.skipped < self.stride {
-            return;
-        }
-        self.skipped = 0;
-        if self.points.len() >= MAX_POINTS {
-            let mut k = 0;
-            self.points.retain(|_| {
-                k += 1;
-                k % 2 == 1
-            });
-            self.stride = self.stride.saturating_mul(2);
-        }
-        self.points.push(p);
     }
 }
 
@@ -163,13 +190,22 @@ impl Tracks {
             t.delta_updates += 1;
             if position.is_none() {
                 t.deltas_without_baseline += 1;
+                if let Some(d) = su.delta {
+                    t.relative.push(TrackPoint {
+                        game_time: su.game_time,
+                        capture_time,
+                        position: d.vector(),
+                        absolute: false,
+                        speed,
+                    });
+                }
             }
         }
         if let Some((position, absolute)) = position {
             let offset = capture_time - su.game_time as f64;
             t.first_clock_offset.get_or_insert(offset);
             t.last_clock_offset = Some(offset);
-            t.push(TrackPoint {
+            t.path.push(TrackPoint {
                 game_time: su.game_time,
                 capture_time,
                 position,
@@ -240,6 +276,11 @@ mod tests {
         assert_eq!(t.first_clock_offset, Some(100.0));
         assert!(t.clock_drift().unwrap().abs() < 1e-3);
         assert_eq!(tr.get(Direction::S2C, 7).unwrap().points().len(), 0);
+        // Deltas without a baseline keep their shape, relative to the unseen one.
+        let rel = tr.get(Direction::S2C, 7).unwrap().relative_points();
+        assert_eq!(rel.len(), 1);
+        assert!((rel[0].position[1] - 4.0).abs() < 0.01, "{rel:?}");
+        assert_eq!(t.relative_points().len(), 1);
     }
 
     #[test]

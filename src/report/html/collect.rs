@@ -178,6 +178,9 @@ pub struct Ship {
     /// The direction whose updates drew the track (the one with more points).
     pub track_direction: Option<Direction>,
     pub track: Vec<ShipPoint>,
+    /// The track is made of deltas whose baseline (an absolute position) was never
+    /// seen: its shape is right, its origin unknown.
+    pub track_relative: bool,
     /// StateUpdates for this object (both directions).
     pub updates: u64,
     pub health: Vec<HealthSeries>,
@@ -230,6 +233,35 @@ pub struct Problem {
     /// The first occurrence's text.
     pub example: String,
 }
+
+/// One client's traffic in one second, both directions (index by `Direction::index`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ClientSecond {
+    pub datagrams: [u32; 2],
+    /// Transport messages, ACKs included.
+    pub messages: [u32; 2],
+    /// UDP payload bytes.
+    pub bytes: [u64; 2],
+    pub retransmissions: [u32; 2],
+    /// ACKs with a measured delay, and the sum of those delays.
+    pub acks: [u32; 2],
+    pub ack_sum_ns: [i64; 2],
+}
+
+/// One client's traffic over time: the lag question is asked per player, and sums over
+/// all clients hide the one who suffers.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClientTraffic {
+    pub session: usize,
+    pub client: usize,
+    /// The player's name once known, else "client N".
+    pub name: String,
+    pub seconds: BTreeMap<i64, ClientSecond>,
+}
+
+/// Clients followed per second; a capture with more keeps the first ones (the page
+/// says so), so a hostile capture cannot grow the report without bound.
+pub const MAX_CLIENT_SERIES: usize = 64;
 
 /// Retransmissions, ACK delays and gaps.
 #[derive(Debug, Clone, Default)]
@@ -290,6 +322,10 @@ pub struct CaptureReport {
     /// Warnings by code, in code order.
     pub problems: Vec<Problem>,
     pub transport: TransportHealth,
+    /// Per-client traffic per second, in order of first datagram.
+    pub clients: Vec<ClientTraffic>,
+    /// Clients beyond [`MAX_CLIENT_SERIES`], not followed.
+    pub clients_dropped: u64,
     /// StateUpdates whose session or object had no track left.
     pub untracked_updates: u64,
     /// StateUpdates about a ship after its death (in flight when it died): counted,
@@ -352,6 +388,8 @@ pub struct Collector {
     session_end: HashMap<usize, f64>,
     last_seen: HashMap<(usize, usize, Direction), f64>,
     recent: VecDeque<(f64, usize, usize, u64)>,
+    /// Index into `report.clients` of each (session, client).
+    client_index: HashMap<(usize, usize), usize>,
 }
 
 impl Collector {
@@ -376,6 +414,7 @@ impl Collector {
             problems: BTreeMap::new(),
             last_seen: HashMap::new(),
             recent: VecDeque::new(),
+            client_index: HashMap::new(),
         }
     }
 
@@ -393,6 +432,7 @@ impl Collector {
         let end = self.session_end.entry(p.session).or_insert(t);
         *end = end.max(t);
         self.note_gap(p, t);
+        self.note_client(p, sec);
         let PacketBody::Game(g) = &p.body else {
             return;
         };
@@ -461,6 +501,46 @@ impl Collector {
             e.count += 1;
             if e.frames.len() < FRAMES_PER_PROBLEM && e.frames.last() != Some(&frame) {
                 e.frames.push(frame);
+            }
+        }
+    }
+
+    /// Count the datagram in its client's second.
+    fn note_client(&mut self, p: &PacketRecord, sec: i64) {
+        let key = (p.session, p.client);
+        let i = match self.client_index.get(&key) {
+            Some(&i) => i,
+            None if self.report.clients.len() < MAX_CLIENT_SERIES => {
+                let i = self.report.clients.len();
+                self.report.clients.push(ClientTraffic {
+                    session: p.session,
+                    client: p.client,
+                    name: format!("client {}", p.client),
+                    seconds: BTreeMap::new(),
+                });
+                self.client_index.insert(key, i);
+                i
+            }
+            None => {
+                self.report.clients_dropped += 1;
+                return;
+            }
+        };
+        let di = p.direction.index();
+        let s = self.report.clients[i].seconds.entry(sec).or_default();
+        s.datagrams[di] += 1;
+        s.bytes[di] += p.udp_len as u64;
+        if let PacketBody::Game(g) = &p.body {
+            for m in &g.messages {
+                s.messages[di] += 1;
+                s.retransmissions[di] += u32::from(m.retransmission);
+                if let TransportInfo::Ack {
+                    delay_ns: Some(d), ..
+                } = m.transport
+                {
+                    s.acks[di] += 1;
+                    s.ack_sum_ns[di] = s.ack_sum_ns[di].saturating_add(d.max(0));
+                }
             }
         }
     }
@@ -738,6 +818,17 @@ impl Collector {
                 }
             }
         }
+        for c in &mut r.clients {
+            let known = summary
+                .sessions
+                .iter()
+                .find(|s| s.index == c.session)
+                .and_then(|s| s.clients.iter().find(|k| k.index == c.client))
+                .and_then(|k| k.name.clone());
+            if let Some(name) = known {
+                c.name = name;
+            }
+        }
         r.summary = summary;
         r.problems = std::mem::take(&mut self.problems).into_values().collect();
         r.t0_ns = self.t0.unwrap_or(0);
@@ -771,6 +862,7 @@ impl Collector {
                         slot: l.owner.as_ref().map(|o| o.0).or(slot_of(id)),
                         track_direction: None,
                         track: Vec::new(),
+                        track_relative: false,
                         updates: self.updates.get(&key).copied().unwrap_or(0),
                         health: Vec::new(),
                     },
@@ -783,7 +875,12 @@ impl Collector {
                 let Some(ls) = lives.get_mut(&(session, track.object_id)) else {
                     continue;
                 };
-                let points = track.points();
+                // Positions from deltas without a baseline only when nothing better.
+                let (points, relative) = if track.points().is_empty() {
+                    (track.relative_points(), true)
+                } else {
+                    (track.points(), false)
+                };
                 for (i, l) in ls.iter().enumerate() {
                     let next = ls.get(i + 1).map(|n| n.born).unwrap_or(f64::INFINITY);
                     let first = if i == 0 { f64::NEG_INFINITY } else { l.born };
@@ -802,9 +899,16 @@ impl Collector {
                     else {
                         continue;
                     };
-                    if part.len() > s.track.len() {
+                    // A track with a known origin wins over a relative one.
+                    let better = match (s.track_relative, relative) {
+                        (false, true) => s.track.is_empty() && !part.is_empty(),
+                        (true, false) => !part.is_empty(),
+                        _ => part.len() > s.track.len(),
+                    };
+                    if better {
                         s.track_direction = Some(dir);
                         s.track = part;
+                        s.track_relative = relative;
                     }
                 }
             }
@@ -832,7 +936,7 @@ impl Collector {
                 e.position = e.ship.and_then(|id| {
                     r.ships
                         .iter()
-                        .find(|s| s.is(e.session, id))
+                        .find(|s| s.is(e.session, id) && !s.track_relative)
                         .and_then(|s| position_at(&s.track, e.t))
                 });
             }

@@ -12,7 +12,9 @@
 //! show exact numbers.
 
 pub mod collect;
+mod map;
 pub mod page;
+mod players;
 pub mod problems;
 pub mod series;
 pub mod svg;

@@ -1,9 +1,17 @@
-// bcwire report: hover read-outs and map zoom. Plain JS, no network, no markup from data:
-// every text from the capture is written with textContent.
+// bcwire report: hover read-outs, map zoom, one time window and one chosen player for
+// the whole page. Plain JS, no network, no markup from data: every text from the
+// capture is written with textContent.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("bcw-data").textContent);
   var tip = document.getElementById("tip");
+  var NS = "http://www.w3.org/2000/svg";
+  // The page's state: a time window [from, to] in seconds (null: everything) and the
+  // chosen player ("" : everyone). Every view reads it; `update` redraws them all.
+  var state = { win: null, player: "" };
+  var maps = [];
+  function inWin(t) { return !state.win || (t >= state.win[0] && t <= state.win[1]); }
+  function playerShown(p) { return !state.player || p === null || p === undefined || p === state.player; }
 
   function fmt(v) {
     if (v === null || v === undefined) return "-";
@@ -44,6 +52,7 @@
     var lines = ["t " + fmt(i * d.w) + "–" + fmt((i + 1) * d.w) + " s"];
     var total = 0, rate = d.rate !== false;
     d.s.forEach(function (s) {
+      if (!playerShown(s.pl)) return;
       var v = s.v[i] || 0;
       total += v;
       if (v) lines.push(s.n + ": " + (rate ? fmt(v / d.w) + " " + d.unit + " (" + v + ")" : fmt(v) + " " + d.unit));
@@ -57,8 +66,11 @@
     if (!q) return hide();
     var best = null, bd = (12 / q.scale) * (12 / q.scale);
     d.s.forEach(function (s) {
+      if (!s || !playerShown(s.pl) || (d.off && d.off[s.g])) return;
       for (var i = 0; i < s.p.length; i++) {
-        var pt = s.p[i], dx = pt[0] - q.p.x, dy = pt[1] - q.p.y, dd = dx * dx + dy * dy;
+        var pt = s.p[i];
+        if (!inWin(pt[2])) continue;
+        var dx = pt[0] - q.p.x, dy = pt[1] - q.p.y, dd = dx * dx + dy * dy;
         if (dd < bd) { bd = dd; best = [s, pt]; }
       }
     });
@@ -71,11 +83,13 @@
     show(lines, ev);
   }
 
-  function zoomable(svg) {
+  function zoomable(svg, m) {
     var vb0 = svg.getAttribute("viewBox").split(/\s+/).map(Number);
     var vb = vb0.slice();
     var drag = null;
-    function apply() { svg.setAttribute("viewBox", vb.join(" ")); }
+    m.vb0 = vb0;
+    m.vb = vb;
+    function apply() { svg.setAttribute("viewBox", vb.join(" ")); m.vb = vb; drawMap(m, true); }
     svg.addEventListener("wheel", function (ev) {
       ev.preventDefault();
       var q = svgPoint(svg, ev);
@@ -98,15 +112,198 @@
     svg.addEventListener("dblclick", function () { vb = vb0.slice(); apply(); });
   }
 
+  // ---- The map: tracks and marks of the window and the shown players; axes in
+  // world units that follow zoom, text and marks a constant size on screen.
+  function el(name, attrs, parent) {
+    var e = document.createElementNS(NS, name);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function niceStep(range, n) {
+    var raw = range / n, p = Math.pow(10, Math.floor(Math.log(raw) / Math.LN10)), r = raw / p;
+    return (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10) * p;
+  }
+  function tickText(v, step) {
+    var dec = Math.max(0, -Math.floor(Math.log(step) / Math.LN10 + 1e-9));
+    return (Math.abs(v) < step / 2 ? 0 : v).toFixed(Math.min(dec, 6));
+  }
+  function drawAxes(m) {
+    var f = m.d.frame, vb = m.vb, k = vb[2] / m.vb0[2];
+    if (!f) return;
+    var g = m.svg.querySelector("g.axes");
+    if (!g) return;
+    while (g.firstChild) g.removeChild(g.firstChild);
+    var wx = function (px) { return f[4] + (px - f[0]) / f[2] * (f[5] - f[4]); };
+    var wy = function (py) { return f[6] + (f[1] + f[3] - py) / f[3] * (f[7] - f[6]); };
+    var sx = function (x) { return f[0] + (x - f[4]) / (f[5] - f[4]) * f[2]; };
+    var sy = function (y) { return f[1] + f[3] - (y - f[6]) / (f[7] - f[6]) * f[3]; };
+    var x0 = wx(vb[0]), x1 = wx(vb[0] + vb[2]), y0 = wy(vb[1] + vb[3]), y1 = wy(vb[1]);
+    var fs = 11 * k;
+    var step = niceStep(x1 - x0, 8);
+    for (var x = Math.ceil(x0 / step) * step; x <= x1; x += step) {
+      el("line", { x1: sx(x), x2: sx(x), y1: vb[1], y2: vb[1] + vb[3] }, g);
+      el("text", { x: sx(x), y: vb[1] + vb[3] - 4 * k, "text-anchor": "middle", style: "font-size:" + fs + "px" }, g).textContent = tickText(x, step);
+    }
+    step = niceStep(y1 - y0, 6);
+    for (var y = Math.ceil(y0 / step) * step; y <= y1; y += step) {
+      el("line", { x1: vb[0], x2: vb[0] + vb[2], y1: sy(y), y2: sy(y) }, g);
+      el("text", { x: vb[0] + 4 * k, y: sy(y) - 3 * k, style: "font-size:" + fs + "px" }, g).textContent = tickText(y, step);
+    }
+  }
+  function drawMap(m, zoomed) {
+    var d = m.d, k = m.vb ? m.vb[2] / m.vb0[2] : 1;
+    Array.prototype.forEach.call(m.svg.querySelectorAll("g[data-k]"), function (g) {
+      var s = d.s[+g.getAttribute("data-k")];
+      if (!s) return;
+      var pts = s.p.filter(function (p) { return inWin(p[2]); });
+      var line = g.querySelector("polyline"), dot = g.querySelector("circle");
+      line.setAttribute("points", pts.map(function (p) { return p[0] + "," + p[1]; }).join(" "));
+      if (dot) {
+        var last = pts[pts.length - 1];
+        if (last) { dot.setAttribute("cx", last[0]); dot.setAttribute("cy", last[1]); dot.setAttribute("r", 3 * k); }
+        dot.classList.toggle("win-off", !last);
+      }
+      g.classList.toggle("win-off", pts.length === 0);
+    });
+    d.s.forEach(function (s) {
+      if (!s || !s.m) return;
+      var ex = "", kill = "", r = 3 * k, c = 4 * k;
+      s.p.forEach(function (p) {
+        if (!inWin(p[2])) return;
+        if (p[3] === "explosion") ex += "M" + (p[0] - r) + "," + p[1] + "a" + r + "," + r + " 0 1,0 " + 2 * r + ",0a" + r + "," + r + " 0 1,0 " + -2 * r + ",0";
+        else kill += "M" + (p[0] - c) + "," + (p[1] - c) + "l" + 2 * c + "," + 2 * c + "m0," + -2 * c + "l" + -2 * c + "," + 2 * c;
+      });
+      var pe = m.svg.querySelector("path[data-marks=explosion]"), pk = m.svg.querySelector("path[data-marks=kill]");
+      if (pe) pe.setAttribute("d", ex || "M0,0");
+      if (pk) pk.setAttribute("d", kill || "M0,0");
+    });
+    if (zoomed) drawAxes(m);
+  }
+
+  // ---- One time window for the page: shade outside it on every time chart, hide lives
+  // and rows outside it, redraw the maps.
+  function timeOf(svg) {
+    var a = svg.getAttribute("data-time").split(" ").map(Number);
+    return { px0: a[0], px1: a[1], t0: a[2], t1: a[3], top: a[4], bottom: a[5] };
+  }
+  function tToPx(m, t) { return m.px0 + (t - m.t0) / (m.t1 - m.t0) * (m.px1 - m.px0); }
+  function pxToT(m, x) { return m.t0 + (x - m.px0) / (m.px1 - m.px0) * (m.t1 - m.t0); }
+  function shade(svg) {
+    var m = timeOf(svg), g = svg.querySelector("g.win");
+    if (!g) g = el("g", { "class": "win" }, svg);
+    while (g.firstChild) g.removeChild(g.firstChild);
+    if (!state.win) return;
+    var a = Math.max(m.px0, Math.min(m.px1, tToPx(m, state.win[0])));
+    var b = Math.max(m.px0, Math.min(m.px1, tToPx(m, state.win[1])));
+    [[m.px0, a], [b, m.px1]].forEach(function (r) {
+      if (r[1] - r[0] > 0.5) el("rect", { "class": "win-shade", x: r[0], y: m.top, width: r[1] - r[0], height: m.bottom - m.top }, g);
+    });
+  }
+  function fmtS(t) { return t.toFixed(t < 100 ? 1 : 0); }
+  function update() {
+    Array.prototype.forEach.call(document.querySelectorAll("svg[data-time]"), shade);
+    Array.prototype.forEach.call(document.querySelectorAll("[data-born]"), function (e) {
+      if (e.tagName.toLowerCase() === "svg") return;
+      var off = !!state.win && (+e.getAttribute("data-end") < state.win[0] || +e.getAttribute("data-born") > state.win[1]);
+      e.classList.toggle("win-off", off);
+    });
+    Array.prototype.forEach.call(document.querySelectorAll("[data-t]"), function (e) {
+      e.classList.toggle("win-off", !inWin(+e.getAttribute("data-t")));
+    });
+    Array.prototype.forEach.call(document.querySelectorAll("[data-player]"), function (e) {
+      e.classList.toggle("pl-off", !playerShown(e.getAttribute("data-player")));
+    });
+    maps.forEach(function (m) { drawMap(m, false); });
+    var w = document.getElementById("window"), reset = document.getElementById("window-reset");
+    if (w) w.textContent = state.win ? "Time: " + fmtS(state.win[0]) + "–" + fmtS(state.win[1]) + " s" : "Time: whole capture";
+    if (reset) reset.hidden = !state.win;
+    Array.prototype.forEach.call(document.querySelectorAll(".slider"), function (sl) {
+      var r = sl.querySelectorAll("input[type=range]"), max = +r[1].max;
+      r[0].value = state.win ? state.win[0] : 0;
+      r[1].value = state.win ? state.win[1] : max;
+      sl.querySelector(".win-text").textContent = state.win ? fmtS(state.win[0]) + "–" + fmtS(state.win[1]) + " s" : "whole capture, 0–" + fmtS(max) + " s";
+    });
+    document.body.dataset.window = state.win ? state.win.join(" ") : "";
+    document.body.dataset.player = state.player;
+  }
+  function setWindow(a, b) {
+    state.win = a === null ? null : [Math.min(a, b), Math.max(a, b)];
+    update();
+  }
+  window.bcwireSetWindow = setWindow;
+  function brushable(svg) {
+    var m = timeOf(svg), start = null, rect = null;
+    svg.addEventListener("mousedown", function (ev) {
+      var q = svgPoint(svg, ev);
+      if (!q) return;
+      start = q.p.x;
+      ev.preventDefault();
+    });
+    window.addEventListener("mousemove", function (ev) {
+      if (start === null) return;
+      var q = svgPoint(svg, ev);
+      if (!q) return;
+      if (!rect) rect = el("rect", { "class": "brush", y: m.top, height: m.bottom - m.top }, svg);
+      rect.setAttribute("x", Math.min(start, q.p.x));
+      rect.setAttribute("width", Math.abs(q.p.x - start));
+    });
+    window.addEventListener("mouseup", function (ev) {
+      if (start === null) return;
+      var q = svgPoint(svg, ev), a = start;
+      start = null;
+      if (rect) { rect.parentNode.removeChild(rect); rect = null; }
+      if (!q || Math.abs(q.p.x - a) < 4) return;
+      var t0 = Math.max(m.t0, pxToT(m, Math.min(a, q.p.x))), t1 = Math.min(m.t1, pxToT(m, Math.max(a, q.p.x)));
+      if (t1 > t0) setWindow(t0, t1);
+    });
+    svg.addEventListener("dblclick", function () { setWindow(null); });
+  }
+
   Array.prototype.forEach.call(document.querySelectorAll("svg[data-chart]"), function (svg) {
     var d = data[svg.getAttribute("data-chart")];
-    if (svg.hasAttribute("data-zoom")) zoomable(svg);
+    if (svg.hasAttribute("data-zoom") && d) {
+      var m = { svg: svg, d: d };
+      maps.push(m);
+      zoomable(svg, m);
+    }
+    if (svg.hasAttribute("data-time")) brushable(svg);
     if (!d) return;
     svg.addEventListener("mousemove", function (ev) {
       if (d.k === "cols") columns(svg, d, ev); else nearest(svg, d, ev);
     });
     svg.addEventListener("mouseleave", hide);
   });
+  // Legend toggles: a player's lives on one map.
+  Array.prototype.forEach.call(document.querySelectorAll(".map-legend"), function (lg) {
+    var m = maps.filter(function (x) { return x.svg.getAttribute("data-chart") === lg.getAttribute("data-map"); })[0];
+    if (!m) return;
+    m.d.off = {};
+    lg.addEventListener("change", function (ev) {
+      var g = ev.target.getAttribute && ev.target.getAttribute("data-toggle-group");
+      if (g === null || g === undefined) return;
+      m.d.off[g] = !ev.target.checked;
+      Array.prototype.forEach.call(m.svg.querySelectorAll("g[data-group=\"" + g + "\"]"), function (e) {
+        e.classList.toggle("grp-off", !ev.target.checked);
+      });
+    });
+  });
+  Array.prototype.forEach.call(document.querySelectorAll(".slider"), function (sl) {
+    var r = sl.querySelectorAll("input[type=range]");
+    function moved() {
+      var a = +r[0].value, b = +r[1].value, max = +r[1].max;
+      if (a <= 0 && b >= max) setWindow(null); else setWindow(a, b);
+    }
+    r[0].addEventListener("input", moved);
+    r[1].addEventListener("input", moved);
+  });
+  var sel = document.getElementById("player");
+  if (sel) sel.addEventListener("change", function () { state.player = sel.value; update(); });
+  var reset = document.getElementById("window-reset");
+  if (reset) reset.addEventListener("click", function () { setWindow(null); });
+  window.bcwireSetPlayer = function (p) { state.player = p; if (sel) sel.value = p; update(); };
+  update();
+
   document.addEventListener("mouseover", function (ev) {
     var t = ev.target;
     if (t && t.getAttribute && t.hasAttribute("data-tip")) show(t.getAttribute("data-tip").split("\n"), ev);

@@ -19,9 +19,31 @@ use crate::report::timefmt::utc_datetime;
 
 /// The opening `<svg>` of a chart and its axes. `attrs` are its `data-` attributes; the
 /// series count is what the browser test reads back.
-fn open_chart(class: &str, attrs: &str, series: usize, plot: &Plot, x: &str, y: &str) -> String {
+pub(super) fn open_chart(
+    class: &str,
+    attrs: &str,
+    series: usize,
+    plot: &Plot,
+    x: &str,
+    y: &str,
+) -> String {
+    // A time axis tells the script where its seconds are, for the page's time window:
+    // pixels of the first and last second, those seconds, and the plot's top and bottom.
+    let time = if x == "seconds" {
+        format!(
+            " data-time=\"{} {} {} {} {} {}\"",
+            num(plot.px(plot.x0)),
+            num(plot.px(plot.x1)),
+            num(plot.x0),
+            num(plot.x1),
+            num(plot.top),
+            num(plot.height - plot.bottom)
+        )
+    } else {
+        String::new()
+    };
     let mut svg = format!(
-        "<svg class=\"{class}\" {attrs} data-series-count=\"{series}\" viewBox=\"0 0 {} {}\">",
+        "<svg class=\"{class}\" {attrs}{time} data-series-count=\"{series}\" viewBox=\"0 0 {} {}\">",
         num(plot.width),
         num(plot.height)
     );
@@ -72,14 +94,14 @@ impl Budget {
 }
 
 /// Collects the hover data of every chart and whether anything was thinned.
-struct Page {
-    data: Map<String, Json>,
+pub(super) struct Page {
+    pub(super) data: Map<String, Json>,
     thinned: Vec<String>,
-    budget: Budget,
-    width: f64,
+    pub(super) budget: Budget,
+    pub(super) width: f64,
     /// The longest capture's duration: every time axis of the page spans it, so the
     /// two captures of a comparison line up.
-    t_max: f64,
+    pub(super) t_max: f64,
     /// Largest value each chart (by its id without the capture prefix) wants on its
     /// y axis, and the ones fixed by a first pass: both captures' charts share them.
     y_wanted: std::collections::HashMap<String, f64>,
@@ -99,7 +121,7 @@ impl Page {
 }
 
 /// The page's sections: anchor and title.
-const SECTIONS: [(&str, &str); 8] = [
+const SECTIONS: [(&str, &str); 9] = [
     ("overview", "Session overview"),
     (
         "problems",
@@ -110,6 +132,10 @@ const SECTIONS: [(&str, &str); 8] = [
     ("map", "Map (top-down x/y)"),
     ("ships", "Ships: subsystem condition, weapon fire, damage"),
     ("transport", "Transport health"),
+    (
+        "players",
+        "Per player: messages, bytes, retransmissions, ACK delay",
+    ),
     ("chat", "Chat"),
 ];
 
@@ -135,9 +161,10 @@ fn sections_html(pg: &mut Page, captures: &[CaptureReport]) -> String {
                 "problems" => super::problems::section(c),
                 "rates" => rates(pg, c, cid),
                 "dirty" => dirty(pg, c, cid),
-                "map" => map(pg, c, cid),
+                "map" => super::map::map(pg, c, cid),
                 "ships" => ships(pg, c, cid),
                 "transport" => transport(pg, c, cid),
+                "players" => super::players::section(pg, c, cid),
                 _ => chat(c),
             };
             body.push_str(&html);
@@ -155,7 +182,9 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
         data: Map::new(),
         thinned: Vec::new(),
         budget,
-        width: if captures.len() > 1 { 640.0 } else { 1000.0 },
+        // A column of a comparison is 638 px wide at a 1,400 px window: 620 keeps chart
+        // text at 11 px or more.
+        width: if captures.len() > 1 { 620.0 } else { 1000.0 },
         t_max: captures.iter().map(|c| c.duration).fold(0.0, f64::max),
         y_wanted: Default::default(),
         y_fixed: Default::default(),
@@ -217,7 +246,9 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
     if diff.is_some() {
         out.push_str("<a href=\"#diff\">Comparison</a>");
     }
-    out.push_str("</nav></header><main>");
+    out.push_str("</nav></header>");
+    out.push_str(&controls(captures));
+    out.push_str("<main>");
     if !pg.thinned.is_empty() {
         let _ = write!(
             out,
@@ -228,7 +259,8 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
     }
     out.push_str(&body);
     out.push_str(
-        "<p class=\"note\">Hover a chart for values; on the map, scroll to zoom, drag to pan, \
+        "<p class=\"note\">Hover a chart for values. Drag across any time chart to choose \
+         a time window (double-click it to clear); on the map, scroll to zoom, drag to pan, \
          double-click to reset.</p></main><div id=\"tip\" class=\"tip\" hidden></div>",
     );
     let _ = write!(
@@ -241,6 +273,34 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
     out.push_str("<pre id=\"bcw-errors\" hidden></pre><script>(function(){var e=window.__errors||[];document.getElementById(\"bcw-errors\").textContent=e.join(\"\\n\");document.body.dataset.errors=String(e.length);document.body.dataset.ready=\"1\";})();</script>");
     out.push_str("</body></html>\n");
     out
+}
+
+/// The bar that stays on top: the player the page follows and the time window.
+fn controls(captures: &[CaptureReport]) -> String {
+    let mut players: Vec<&str> = Vec::new();
+    let known = captures.iter().flat_map(|c| {
+        c.clients
+            .iter()
+            .map(|t| t.name.as_str())
+            .chain(c.ships.iter().filter_map(|s| s.player.as_deref()))
+    });
+    for p in known {
+        if !players.contains(&p) {
+            players.push(p);
+        }
+    }
+    let mut h = String::from(
+        "<div class=\"controls\" id=\"controls\"><label>Player <select id=\"player\">\
+         <option value=\"\">all players</option>",
+    );
+    for p in players {
+        let _ = write!(h, "<option value=\"{0}\">{0}</option>", esc(p));
+    }
+    h.push_str(
+        "</select></label><span id=\"window\">Time: whole capture</span> \
+         <button type=\"button\" id=\"window-reset\" hidden>whole capture</button></div>",
+    );
+    h
 }
 
 /// "34 min 12.5 s", "12.500 s".
@@ -263,7 +323,17 @@ pub(super) fn secs_since(c: &CaptureReport, ts_ns: i64) -> f64 {
 }
 
 pub(super) fn row(cells: &[String]) -> String {
-    let mut s = String::from("<tr>");
+    format!("<tr>{}", self::cells(cells))
+}
+
+/// A row whose `<tr>` carries attributes (` data-t="12"`), for the script's filters.
+pub(super) fn row_with(attrs: &str, cells: &[String]) -> String {
+    format!("<tr{attrs}>{}", self::cells(cells))
+}
+
+/// The cells of a row and its end, after an opening `<tr>` with attributes.
+fn cells(cells: &[String]) -> String {
+    let mut s = String::new();
     for c in cells {
         s.push_str(c);
     }
@@ -449,7 +519,7 @@ fn rates(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
     h
 }
 
-fn note_thinned(pg: &mut Page, what: String) {
+pub(super) fn note_thinned(pg: &mut Page, what: String) {
     if !pg.thinned.contains(&what) {
         pg.thinned.push(what);
     }
@@ -672,203 +742,11 @@ fn bar_chart(pg: &mut Page, id: &str, bars: &[(String, u64)], total: u64) -> Str
 }
 
 /// Colour of a ship: by player slot when the id is in a player range.
-fn ship_colour(s: &Ship, i: usize) -> &'static str {
+pub(super) fn ship_colour(s: &Ship, i: usize) -> &'static str {
     colour(s.slot.map(|x| x as usize).unwrap_or(i + 16))
 }
 
-/// World coordinates we draw: finite and inside the game's plausible space.
-fn drawable(p: [f32; 3]) -> bool {
-    p.iter().all(|v| v.is_finite() && v.abs() < 1e7)
-}
-
-fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
-    let ships: Vec<&Ship> = c.ships.iter().filter(|s| !s.track.is_empty()).collect();
-    let marks: Vec<&Event> = c
-        .events
-        .iter()
-        .filter(|e| e.kind.on_map() && e.position.is_some_and(drawable))
-        .collect();
-    let id = format!("{cid}-map");
-    if ships.is_empty() && marks.is_empty() {
-        return format!(
-            "<svg class=\"chart map\" data-chart=\"{id}\" data-series-count=\"0\" viewBox=\"0 0 10 1\"></svg>\
-             <p class=\"note\">No positions in this capture (no StateUpdate with a position or a \
-             delta after one, no explosion).</p>"
-        );
-    }
-    let mut bounds = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
-    let mut grow = |p: [f32; 3]| {
-        if drawable(p) {
-            bounds[0] = bounds[0].min(p[0] as f64);
-            bounds[1] = bounds[1].min(p[1] as f64);
-            bounds[2] = bounds[2].max(p[0] as f64);
-            bounds[3] = bounds[3].max(p[1] as f64);
-        }
-    };
-    ships
-        .iter()
-        .flat_map(|s| &s.track)
-        .for_each(|p| grow(p.pos));
-    marks.iter().filter_map(|e| e.position).for_each(&mut grow);
-    let pad = ((bounds[2] - bounds[0]).max(bounds[3] - bounds[1]) * 0.05).max(10.0);
-    let (w, hgt) = (pg.width, pg.width * 0.62);
-    let mut plot = Plot::new(
-        w,
-        hgt,
-        (bounds[0] - pad, bounds[2] + pad),
-        (bounds[1] - pad, bounds[3] + pad),
-    );
-    // Same scale on both axes: widen the shorter range.
-    let (pw, ph) = (w - plot.left - plot.right, plot.plot_height());
-    let k = (pw / (plot.x1 - plot.x0)).min(ph / (plot.y1 - plot.y0));
-    let (cx, cy) = ((plot.x0 + plot.x1) / 2.0, (plot.y0 + plot.y1) / 2.0);
-    plot.x0 = cx - pw / k / 2.0;
-    plot.x1 = cx + pw / k / 2.0;
-    plot.y0 = cy - ph / k / 2.0;
-    plot.y1 = cy + ph / k / 2.0;
-
-    let lengths: Vec<usize> = ships.iter().map(|s| s.track.len()).collect();
-    let total_points: usize = lengths.iter().sum();
-    let shares = split_budget(&lengths, pg.budget.map_points, 50);
-    if shares.iter().sum::<usize>() < total_points {
-        note_thinned(
-            pg,
-            format!(
-                "map: {} of {} track points",
-                shares.iter().sum::<usize>(),
-                total_points
-            ),
-        );
-    }
-    let mut svg = open_chart(
-        "chart map",
-        &format!("data-chart=\"{id}\" data-zoom=\"1\""),
-        ships.len(),
-        &plot,
-        "x",
-        "y",
-    );
-    let mut legend = String::from("<div class=\"legend\">");
-    let mut hover = Vec::new();
-    for (i, (s, keep)) in ships.iter().zip(&shares).enumerate() {
-        let col = ship_colour(s, i);
-        let idx = decimate_indices(s.track.len(), *keep);
-        let pts: Vec<_> = idx
-            .iter()
-            .filter_map(|&j| s.track.get(j))
-            .filter(|p| drawable(p.pos))
-            .collect();
-        let name = ship_name(s);
-        let _ = write!(
-            svg,
-            "<polyline data-series=\"{}\" stroke=\"{col}\" points=\"{}\"/>",
-            esc(&name),
-            points_attr(
-                pts.iter()
-                    .map(|p| (plot.px(p.pos[0] as f64), plot.py(p.pos[1] as f64)))
-            )
-        );
-        if let Some(last) = pts.last() {
-            let _ = write!(
-                svg,
-                "<circle class=\"mark\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{col}\"/>",
-                num(plot.px(last.pos[0] as f64)),
-                num(plot.py(last.pos[1] as f64))
-            );
-        }
-        let _ = write!(
-            legend,
-            "<span><span class=\"sw\" style=\"background:{col}\"></span>{} ({} points)</span>",
-            esc(&name),
-            s.track.len()
-        );
-        let p: Vec<Json> = pts
-            .iter()
-            .map(|p| {
-                json!([
-                    round(plot.px(p.pos[0] as f64), 1),
-                    round(plot.py(p.pos[1] as f64), 1),
-                    round(p.t, 2),
-                    round(p.pos[0] as f64, 1),
-                    round(p.pos[1] as f64, 1),
-                    round(p.pos[2] as f64, 1),
-                    p.speed.map(|v| round(v as f64, 2))
-                ])
-            })
-            .collect();
-        hover.push(json!({"n": name, "p": p}));
-    }
-    // Kills and explosions: one path per kind, decimated to the mark budget.
-    let kept = decimate_indices(marks.len(), pg.budget.marks);
-    if kept.len() < marks.len() {
-        note_thinned(
-            pg,
-            format!("map: {} of {} explosion marks", kept.len(), marks.len()),
-        );
-    }
-    let mut explosions = String::new();
-    let mut kills = String::new();
-    let mut mark_pts = Vec::new();
-    for &j in &kept {
-        let Some(e) = marks.get(j) else { continue };
-        let Some(p) = e.position else { continue };
-        let (x, y) = (plot.px(p[0] as f64), plot.py(p[1] as f64));
-        if e.kind == EventKind::Explosion {
-            let _ = write!(
-                explosions,
-                "M{},{}m-5,0a5,5 0 1,0 10,0a5,5 0 1,0 -10,0",
-                num(x),
-                num(y)
-            );
-        } else {
-            let _ = write!(
-                kills,
-                "M{},{}l-6,-6m0,12l12,-12m0,12l-12,-12",
-                num(x - 0.0),
-                num(y)
-            );
-        }
-        mark_pts.push(json!([
-            round(x, 1),
-            round(y, 1),
-            round(e.t, 2),
-            e.kind.name(),
-            object_name(c, e.session, e.ship, e.object),
-            e.value.map(|v| round(v, 1))
-        ]));
-    }
-    if !explosions.is_empty() {
-        let _ = write!(svg, "<path class=\"mark\" data-marks=\"explosion\" d=\"{explosions}\" fill=\"none\" stroke=\"#ffb703\" stroke-width=\"2\"/>");
-        legend.push_str(
-            "<span><span class=\"sw\" style=\"background:#ffb703\"></span>explosion (0x29)</span>",
-        );
-    }
-    if !kills.is_empty() {
-        let _ = write!(svg, "<path class=\"mark\" data-marks=\"kill\" d=\"{kills}\" fill=\"none\" stroke=\"#ff3b30\" stroke-width=\"3\"/>");
-        legend.push_str("<span><span class=\"sw\" style=\"background:#ff3b30\"></span>ship destroyed / exploding</span>");
-    }
-    if !mark_pts.is_empty() {
-        hover.push(json!({"n": "event", "p": mark_pts, "f": ["kind", "object", "damage"]}));
-    }
-    svg.push_str("</svg>");
-    legend.push_str("</div>");
-    pg.data.insert(
-        id,
-        json!({"k": "pts", "f": ["x", "y", "z", "speed"], "s": hover}),
-    );
-    let absent = c.ships.iter().filter(|s| s.track.is_empty()).count();
-    let mut note = String::new();
-    if absent > 0 {
-        let _ = write!(
-            note,
-            "<p class=\"note\">{absent} object(s) with StateUpdates but no position (no absolute \
-             position before their deltas) are not drawn.</p>"
-        );
-    }
-    svg + &legend + &note
-}
-
-fn ship_name(s: &Ship) -> String {
+pub(super) fn ship_name(s: &Ship) -> String {
     if s.created_frame.is_some() && !s.label.starts_with("0x") {
         return format!("{} 0x{:08X}", s.label, s.object_id);
     }
@@ -886,7 +764,7 @@ fn ship_name(s: &Ship) -> String {
 }
 
 /// The name of the ship life an event's object or target belonged to, else its id.
-fn object_name(
+pub(super) fn object_name(
     c: &CaptureReport,
     session: usize,
     ship: Option<ShipIdentity>,
@@ -913,7 +791,7 @@ fn ship_events<'a>(c: &'a CaptureReport, s: &Ship) -> (Vec<&'a Event>, usize) {
 }
 
 /// Who a ship belongs to, for grouping: its player, else its slot.
-fn owner_label(s: &Ship) -> String {
+pub(super) fn owner_label(s: &Ship) -> String {
     match (&s.player, s.slot) {
         (Some(p), Some(slot)) => format!("{p} (slot {slot})"),
         (Some(p), None) => p.clone(),
@@ -1001,9 +879,15 @@ fn ships(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
     let mut n = 0;
     for ((_, _, owner), mut members) in groups {
         members.sort_by(|&a, &b| list[a].0.born.total_cmp(&list[b].0.born));
+        let player = list[members[0]]
+            .0
+            .player
+            .as_deref()
+            .map(|p| format!(" data-player=\"{}\"", esc(p)))
+            .unwrap_or_default();
         let _ = write!(
             h,
-            "<div class=\"owner\" data-owner=\"{}\"><h4 class=\"owner\">{} — {} ship{}</h4>",
+            "<div class=\"owner\" data-owner=\"{}\"{player}><h4 class=\"owner\">{} — {} ship{}</h4>",
             esc(&owner),
             esc(&owner),
             members.len(),
@@ -1015,7 +899,9 @@ fn ships(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             match keeps.get(&i) {
                 Some(keep) => {
                     let id = format!("{cid}-ship-{n}");
+                    let _ = write!(h, "<div class=\"ship\"{}>", life_attrs(s));
                     h.push_str(&ship_chart(pg, c, s, events, *outside, keep, &id, n));
+                    h.push_str("</div>");
                     n += 1;
                 }
                 None => folded.push(i),
@@ -1032,7 +918,8 @@ fn ships(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             );
             for i in folded {
                 let (s, events, _) = &list[i];
-                h.push_str(&row(&[
+                let _ = write!(h, "<tr{}>", life_attrs(s));
+                h.push_str(&cells(&[
                     td(&ship_name(s)),
                     tn(format!("{:.1}", s.born)),
                     tn(format!("{:.1}", s.end)),
@@ -1046,6 +933,15 @@ fn ships(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         h.push_str("</div>");
     }
     h
+}
+
+/// `data-born` and `data-end` of a life: the script hides it outside the time window.
+fn life_attrs(s: &Ship) -> String {
+    format!(
+        " data-born=\"{}\" data-end=\"{}\"",
+        round(s.born, 3),
+        round(s.end, 3)
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1228,6 +1124,25 @@ fn line_chart(
     unit: &str,
     rate: bool,
 ) -> String {
+    let style = |k: usize| (colour(k), None);
+    line_chart_styled(pg, id, series, width, (y_title, unit, rate), &style)
+}
+
+/// How a series is drawn: its colour and, for a player's series, the player (the
+/// script shows only the chosen player's).
+pub(super) type SeriesStyle<'a> = dyn Fn(usize) -> (&'static str, Option<String>) + 'a;
+
+/// Lines over time columns; `y` is the axis title, the unit of the read-out and whether
+/// values are rates (read out per column as counts).
+pub(super) fn line_chart_styled(
+    pg: &mut Page,
+    id: &str,
+    series: &[(String, Vec<f64>)],
+    width: f64,
+    y: (&str, &str, bool),
+    style: &SeriesStyle,
+) -> String {
+    let (y_title, unit, rate) = y;
     let n = series.first().map(|s| s.1.len()).unwrap_or(0).max(1);
     let ymax = series
         .iter()
@@ -1251,7 +1166,11 @@ fn line_chart(
     let mut legend = String::from("<div class=\"legend\">");
     let mut hover = Vec::new();
     for (k, (name, vals)) in series.iter().enumerate() {
-        let col = colour(k);
+        let (col, player) = style(k);
+        let pl = player
+            .as_deref()
+            .map(|p| format!(" data-player=\"{}\"", esc(p)))
+            .unwrap_or_default();
         // A column without a value (NaN: nothing measured there, such as an ACK delay
         // in a second without ACKs) breaks the line rather than drawing it at zero.
         let runs = vals
@@ -1270,19 +1189,19 @@ fn line_chart(
         for pts in runs {
             let _ = write!(
                 svg,
-                "<polyline data-series=\"{}\" stroke=\"{col}\" points=\"{pts}\"/>",
+                "<polyline data-series=\"{}\"{pl} stroke=\"{col}\" points=\"{pts}\"/>",
                 esc(name),
             );
         }
         let _ = write!(
             legend,
-            "<span><span class=\"sw\" style=\"background:{col}\"></span>{}</span>",
+            "<span{pl}><span class=\"sw\" style=\"background:{col}\"></span>{}</span>",
             esc(name)
         );
         // Rates are read out per column as counts (the script divides by the width).
         let k = if rate { width } else { 1.0 };
         let v: Vec<f64> = vals.iter().map(|v| round(*v * k, 3)).collect();
-        hover.push(json!({"n": name, "v": v}));
+        hover.push(json!({"n": name, "v": v, "pl": player}));
     }
     svg.push_str("</svg>");
     legend.push_str("</div>");
@@ -1679,6 +1598,7 @@ mod tests {
                 slot: Some(s as u8),
                 track_direction: Some(Direction::C2S),
                 track,
+                track_relative: false,
                 updates: 10_000,
                 health,
             });
@@ -1767,15 +1687,23 @@ mod tests {
         // One series per ship on the map, one per subsystem on each ship chart.
         assert!(page.contains("data-chart=\"a-map\" data-zoom=\"1\" data-series-count=\"20\""));
         assert_eq!(page.matches("class=\"chart ship\"").count(), b.ship_charts);
-        assert!(page.contains(
-            "data-chart=\"a-ship-0\" data-born=\"0\" data-end=\"2040\" data-series-count=\"10\""
-        ));
+        let ship0 = &page[page.find("data-chart=\"a-ship-0\"").unwrap()..];
+        let ship0 = &ship0[..ship0.find('>').unwrap()];
+        assert!(
+            ship0.contains("data-born=\"0\" data-end=\"2040\""),
+            "{ship0}"
+        );
+        assert!(ship0.contains("data-series-count=\"10\""), "{ship0}");
         // Rates: one opcode one way, the top 10 plus "other" the other way.
-        assert!(page.contains("data-chart=\"a-rates-c2s\" data-series-count=\"1\""));
-        assert!(page.contains("data-chart=\"a-rates-s2c\" data-series-count=\"11\""));
+        let tag = |id: &str| {
+            let t = &page[page.find(&format!("data-chart=\"{id}\"")).unwrap()..];
+            t[..t.find('>').unwrap()].to_string()
+        };
+        assert!(tag("a-rates-c2s").contains("data-series-count=\"1\""));
+        assert!(tag("a-rates-s2c").contains("data-series-count=\"11\""));
         // Legends and tables keep exact numbers.
         assert!(page.contains("0x1C StateUpdate (204000)"));
-        assert!(page.contains("(10000 points)"));
+        assert!(page.contains(" of 10000 points</li>"));
     }
 
     #[test]
@@ -1797,7 +1725,7 @@ mod tests {
             !page.contains("id=\"downsampled\""),
             "nothing needed thinning"
         );
-        assert!(page.contains("(100 points)"));
+        assert!(page.contains("100 of 100 points</li>"));
         // Tracks, condition steps (two points per change, one end point), and the two
         // retransmission lines in one-second columns.
         assert_eq!(drawn_points(&page), 2 * 100 + 2 * 2 * (2 * 50) + 2 * 100);

@@ -4,7 +4,7 @@
 //! `bcwire show` command that shows the frame.
 
 use super::collect::CaptureReport;
-use super::page::{client_label, dir_title, row, secs_since, td, thead, tn};
+use super::page::{client_label, dir_title, row, row_with, secs_since, td, thead, tn};
 use super::svg::esc;
 use crate::diag::Direction;
 use std::fmt::Write as _;
@@ -181,13 +181,16 @@ fn bursts(c: &CaptureReport) -> String {
         thead(&["second", "direction", "retransmissions", "first frame", "look"])
     );
     for (n, sec, dir, frame) in found.into_iter().take(MAX_ROWS) {
-        h.push_str(&row(&[
-            tn(sec),
-            td(dir_title(dir)),
-            tn(n),
-            tn(frame.map(|f| f.to_string()).unwrap_or_default()),
-            format!("<td>{}</td>", frame.map(|f| look(c, f)).unwrap_or_default()),
-        ]));
+        h.push_str(&row_with(
+            &format!(" data-born=\"{sec}\" data-end=\"{}\"", sec + 1),
+            &[
+                tn(sec),
+                td(dir_title(dir)),
+                tn(n),
+                tn(frame.map(|f| f.to_string()).unwrap_or_default()),
+                format!("<td>{}</td>", frame.map(|f| look(c, f)).unwrap_or_default()),
+            ],
+        ));
     }
     h + "</table>"
 }
@@ -219,14 +222,24 @@ fn silences(c: &CaptureReport) -> String {
             .and_then(|s| s.clients.iter().find(|cl| cl.index == g.client))
             .map(client_label)
             .unwrap_or_else(|| format!("client {}", g.client));
-        h.push_str(&row(&[
-            td(&name),
-            td(dir_title(g.direction)),
-            tn(format!("{:.2}", g.start)),
-            tn(format!("{:.2}", g.length)),
-            tn(g.frame),
-            format!("<td>{}</td>", look(c, g.frame)),
-        ]));
+        // A silence belongs to every window it overlaps, and to its player.
+        let attrs = format!(
+            " data-born=\"{:.2}\" data-end=\"{:.2}\" data-player=\"{}\"",
+            g.start,
+            g.start + g.length,
+            esc(&name)
+        );
+        h.push_str(&row_with(
+            &attrs,
+            &[
+                td(&name),
+                td(dir_title(g.direction)),
+                tn(format!("{:.2}", g.start)),
+                tn(format!("{:.2}", g.length)),
+                tn(g.frame),
+                format!("<td>{}</td>", look(c, g.frame)),
+            ],
+        ));
     }
     h + "</table>"
 }

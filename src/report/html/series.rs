@@ -40,11 +40,16 @@ pub fn column_of(t: f64, width: f64, n: usize) -> usize {
 
 /// Share a total point budget between series of the given lengths, in proportion to
 /// their length but giving every non-empty series at least `min_each` (or its length).
+/// The budget holds over the whole: with more series than `total / min_each`, the
+/// minimum shrinks to an equal share instead of the total growing with the number of
+/// series (a long session has hundreds of lives).
 pub fn split_budget(lengths: &[usize], total: usize, min_each: usize) -> Vec<usize> {
     let sum: usize = lengths.iter().sum();
     if sum <= total {
         return lengths.to_vec();
     }
+    let non_empty = lengths.iter().filter(|&&l| l > 0).count().max(1);
+    let min_each = min_each.min(total / non_empty);
     let mut out: Vec<usize> = lengths
         .iter()
         .map(|&len| {
@@ -174,7 +179,21 @@ mod tests {
         assert!(b[0] > 19_000, "{b:?}");
         // Many tiny series: the floor would exceed the budget, so it is shaved.
         let b = split_budget(&[1000; 100], 2000, 50);
-        assert!(b.iter().sum::<usize>() <= 5000);
+        assert!(
+            b.iter().sum::<usize>() <= 2000,
+            "{}",
+            b.iter().sum::<usize>()
+        );
+        assert!(b.iter().all(|&k| k == 20), "{b:?}");
+        // An hour of fifteen players: 879 lives, the budget still holds.
+        let lengths: Vec<usize> = (0..879).map(|i| 40 + (i * 37) % 900).collect();
+        let b = split_budget(&lengths, 12_000, 50);
+        assert!(
+            b.iter().sum::<usize>() <= 12_000,
+            "{}",
+            b.iter().sum::<usize>()
+        );
+        assert!(b.iter().all(|&k| k >= 12_000 / 879), "{b:?}");
     }
 
     #[test]
