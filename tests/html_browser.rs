@@ -49,6 +49,11 @@ fn tmp(name: &str) -> PathBuf {
 /// Run headless Chromium on a local file with a fresh profile; `mode` is `--dump-dom`
 /// or `--screenshot=…`. Bounded by `timeout` so a hung browser fails the test.
 fn run_chromium(bin: &Path, page: &Path, mode: &str) -> String {
+    run_chromium_at(bin, page, mode, 1280)
+}
+
+/// As [`run_chromium`], in a window `width` pixels wide.
+fn run_chromium_at(bin: &Path, page: &Path, mode: &str, width: u32) -> String {
     static N: AtomicUsize = AtomicUsize::new(0);
     let profile = tmp(&format!(
         "chromium-profile-{}-{}",
@@ -70,8 +75,8 @@ fn run_chromium(bin: &Path, page: &Path, mode: &str) -> String {
             "--no-first-run",
             "--hide-scrollbars",
             "--virtual-time-budget=3000",
-            "--window-size=1280,2600",
         ])
+        .arg(format!("--window-size={width},2600"))
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(mode)
         .arg(format!("file://{}", page.display()))
@@ -264,4 +269,139 @@ fn script_errors_are_reported_by_the_page() {
         body_tag(&dom)
     );
     assert!(errors_text(&dom).contains("boom from the test"));
+}
+
+/// A synthetic session written and reported through the binary: `players` clients,
+/// `minutes` long, with some loss so that there are retransmissions.
+fn generated_page(name: &str, players: u32, minutes: u32, seed: u32) -> PathBuf {
+    let cap = tmp(&format!("{name}.pcapng"));
+    let status = Command::new(env!("CARGO_BIN_EXE_bcwire"))
+        .args(["-q", "synth", "--players"])
+        .arg(players.to_string())
+        .arg("--minutes")
+        .arg(minutes.to_string())
+        .args(["--loss", "0.01", "--seed"])
+        .arg(seed.to_string())
+        .arg("-o")
+        .arg(&cap)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    cap
+}
+
+/// Report `captures` through the binary, add the probe script, load it in Chromium at
+/// `width` pixels and return the probe's findings.
+fn probe(bin: &Path, captures: &[PathBuf], name: &str, width: u32) -> serde_json::Value {
+    let page = tmp(&format!("{name}.html"));
+    let status = Command::new(env!("CARGO_BIN_EXE_bcwire"))
+        .args(["-q", "report"])
+        .args(captures)
+        .arg("-o")
+        .arg(&page)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    let probe = include_str!("browser/probe.js");
+    let probed = tmp(&format!("{name}_probe.html"));
+    std::fs::write(
+        &probed,
+        html.replace("</body>", &format!("<script>{probe}</script></body>")),
+    )
+    .unwrap();
+    let dom = run_chromium_at(bin, &probed, "--dump-dom", width);
+    let text = dom
+        .split("<pre id=\"probe\">")
+        .nth(1)
+        .and_then(|s| s.split("</pre>").next())
+        .unwrap_or_else(|| panic!("no probe output: {}", body_tag(&dom)));
+    let text = text
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The facts every page must keep at 1,400 px, one capture or two.
+fn assert_page_facts(p: &serde_json::Value) {
+    assert_eq!(p["errors"], 0, "script errors: {p}");
+    assert_eq!(p["resources"], serde_json::json!([]), "network requests");
+    assert!(
+        p["scrollWidth"].as_f64() <= p["clientWidth"].as_f64(),
+        "horizontal overflow: {} > {}",
+        p["scrollWidth"],
+        p["clientWidth"]
+    );
+    assert!(
+        p["minText"].as_f64().unwrap() >= 10.95,
+        "chart text of {} px: {}",
+        p["minText"],
+        p["minTextWhat"]
+    );
+    assert!(p["shipCharts"].as_u64().unwrap() > 0);
+    assert_eq!(
+        p["outsideLife"],
+        serde_json::json!([]),
+        "drawn outside a life"
+    );
+    assert_eq!(
+        p["colourClashes"],
+        serde_json::json!([]),
+        "an opcode in two colours"
+    );
+}
+
+/// An eight-player session with respawns: nothing drawn outside a ship's life, one
+/// colour per opcode, a brushed window that the map, the ship charts and the slider
+/// follow (and a reset that restores them), and a player choice that leaves only that
+/// player's series and ships.
+#[test]
+fn a_long_session_follows_one_window_and_one_player() {
+    let Some(bin) = chromium() else { return };
+    let cap = generated_page("browser_s8", 8, 6, 3);
+    let p = probe(&bin, &[cap], "browser_s8", 1400);
+    assert_page_facts(&p);
+    let (before, brushed, reset) = (&p["before"], &p["brushed"], &p["reset"]);
+    assert!(!p["window"].as_str().unwrap().is_empty(), "no window: {p}");
+    assert!(
+        brushed["mapPoints"].as_u64() < before["mapPoints"].as_u64(),
+        "the map did not follow the window: {p}"
+    );
+    assert_eq!(p["mapFollowsWindow"], true, "{p}");
+    assert!(
+        brushed["ships"].as_u64() < before["ships"].as_u64(),
+        "every ship chart still shown: {p}"
+    );
+    assert!(brushed["shades"].as_u64().unwrap() > 0, "no shading: {p}");
+    let w: Vec<f64> = p["window"]
+        .as_str()
+        .unwrap()
+        .split(' ')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let slider: Vec<f64> = serde_json::from_value(p["slider"].clone()).unwrap();
+    assert!(
+        (slider[0] - w[0]).abs() < 0.2 && (slider[1] - w[1]).abs() < 0.2,
+        "{p}"
+    );
+    assert_eq!(reset["window"], "");
+    assert_eq!(reset["mapPoints"], before["mapPoints"]);
+    assert_eq!(reset["ships"], before["ships"]);
+    assert!(p["players"].as_array().unwrap().len() >= 8, "{p}");
+    assert_eq!(p["otherPlayersShown"], serde_json::json!([]), "{p}");
+    assert!(p["playerSeriesShown"].as_u64().unwrap() >= 3, "{p}");
+    assert_eq!(p["playerShipsShown"], 1, "{p}");
+}
+
+/// Two captures side by side at 1,400 px: no overflow, text at 11 px or more, one
+/// colour per opcode across both.
+#[test]
+fn a_comparison_fits_and_keeps_its_colours() {
+    let Some(bin) = chromium() else { return };
+    let a = generated_page("browser_ab_a", 3, 2, 5);
+    let b = generated_page("browser_ab_b", 4, 3, 6);
+    let p = probe(&bin, &[a, b], "browser_ab", 1400);
+    assert_page_facts(&p);
+    assert!(p["opcodeColours"].as_object().unwrap().len() >= 5, "{p}");
 }

@@ -225,7 +225,7 @@
       sl.querySelector(".win-text").textContent = state.win ? fmtS(state.win[0]) + "–" + fmtS(state.win[1]) + " s" : "whole capture, 0–" + fmtS(max) + " s";
     });
     document.body.dataset.window = state.win ? state.win.join(" ") : "";
-    document.body.dataset.player = state.player;
+    document.body.dataset.chosenPlayer = state.player;
   }
   function setWindow(a, b) {
     state.win = a === null ? null : [Math.min(a, b), Math.max(a, b)];

@@ -1,0 +1,121 @@
+// Facts about a report page as a browser lays it out, for tests/html_browser.rs.
+// Runs after the page's own script; writes one JSON object into a pre element "probe".
+(function () {
+  "use strict";
+  var out = {};
+  function all(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
+  function shown(e) { return e.getClientRects().length > 0 && getComputedStyle(e).display !== "none"; }
+  function pointsX(pl) {
+    var a = (pl.getAttribute("points") || "").trim();
+    return a ? a.split(/\s+/).map(function (p) { return +p.split(",")[0]; }) : [];
+  }
+  function pathX(d) {
+    var xs = [], re = /M(-?[\d.]+),/g, m;
+    while ((m = re.exec(d))) xs.push(+m[1]);
+    return xs;
+  }
+  function timeOf(svg) { return svg.getAttribute("data-time").split(" ").map(Number); }
+  function px(tm, t) { return tm[0] + (t - tm[2]) / (tm[3] - tm[2]) * (tm[1] - tm[0]); }
+
+  out.errors = (window.__errors || []).length;
+  out.resources = performance.getEntriesByType("resource").map(function (r) { return r.name; });
+  out.scrollWidth = document.documentElement.scrollWidth;
+  out.clientWidth = document.documentElement.clientWidth;
+
+  // Smallest chart text as drawn on screen (font size times the SVG's scale).
+  var minText = 1e9, minTextWhat = "";
+  all("svg.chart").forEach(function (svg) {
+    if (!shown(svg)) return;
+    var m = svg.getScreenCTM();
+    if (!m) return;
+    all("text", svg).forEach(function (t) {
+      var fs = parseFloat(getComputedStyle(t).fontSize) * m.a;
+      if (t.textContent && fs < minText) { minText = fs; minTextWhat = t.textContent; }
+    });
+  });
+  out.minText = minText;
+  out.minTextWhat = minTextWhat;
+
+  // Every drawn line and event of a ship chart lies within its life (1.5 px of slack
+  // for rounding), and no mark lies left of the life's start.
+  out.outsideLife = [];
+  out.shipCharts = 0;
+  all("svg.chart.ship").forEach(function (svg) {
+    out.shipCharts++;
+    var tm = timeOf(svg), xb = px(tm, +svg.dataset.born) - 1.5, xe = px(tm, +svg.dataset.end) + 1.5;
+    all("polyline", svg).forEach(function (pl) {
+      pointsX(pl).forEach(function (x) {
+        if (x < xb || x > xe) out.outsideLife.push(svg.dataset.chart + " line x=" + x + " life " + xb + "-" + xe);
+      });
+    });
+    all("path[data-marks]", svg).forEach(function (pa) {
+      var kind = pa.getAttribute("data-marks"), shift = kind === "kill" ? 4 : 0;
+      pathX(pa.getAttribute("d")).forEach(function (x) {
+        if (x + shift < xb || x + shift > xe) out.outsideLife.push(svg.dataset.chart + " " + kind + " x=" + (x + shift) + " life " + xb + "-" + xe);
+      });
+    });
+  });
+
+  // Colours of opcodes in every rate legend: one colour per opcode.
+  out.opcodeColours = {};
+  out.colourClashes = [];
+  all("section#rates .legend > span").forEach(function (sp) {
+    var sw = sp.querySelector(".sw");
+    var m = /^(0x[0-9A-F]{2})/.exec(sp.textContent);
+    if (!sw || !m) return;
+    var c = getComputedStyle(sw).backgroundColor, seen = out.opcodeColours[m[1]];
+    if (seen && seen !== c) out.colourClashes.push(m[1] + " " + seen + " vs " + c);
+    out.opcodeColours[m[1]] = c;
+  });
+
+  function mapPoints() {
+    return all("svg.map g[data-k]").reduce(function (n, g) {
+      return n + (shown(g) ? pointsX(g.querySelector("polyline")).length : 0);
+    }, 0);
+  }
+  function visibleShips() { return all("div.ship").filter(shown).length; }
+  function shades() { return all("svg.chart.ship g.win rect.win-shade").length; }
+
+  // Brush the middle fifth of the host's rate chart.
+  out.before = { mapPoints: mapPoints(), ships: visibleShips(), shades: shades() };
+  var rates = document.querySelector("svg[data-chart$='rates-s2c']");
+  if (rates) {
+    var r = rates.getBoundingClientRect(), y = r.top + r.height / 2;
+    var at = function (f) { return r.left + r.width * f; };
+    rates.dispatchEvent(new MouseEvent("mousedown", { clientX: at(0.4), clientY: y, bubbles: true }));
+    window.dispatchEvent(new MouseEvent("mousemove", { clientX: at(0.55), clientY: y, bubbles: true }));
+    window.dispatchEvent(new MouseEvent("mouseup", { clientX: at(0.6), clientY: y, bubbles: true }));
+  }
+  out.window = document.body.dataset.window;
+  out.brushed = { mapPoints: mapPoints(), ships: visibleShips(), shades: shades() };
+  out.slider = all(".slider input[type=range]").map(function (i) { return +i.value; });
+  var mapStamp = all("svg.map g[data-k]").every(function (g) {
+    var k = +g.getAttribute("data-k"), d = JSON.parse(document.getElementById("bcw-data").textContent);
+    var chart = g.ownerSVGElement.getAttribute("data-chart"), s = d[chart].s[k], w = out.window.split(" ").map(Number);
+    var inside = s.p.filter(function (p) { return p[2] >= w[0] && p[2] <= w[1]; }).length;
+    return pointsX(g.querySelector("polyline")).length === inside;
+  });
+  out.mapFollowsWindow = mapStamp;
+  document.getElementById("window-reset").click();
+  out.reset = { window: document.body.dataset.window, mapPoints: mapPoints(), ships: visibleShips() };
+
+  // Choose the first player: only their series stay.
+  var sel = document.getElementById("player");
+  out.players = all("option", sel).map(function (o) { return o.value; }).filter(Boolean);
+  var who = out.players[0];
+  sel.value = who;
+  sel.dispatchEvent(new Event("change"));
+  out.chosen = who;
+  out.otherPlayersShown = all("[data-player]").filter(function (e) {
+    return e.getAttribute("data-player") !== who && shown(e);
+  }).map(function (e) { return e.tagName + " " + e.getAttribute("data-player"); });
+  out.playerSeriesShown = all("section#players polyline[data-player]").filter(function (e) {
+    return e.getAttribute("data-player") === who && shown(e);
+  }).length;
+  out.playerShipsShown = all("section#ships .owner[data-player]").filter(shown).length;
+
+  var pre = document.createElement("pre");
+  pre.id = "probe";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
