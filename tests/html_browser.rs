@@ -350,6 +350,14 @@ fn assert_page_facts(p: &serde_json::Value) {
         serde_json::json!([]),
         "an opcode in two colours"
     );
+    let zoom = &p["zoom"];
+    assert_eq!(
+        zoom["ticksChanged"], true,
+        "map axes not redrawn on zoom: {zoom}"
+    );
+    let px = zoom["textPx"].as_f64().unwrap();
+    assert!((10.5..11.5).contains(&px), "zoomed tick text of {px} px");
+    assert!(zoom["ticks"].as_u64().unwrap() >= 6, "{zoom}");
 }
 
 /// An eight-player session with respawns: nothing drawn outside a ship's life, one

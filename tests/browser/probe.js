@@ -68,6 +68,22 @@
     out.opcodeColours[m[1]] = c;
   });
 
+  // Zoom the map: its tick labels change to the part shown and stay 11 px on screen.
+  var map = document.querySelector("svg.map[data-zoom]");
+  if (map) {
+    var ticks = function () { return all("g.axes text", map).map(function (t) { return t.textContent; }).join(" "); };
+    var screenSize = function () {
+      var t = map.querySelector("g.axes text"), m = map.getScreenCTM();
+      return parseFloat(getComputedStyle(t).fontSize) * m.a;
+    };
+    var mr = map.getBoundingClientRect(), before = ticks();
+    for (var i = 0; i < 6; i++) {
+      map.dispatchEvent(new WheelEvent("wheel", { deltaY: -100, clientX: mr.left + mr.width / 2, clientY: mr.top + mr.height / 2, bubbles: true, cancelable: true }));
+    }
+    out.zoom = { ticksChanged: ticks() !== before, textPx: screenSize(), ticks: all("g.axes text", map).length };
+    map.dispatchEvent(new MouseEvent("dblclick", { bubbles: true }));
+  }
+
   function mapPoints() {
     return all("svg.map g[data-k]").reduce(function (n, g) {
       return n + (shown(g) ? pointsX(g.querySelector("polyline")).length : 0);
