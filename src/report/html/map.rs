@@ -110,7 +110,7 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
     let id = format!("{cid}-map");
     if ships.is_empty() && marks.is_empty() {
         return format!(
-            "<svg class=\"chart map\" data-chart=\"{id}\" data-series-count=\"0\" viewBox=\"0 0 10 1\"></svg>\
+            "<svg class=\"chart map\" data-chart=\"{id}\" data-series-count=\"0\" viewBox=\"0 0 10 1\" style=\"display:none\"></svg>\
              <p class=\"note\">No positions in this capture (no StateUpdate with a position or a \
              delta, no explosion).</p>"
         );

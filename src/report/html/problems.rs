@@ -131,13 +131,17 @@ fn unacked(c: &CaptureReport) -> String {
             for dir in [Direction::C2S, Direction::S2C] {
                 let n = cl.dir(dir).unacked;
                 if n > 0 {
-                    rows.push_str(&row(&[
-                        tn(sess.index),
-                        td(&client_label(cl)),
-                        td(dir_title(dir)),
-                        tn(n),
-                        tn(format!("{:.1}", secs_since(c, cl.last_ts_ns))),
-                    ]));
+                    let who = format!(" data-player=\"{}\"", esc(&client_label(cl)));
+                    rows.push_str(&row_with(
+                        &who,
+                        &[
+                            tn(sess.index),
+                            td(&client_label(cl)),
+                            td(dir_title(dir)),
+                            tn(n),
+                            tn(format!("{:.1}", secs_since(c, cl.last_ts_ns))),
+                        ],
+                    ));
                 }
             }
         }
