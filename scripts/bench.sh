@@ -75,6 +75,15 @@ for n in $sizes; do
     measure jsonl "$bin" -q decode --format jsonl "$f"
     measure diff "$bin" -q diff "$f" "$f"
     cmds="cat bare stats jsonl diff"
+    # One core: the reading thread is not started, so CPU and wall are one chain.
+    if command -v taskset >/dev/null 2>&1; then
+        measure stats_1core taskset -c 0 "$bin" -q stats "$f"
+        cmds="$cmds stats_1core"
+    fi
+    if "$bin" decode --help 2>/dev/null | grep -q parquet; then
+        measure parquet "$bin" -q decode --format parquet -o "$dir/bench_$n.parquet" "$f"
+        cmds="$cmds parquet"
+    fi
     if [ $have_tshark = 1 ]; then
         measure tshark_iostat tshark -q -r "$f" -z io,stat,0
         cmds="$cmds tshark_iostat"
@@ -94,7 +103,20 @@ for n in $sizes; do
         printf '%-9s   %-26s cpu %6sx  wall %6sx  (target %s)\n' "$n" "$1" \
             "$(ratio "${CPU[$2]}" "${CPU[$3]}")" "$(ratio "${WALL[$2]}" "${WALL[$3]}")" "$4"
     }
-    ratio_line "stats / bare read" stats bare "<= 10x"
+    ratio_line "stats / bare read" stats bare "<= 8x (CPU, one core)"
+    [ -n "${CPU[stats_1core]:-}" ] && ratio_line "stats one core / bare read" stats_1core bare "<= 8x"
+    ratio_line "jsonl / stats" jsonl stats "<= 2x (CPU)"
+    jsonl_bytes=$("$bin" -q decode --format jsonl "$f" | wc -c)
+    printf '%-9s   %-26s %s bytes, %s MB per CPU second\n' "$n" "JSON Lines written" "$jsonl_bytes" \
+        "$(awk -v b="$jsonl_bytes" -v t="${CPU[jsonl]}" 'BEGIN{ if (t+0 == 0) print "-"; else printf "%.0f", b/t/1e6 }')"
+    if [ -n "${CPU[parquet]:-}" ]; then
+        rows=$("$bin" -q stats --format json "$f" | python3 -c 'import json,sys
+d=json.load(sys.stdin); s=d.get("stats",d)
+print(sum(sum(v for v in s["directions"][k]["opcodes"].values()) for k in ("c2s","s2c")))' 2>/dev/null || echo 0)
+        size=$(stat -c %s "$dir/bench_$n.parquet")
+        printf '%-9s   %-26s %s rows, %s rows per CPU second, %s MB per million frames\n' "$n" "Parquet written" "$rows" \
+            "$(rate "$rows" "${CPU[parquet]}")" "$(awk -v b="$size" -v n="$n" 'BEGIN{printf "%.1f", b/1e6*1e6/n}')"
+    fi
     printf '%-9s   %-26s cpu %6sx  wall %6sx  (target <= 3x)\n' "$n" "diff / (2 x stats)" \
         "$(ratio "${CPU[diff]}" "$(awk -v s="${CPU[stats]}" 'BEGIN{print 2*s}')")" \
         "$(ratio "${WALL[diff]}" "$(awk -v s="${WALL[stats]}" 'BEGIN{print 2*s}')")"
