@@ -10,9 +10,9 @@ use super::rng::Rng;
 /// Named sets of model values (`bcwire synth --preset`).
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
-    /// The 34-minute, 3-player stock battle of the published trace statistics
-    /// (flows.md §3.1, README §3): 10.4 Hz client StateUpdates, ACKs repeated in the
-    /// following datagrams, reliable messages sent on the next frame, collisions.
+    /// The measured 34-minute, 3-player stock battle (flows.md §3.1, README §3): turns
+    /// every 88 ms, the stock stale-ACK backlog, reliable messages on the next frame,
+    /// 0x15 collisions.
     StockBattle,
 }
 
