@@ -6,7 +6,7 @@
 #   scripts/bench.sh                      # sizes 10000 100000 1000000
 #   BENCH_SIZES="100000 10000000" scripts/bench.sh
 #   BENCH_DIR=/tmp/bcwire-bench  (inputs are generated there and kept)
-#   BENCH_INPUT=synth|replay     (synthetic session, or the real-peer capture replayed)
+#   BENCH_INPUT=synth|replay     (synthetic stock battle, or the real-peer capture replayed)
 #   BENCH_TSHARK_JSON_MAX=100000 (largest size tshark -T json is run on; it is slow)
 #
 # Times are CPU seconds (user + system), which the other load of a shared machine
@@ -36,11 +36,12 @@ bare="$root/target/release/examples/bare_read"
 make="$root/target/release/examples/make_bench_capture"
 have_tshark=0
 command -v tshark >/dev/null 2>&1 && have_tshark=1
-# Inputs: `bcwire synth --packets N` (one realistic 3-player session, N datagrams long)
-# by default; BENCH_INPUT=replay replays the real-peer capture instead, each copy a new
-# session on the same endpoints (as a long-running server sees).
+# Inputs: `bcwire synth --preset stock-battle --packets N` (the 3-player stock battle
+# of the published trace statistics, N datagrams long; docs/synth.md) by default;
+# BENCH_INPUT=replay replays the real-peer capture instead, each copy a new session on
+# the same endpoints (as a long-running server sees).
 use_synth=0
-if [ "${BENCH_INPUT:-synth}" = synth ] && "$bin" synth --help 2>/dev/null | grep -q -- '--packets'; then
+if [ "${BENCH_INPUT:-synth}" = synth ] && "$bin" synth --help 2>/dev/null | grep -q -- '--preset'; then
     use_synth=1
 fi
 
@@ -60,13 +61,14 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b+0 == 0) print "-"; else printf "
 rate() { awk -v n="$1" -v t="$2" 'BEGIN{ if (t+0 == 0) print "-"; else printf "%.0f", n/t }'; }
 
 printf '\nmachine: %s cores, %s\n' "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-printf 'inputs: %s\n\n' "$([ $use_synth = 1 ] && echo 'bcwire synth --packets N' || echo "$(basename "$seed") replayed to N frames")"
+printf 'inputs: %s\n\n' "$([ $use_synth = 1 ] && echo 'bcwire synth --preset stock-battle --packets N' || echo "$(basename "$seed") replayed to N frames")"
 printf '%-9s %-28s %9s %8s %9s %12s\n' frames command cpu_s wall_s peak_MB frames_per_s
 for n in $sizes; do
-    f="$dir/bench_$([ $use_synth = 1 ] && echo synth || echo replay)_$n.pcap"
+    f="$dir/bench_$([ $use_synth = 1 ] && echo stock || echo replay)_$n.pcap"
     if [ ! -f "$f" ]; then
         # Classic pcap: the bare read loop reads only that.
-        if [ $use_synth = 1 ]; then "$bin" -q synth --packets "$n" --format pcap -o "$f" >/dev/null
+        if [ $use_synth = 1 ]; then
+            "$bin" -q synth --preset stock-battle --packets "$n" --format pcap -o "$f" >/dev/null
         else "$make" "$seed" "$f" "$n" 2>/dev/null; fi
     fi
     measure cat cat "$f"

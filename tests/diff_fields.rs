@@ -119,7 +119,7 @@ fn a_changed_field_is_found_and_a_changed_clock_is_not() {
     args.packets = Some(1_500);
     args.format = Some(Format::Pcap);
     args.duplicate = 0.0;
-    args.reorder = 0.0;
+    args.reorder = Some(0.0);
     let (_, capture) = synth::generate(&args, Vec::new()).unwrap();
     let reader =
         bcwire::capture::CaptureReader::new(std::io::Cursor::new(capture.clone())).unwrap();

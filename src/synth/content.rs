@@ -305,6 +305,31 @@ pub fn repair_event(damaged: u32, repair: u32) -> Vec<u8> {
     )
 }
 
+/// 0x15 CollisionEffect from the reporting ship's client: one or two contact points
+/// (ship-relative `cvb`) and the force (opcodes.md §4.5).
+pub fn collision_effect(ship: &Ship, other: &Ship, rng: &mut Rng, force: f32) -> Vec<u8> {
+    let towards = sub(other.pos, ship.pos);
+    let contacts = (0..1 + rng.below(2))
+        .map(|_| {
+            let d = Dir3::from_vector([
+                towards[0] + rng.range(-20.0, 20.0) as f32,
+                towards[1] + rng.range(-20.0, 20.0) as f32,
+                towards[2] + rng.range(-20.0, 20.0) as f32,
+            ])
+            .0;
+            [d[0], d[1], d[2], rng.below(60) as u8 + 10]
+        })
+        .collect();
+    event(
+        0x15,
+        events::CLASS_COLLISION,
+        0x0080_0050,
+        other.id,
+        ship.id,
+        EventTail::Collision { contacts, force },
+    )
+}
+
 /// 0x06 object exploding: source = killer's ship, destination = victim, 9.5 s.
 pub fn object_exploding(killer_ship: u32, victim: u32, killer_peer: u8) -> Vec<u8> {
     event(

@@ -2,6 +2,7 @@
 //! ACKs owed to the other side, reliable messages waiting for their ACK, the stale-ACK
 //! habit of stock peers, and packing messages into datagrams of at most 512 bytes.
 
+use super::model::{AckHabit, Model};
 use super::rng::Rng;
 use crate::transport::low::LowKind;
 use crate::transport::packet::{
@@ -43,6 +44,12 @@ pub enum Note {
     Relay {
         game: Rc<[u8]>,
         hit: Option<(usize, f32)>,
+    },
+    /// 0x15 CollisionEffect: the host damages the sender's ship (`amount`, wire scale),
+    /// the ship in slot `other` counting as the one that did it.
+    Collision {
+        other: usize,
+        amount: f32,
     },
     /// Chat: echoed to every client, sender included.
     Chat(Rc<[u8]>),
@@ -145,6 +152,9 @@ pub struct Link {
     pub last_send: f64,
     stale_next: bool,
     last_low: Option<u16>,
+    /// ACKs sent once that go again in the following datagrams: (ACK, sendings left).
+    backlog: VecDeque<(Ack, u8)>,
+    habit: AckHabit,
 }
 
 impl Link {
@@ -166,7 +176,19 @@ impl Link {
             last_send: f64::NEG_INFINITY,
             stale_next: false,
             last_low: None,
+            backlog: VecDeque::new(),
+            habit: AckHabit::NONE,
         }
+    }
+
+    /// The ACK habits of `model` for a client's or the host's end of the link.
+    pub fn with_habits(mut self, model: &Model, host: bool) -> Link {
+        self.habit = if host {
+            model.host_acks
+        } else {
+            model.client_acks
+        };
+        self
     }
 
     /// Queue a reliable low-type message (connect, peer info, disconnect).
@@ -255,6 +277,12 @@ impl Link {
             || self.inflight.iter().any(|f| f.next_resend <= now)
     }
 
+    /// New reliable messages or ACKs not yet sent (due re-sends and the ACK backlog
+    /// wait for the next turn).
+    pub fn has_new(&self) -> bool {
+        !self.owed.is_empty() || !self.outbox.is_empty()
+    }
+
     pub fn owes_acks(&self) -> bool {
         !self.owed.is_empty()
     }
@@ -292,15 +320,30 @@ impl Link {
         let mut msgs: Vec<(Msg, bool)> = Vec::new();
         if self.acks_muted {
             self.owed.clear();
+            self.backlog.clear();
             self.stale_next = false;
         }
         // Stale ACKs: stock peers keep re-sending ACKs already sent (README §5).
-        let stale = std::mem::take(&mut self.stale_next) || rng.chance(0.04);
+        let stale = std::mem::take(&mut self.stale_next) || rng.chance(self.habit.stale);
         if !self.history.is_empty() && stale && !self.acks_muted {
-            for _ in 0..1 + rng.below(3) {
+            for _ in 0..1 + rng.below(self.habit.stale_most) {
                 let a = self.history[rng.below(self.history.len())];
                 msgs.push((Msg::ack(a), true));
             }
+        }
+        // Now and then the whole backlog goes again: with this datagram's messages, or
+        // in datagrams of its own.
+        let mut backlog = Vec::new();
+        if !self.backlog.is_empty() && rng.chance(self.habit.chance) {
+            for (a, left) in &mut self.backlog {
+                backlog.push((Msg::ack(*a), true));
+                *left -= 1;
+            }
+            self.backlog.retain(|(_, left)| *left > 0);
+        }
+        let alone = self.habit.alone;
+        if !alone {
+            msgs.append(&mut backlog);
         }
         for a in std::mem::take(&mut self.owed) {
             if self.history.len() == ACK_HISTORY {
@@ -308,6 +351,12 @@ impl Link {
             }
             self.history.push_back(a);
             msgs.push((Msg::ack(a), true));
+            if self.habit.repeats > 0 {
+                if self.backlog.len() >= self.habit.keep {
+                    self.backlog.pop_front();
+                }
+                self.backlog.push_back((a, self.habit.repeats));
+            }
         }
         // Done: acknowledged with no quirk re-sends left, or out of retries.
         let forever = self.resend_forever;
@@ -351,10 +400,14 @@ impl Link {
             msgs.push((m, true));
         }
         msgs.extend(extra.into_iter().map(|m| (m, true)));
-        if !msgs.is_empty() {
+        if !msgs.is_empty() || !backlog.is_empty() {
             self.last_send = now;
         }
-        pack(msgs)
+        let mut out = pack(msgs);
+        if alone {
+            out.extend(pack(backlog));
+        }
+        out
     }
 
     /// A datagram from the other side arrived: take its ACKs, owe ACKs for its

@@ -10,14 +10,16 @@
 //! Why this file is long: it is the session simulator's script, one step of a stock session
 //! after another (joins, checksums, play, deaths, departures).
 
+use super::baseline::Baseline;
 use super::content as c;
+use super::model::Model;
 use super::output::Output;
 use super::peer::{Link, Msg, Note};
 use super::report::Accounting;
 use super::rng::Rng;
-use super::world::{sub, Ship, World};
+use super::world::{Ship, World};
 use crate::diag::Direction;
-use crate::game::stateupdate::{self, flag, Cf16, Delta, Dir3, StateUpdate, SubsystemData};
+use crate::game::stateupdate::{self, flag, StateUpdate, SubsystemData};
 use crate::game::subsys::plan_host_block;
 use crate::transport::cipher::encrypt;
 use crate::transport::low::{
@@ -29,15 +31,8 @@ use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 const FRAME: f64 = 0.033;
-const HOST_TURN: f64 = 0.095;
-const CLIENT_TURN: f64 = 0.100;
-/// Absolute position (and orientation, speed) forced this often (stateupdate.md §8).
-const FORCE_INTERVAL: f64 = 1.0;
 const KEEPALIVE: f64 = 5.0;
 const EXPLOSION: f64 = 9.5;
-/// StateUpdates the host writes per client per turn, rotating over the ships: with
-/// three players this gives the published ~2:1 host:client StateUpdate ratio.
-const SHIPS_PER_TURN: usize = 2;
 
 /// Parameters of one run (from the command line).
 #[derive(Debug, Clone)]
@@ -52,77 +47,8 @@ pub struct Config {
     pub port: u16,
     /// The first client sends no more ACKs from this many seconds on.
     pub stop_acking: Option<f64>,
-}
-
-/// What a writer of the capture remembers per (receiver, ship) (stateupdate.md §8).
-#[derive(Debug, Clone, Default)]
-struct Baseline {
-    object: u32,
-    forced_at: Option<f64>,
-    base: [f32; 3],
-    delta: Delta,
-    fwd: Dir3,
-    up: Dir3,
-    speed: Cf16,
-    cloak: Option<bool>,
-    cursor: usize,
-}
-
-impl Baseline {
-    /// Set the movement and cloak fields that changed, or all of them on the forced
-    /// interval.
-    fn movement(&mut self, ship: &Ship, now: f64, su: &mut StateUpdate, hash: Option<u16>) {
-        if self.object != ship.id {
-            *self = Baseline {
-                object: ship.id,
-                ..Baseline::default()
-            };
-        }
-        let fwd = Dir3::from_vector(ship.fwd);
-        let up = Dir3::from_vector(ship.up);
-        let speed = Cf16::from_value(ship.speed);
-        if self.forced_at.is_none_or(|t| now - t >= FORCE_INTERVAL) {
-            su.flags |= flag::POSITION | flag::FORWARD | flag::UP | flag::SPEED;
-            su.position = Some(ship.pos);
-            su.integrity_hash = hash;
-            su.forward = Some(fwd);
-            su.up = Some(up);
-            su.speed = Some(speed);
-            self.forced_at = Some(now);
-            self.base = ship.pos;
-            self.delta = Delta::default();
-            self.fwd = fwd;
-            self.up = up;
-            self.speed = speed;
-        } else {
-            let d = Delta::from_vector(sub(ship.pos, self.base));
-            if d != self.delta {
-                su.flags |= flag::DELTA;
-                su.delta = Some(d);
-                self.delta = d;
-            }
-            if fwd != self.fwd {
-                su.flags |= flag::FORWARD;
-                su.forward = Some(fwd);
-                self.fwd = fwd;
-            }
-            if up != self.up {
-                su.flags |= flag::UP;
-                su.up = Some(up);
-                self.up = up;
-            }
-            if speed != self.speed {
-                su.flags |= flag::SPEED;
-                su.speed = Some(speed);
-                self.speed = speed;
-            }
-        }
-        if ship.can_cloak() && self.cloak != Some(ship.cloaked) {
-            su.flags |= flag::CLOAK;
-            su.cloak = Some(ship.cloaked);
-            self.cloak = Some(ship.cloaked);
-        }
-    }
+    /// Rates and habits of the peers.
+    pub model: Model,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +89,7 @@ struct ClientSim {
     next_torpedo: f64,
     next_chat: f64,
     next_cloak: f64,
+    next_collision: f64,
     firing: bool,
     left_at: f64,
 }
@@ -248,7 +175,7 @@ impl<W: Write> Sim<W> {
                 addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::from(ip)), port),
                 ip,
                 name: c::NAMES[i % c::NAMES.len()],
-                link: Link::new(0xFF, true),
+                link: Link::new(0xFF, true).with_habits(&cfg.model, false),
                 inbox: VecDeque::new(),
                 phase: ClientPhase::Waiting,
                 next_frame: join,
@@ -260,6 +187,7 @@ impl<W: Write> Sim<W> {
                 next_torpedo: 0.0,
                 next_chat: 0.0,
                 next_cloak: 0.0,
+                next_collision: f64::INFINITY,
                 firing: false,
                 left_at: 0.0,
             });
@@ -273,7 +201,7 @@ impl<W: Write> Sim<W> {
         }
         let host = (0..n)
             .map(|_| HostLink {
-                link: Link::new(0x01, false),
+                link: Link::new(0x01, false).with_habits(&cfg.model, true),
                 inbox: VecDeque::new(),
                 phase: HostPhase::Idle,
                 next_turn: 0.0,
@@ -294,7 +222,7 @@ impl<W: Write> Sim<W> {
             creations: vec![None; n],
             scores: vec![Score::default(); n],
             gamespy: Vec::new(),
-            world: World::new(n),
+            world: World::with_repair(n, cfg.model.repair as f32),
             out,
             acc: Accounting::new(record_messages),
             held: (0..n).map(|_| [None, None]).collect(),
@@ -533,9 +461,11 @@ impl<W: Write> Sim<W> {
                     if now - self.clients[i].link.last_send >= KEEPALIVE {
                         self.keepalive_client(i)?;
                     }
-                    let step = CLIENT_TURN + self.rng.range(-0.005, 0.005);
+                    let step = self.cfg.model.client_turn + self.rng.range(-0.005, 0.005);
                     let cl = &mut self.clients[i];
                     cl.next_turn = (cl.next_turn + step).max(now);
+                } else if self.cfg.model.prompt && self.clients[i].link.has_new() {
+                    self.flush_client(i, Vec::new())?;
                 }
             }
             ClientPhase::Handshake | ClientPhase::Leaving => {
@@ -642,10 +572,15 @@ impl<W: Write> Sim<W> {
                     },
                 );
                 cl.phase = ClientPhase::Playing;
-                cl.next_fire = now + self.rng.exp(12.0) + 2.0;
-                cl.next_torpedo = now + self.rng.exp(17.0) + 2.0;
+                let m = &self.cfg.model;
+                cl.next_fire = now + m.wait(m.fire_every, &mut self.rng) + 2.0;
+                cl.next_torpedo = now + m.wait(m.torpedo_every, &mut self.rng) + 2.0;
                 cl.next_chat = now + self.rng.exp(90.0);
                 cl.next_cloak = now + self.rng.exp(25.0);
+                if let Some(mean) = self.cfg.model.collision_every {
+                    let wait = self.cfg.model.wait(mean, &mut self.rng);
+                    self.clients[i].next_collision = now + wait;
+                }
                 self.totals.ships_created += 1;
             }
             Action::StopFiring { weapon, target } => {
@@ -716,16 +651,22 @@ impl<W: Write> Sim<W> {
                 .send_game(&g, Note::Chat(g.as_slice().into()));
             self.totals.chats += 1;
         }
+        if now >= self.clients[i].next_collision && !targets.is_empty() {
+            let other = *self.rng.pick(&targets);
+            self.collide(i, other);
+        }
         if cloaked || targets.is_empty() {
             return Ok(());
         }
         let target = *self.rng.pick(&targets);
         if now >= self.clients[i].next_fire && !self.clients[i].firing {
-            self.clients[i].next_fire = now + self.rng.exp(12.0) + 1.0;
+            let m = &self.cfg.model;
+            self.clients[i].next_fire = now + m.wait(m.fire_every, &mut self.rng) + 1.0;
             self.fire_phasers(i, target)?;
         }
         if now >= self.clients[i].next_torpedo {
-            self.clients[i].next_torpedo = now + self.rng.exp(17.0) + 1.0;
+            let m = &self.cfg.model;
+            self.clients[i].next_torpedo = now + m.wait(m.torpedo_every, &mut self.rng) + 1.0;
             self.fire_torpedoes(i, target);
         }
         Ok(())
@@ -783,6 +724,29 @@ impl<W: Write> Sim<W> {
             },
         ));
         Ok(())
+    }
+
+    /// A brush with the ship in slot `other`: one to three 0x15 CollisionEffect reports
+    /// to the host, which applies the damage and does not relay them (opcodes.md §4.5).
+    fn collide(&mut self, i: usize, other: usize) {
+        if let Some(mean) = self.cfg.model.collision_every {
+            self.clients[i].next_collision = self.now + self.cfg.model.wait(mean, &mut self.rng);
+        }
+        let (Some(ship), Some(them)) = (self.world.live(i), self.world.live(other)) else {
+            return;
+        };
+        let n = 1 + self.rng.below(3);
+        let mut msgs = Vec::with_capacity(n);
+        for _ in 0..n {
+            let force = self.rng.range(20.0, 120.0) as f32;
+            msgs.push((c::collision_effect(ship, them, &mut self.rng, force), force));
+        }
+        for (g, force) in msgs {
+            let amount = force * 0.25;
+            self.clients[i]
+                .link
+                .send_game(&g, Note::Collision { other, amount });
+        }
     }
 
     fn fire_torpedoes(&mut self, i: usize, target: usize) {
@@ -891,9 +855,11 @@ impl<W: Write> Sim<W> {
                                 .send_low(LowKind::PeerInfo, &p, Note::None);
                             self.flush_host(i, Vec::new())?;
                         }
-                        let step = HOST_TURN + self.rng.range(-0.003, 0.003);
+                        let step = self.cfg.model.host_turn + self.rng.range(-0.003, 0.003);
                         let h = &mut self.host[i];
                         h.next_turn = (h.next_turn + step).max(now);
+                    } else if self.cfg.model.prompt && self.host[i].link.has_new() {
+                        self.flush_host(i, Vec::new())?;
                     }
                 }
                 HostPhase::Idle | HostPhase::Checksums(_) | HostPhase::Left => {
@@ -994,6 +960,7 @@ impl<W: Write> Sim<W> {
                     self.apply_hit(i, target, amount, op == 0x19);
                 }
             }
+            Note::Collision { other, amount } => self.apply_hit(other, i, amount, false),
             Note::Chat(game) => {
                 for j in self.joined() {
                     self.host[j].link.send_game(&game, Note::None);
@@ -1033,7 +1000,7 @@ impl<W: Write> Sim<W> {
             return;
         };
         // StartFiring comes in pairs: one notice per pair.
-        if op == 0x07 && self.rng.chance(0.5) {
+        if op == 0x07 && self.rng.chance(self.cfg.model.notice_skip) {
             return;
         }
         let weapon = u32::from_le_bytes([game[13], game[14], game[15], game[16]]);
@@ -1058,7 +1025,7 @@ impl<W: Write> Sim<W> {
         let Some(ship) = self.world.live_mut(target) else {
             return;
         };
-        let amount = if torpedo { amount * 1.2 } else { amount };
+        let amount = if torpedo { amount * 1.2 } else { amount } * self.cfg.model.damage as f32;
         let (newly, dead) = ship.hit(amount, &mut self.rng);
         let repair = ship
             .entry_of_kind("repair")
@@ -1093,17 +1060,20 @@ impl<W: Write> Sim<W> {
         }
     }
 
-    /// Up to two StateUpdates for client `i`, rotating over the live ships the host
-    /// knows: movement fields against this receiver's baseline, the 0x20 block within
+    /// Up to `host_ships_per_turn` StateUpdates for client `i`, rotating over the live
+    /// ships the host knows: movement fields against this receiver's baseline, the 0x20 block within
     /// the host budget (stateupdate.md §5.3), no power data for the owner's own ship.
     fn host_state_updates(&mut self, i: usize) -> Vec<Msg> {
         let n = self.world.ships.len();
         let now = self.now;
         let clock = self.clock();
         let mut out = Vec::new();
+        let per_turn = self.cfg.model.host_ships_per_turn;
+        let whole = per_turn.floor();
+        let limit = whole as usize + usize::from(self.rng.chance(per_turn - whole));
         let start = self.host[i].ship_rr;
         for k in 0..n {
-            if out.len() == SHIPS_PER_TURN {
+            if out.len() == limit {
                 break;
             }
             let slot = (start + k) % n;

@@ -416,6 +416,8 @@ pub struct World {
     pub ships: Vec<Option<Ship>>,
     classes: Vec<Rc<ShipClass>>,
     last_advance: f64,
+    /// Factor on the speed of repairs and shield regeneration.
+    pub repair: f32,
 }
 
 impl World {
@@ -428,6 +430,15 @@ impl World {
             ships: vec![None; players],
             classes,
             last_advance: 0.0,
+            repair: 1.0,
+        }
+    }
+
+    /// A world whose repairs run at `repair` times the stock speed.
+    pub fn with_repair(players: usize, repair: f32) -> World {
+        World {
+            repair,
+            ..World::new(players)
         }
     }
 
@@ -445,7 +456,7 @@ impl World {
         self.last_advance = now;
         for ship in self.ships.iter_mut().flatten().filter(|s| s.alive) {
             ship.advance(now, dt, rng);
-            ship.repair(dt);
+            ship.repair(dt * self.repair);
         }
     }
 
