@@ -35,6 +35,13 @@ fn captures() -> Vec<PathBuf> {
 }
 
 /// The value of `data-series-count` on the element carrying `data-chart="id"`.
+/// The shared Valentine's Day replay, the battle among the shared captures.
+fn valentines() -> Option<PathBuf> {
+    captures()
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("b2_valentines"))
+}
+
 fn series_count(page: &str, id: &str) -> Option<usize> {
     let at = page.find(&format!("data-chart=\"{id}\""))?;
     let tag_end = at + page[at..].find('>')?;
@@ -130,10 +137,7 @@ fn pages_of_the_shared_captures_are_complete_and_self_contained() {
 
 #[test]
 fn the_valentines_capture_shows_its_battle() {
-    let Some(f) = captures()
-        .into_iter()
-        .find(|p| p.to_string_lossy().contains("b2_valentines"))
-    else {
+    let Some(f) = valentines() else {
         eprintln!("note: shared captures not found (set BCWIRE_SHARED); test skipped");
         return;
     };
@@ -284,10 +288,7 @@ fn an_opcode_has_one_colour_everywhere() {
 /// file, not the folder it was read from.
 #[test]
 fn problems_match_the_decoded_warnings_and_point_at_their_frames() {
-    let Some(f) = captures()
-        .into_iter()
-        .find(|p| p.to_string_lossy().contains("b2_valentines"))
-    else {
+    let Some(f) = valentines() else {
         eprintln!("note: shared captures not found (set BCWIRE_SHARED); test skipped");
         return;
     };

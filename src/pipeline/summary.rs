@@ -72,6 +72,14 @@ impl CompressionSummary {
 pub const MAX_PROBLEMS_LISTED: usize = 1000;
 
 impl CaptureSummary {
+    /// Client `client` of session `session`, by their indices.
+    pub fn client(&self, session: usize, client: usize) -> Option<&ClientSummary> {
+        self.sessions
+            .iter()
+            .find(|s| s.index == session)
+            .and_then(|s| s.clients.iter().find(|c| c.index == client))
+    }
+
     /// The ports of [`CaptureSummary::udp_ports`] seen most, most first (ties by port).
     pub fn top_udp_ports(&self, n: usize) -> Vec<(u16, u64)> {
         let mut v: Vec<(u16, u64)> = self.udp_ports.iter().map(|(p, c)| (*p, *c)).collect();

@@ -432,7 +432,7 @@ impl Collector {
         let end = self.session_end.entry(p.session).or_insert(t);
         *end = end.max(t);
         self.note_gap(p, t);
-        self.note_client(p, sec);
+        let client = self.note_client(p, sec);
         let PacketBody::Game(g) = &p.body else {
             return;
         };
@@ -441,6 +441,11 @@ impl Collector {
             self.note_problems(p.frame, &m.warnings);
             if let Some(game) = &m.game {
                 self.note_problems(p.frame, &game.warnings);
+            }
+            let mut client_sec = client.and_then(|i| self.report.clients[i].seconds.get_mut(&sec));
+            if let Some(s) = client_sec.as_deref_mut() {
+                s.messages[di] += 1;
+                s.retransmissions[di] += u32::from(m.retransmission);
             }
             let tr = &mut self.report.transport;
             if m.retransmission {
@@ -452,6 +457,10 @@ impl Collector {
             } = m.transport
             {
                 let d = d.max(0);
+                if let Some(s) = client_sec {
+                    s.acks[di] += 1;
+                    s.ack_sum_ns[di] = s.ack_sum_ns[di].saturating_add(d);
+                }
                 let a = tr.acks[di].entry(sec).or_default();
                 a.count += 1;
                 a.sum_ns += d as i128;
@@ -505,8 +514,9 @@ impl Collector {
         }
     }
 
-    /// Count the datagram in its client's second.
-    fn note_client(&mut self, p: &PacketRecord, sec: i64) {
+    /// Count the datagram in its client's second; the index of the client's series
+    /// (None beyond [`MAX_CLIENT_SERIES`]), for its messages to be counted there too.
+    fn note_client(&mut self, p: &PacketRecord, sec: i64) -> Option<usize> {
         let key = (p.session, p.client);
         let i = match self.client_index.get(&key) {
             Some(&i) => i,
@@ -523,26 +533,14 @@ impl Collector {
             }
             None => {
                 self.report.clients_dropped += 1;
-                return;
+                return None;
             }
         };
         let di = p.direction.index();
         let s = self.report.clients[i].seconds.entry(sec).or_default();
         s.datagrams[di] += 1;
         s.bytes[di] += p.udp_len as u64;
-        if let PacketBody::Game(g) = &p.body {
-            for m in &g.messages {
-                s.messages[di] += 1;
-                s.retransmissions[di] += u32::from(m.retransmission);
-                if let TransportInfo::Ack {
-                    delay_ns: Some(d), ..
-                } = m.transport
-                {
-                    s.acks[di] += 1;
-                    s.ack_sum_ns[di] = s.ack_sum_ns[di].saturating_add(d.max(0));
-                }
-            }
-        }
+        Some(i)
     }
 
     fn note_gap(&mut self, p: &PacketRecord, t: f64) {
@@ -820,10 +818,7 @@ impl Collector {
         }
         for c in &mut r.clients {
             let known = summary
-                .sessions
-                .iter()
-                .find(|s| s.index == c.session)
-                .and_then(|s| s.clients.iter().find(|k| k.index == c.client))
+                .client(c.session, c.client)
                 .and_then(|k| k.name.clone());
             if let Some(name) = known {
                 c.name = name;

@@ -208,9 +208,6 @@
       var off = !!state.win && (+e.getAttribute("data-end") < state.win[0] || +e.getAttribute("data-born") > state.win[1]);
       e.classList.toggle("win-off", off);
     });
-    Array.prototype.forEach.call(document.querySelectorAll("[data-t]"), function (e) {
-      e.classList.toggle("win-off", !inWin(+e.getAttribute("data-t")));
-    });
     Array.prototype.forEach.call(document.querySelectorAll("[data-player]"), function (e) {
       e.classList.toggle("pl-off", !playerShown(e.getAttribute("data-player")));
     });
@@ -231,7 +228,6 @@
     state.win = a === null ? null : [Math.min(a, b), Math.max(a, b)];
     update();
   }
-  window.bcwireSetWindow = setWindow;
   function brushable(svg) {
     var m = timeOf(svg), start = null, rect = null;
     svg.addEventListener("mousedown", function (ev) {
@@ -301,7 +297,6 @@
   if (sel) sel.addEventListener("change", function () { state.player = sel.value; update(); });
   var reset = document.getElementById("window-reset");
   if (reset) reset.addEventListener("click", function () { setWindow(null); });
-  window.bcwireSetPlayer = function (p) { state.player = p; if (sel) sel.value = p; update(); };
   update();
 
   document.addEventListener("mouseover", function (ev) {

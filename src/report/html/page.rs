@@ -326,7 +326,7 @@ pub(super) fn row(cells: &[String]) -> String {
     format!("<tr>{}", self::cells(cells))
 }
 
-/// A row whose `<tr>` carries attributes (` data-t="12"`), for the script's filters.
+/// A row whose `<tr>` carries attributes (` data-born="3" data-end="4"`), for the script's filters.
 pub(super) fn row_with(attrs: &str, cells: &[String]) -> String {
     format!("<tr{attrs}>{}", self::cells(cells))
 }
@@ -975,11 +975,7 @@ fn ship_chart(
     );
     let mut svg = open_chart(
         "chart ship",
-        &format!(
-            "data-chart=\"{id}\" data-born=\"{}\" data-end=\"{}\"",
-            round(s.born, 3),
-            round(s.end, 3)
-        ),
+        &format!("data-chart=\"{id}\"{}", life_attrs(s)),
         s.health.len(),
         &plot,
         "seconds",
@@ -1201,7 +1197,11 @@ pub(super) fn line_chart_styled(
         // Rates are read out per column as counts (the script divides by the width).
         let k = if rate { width } else { 1.0 };
         let v: Vec<f64> = vals.iter().map(|v| round(*v * k, 3)).collect();
-        hover.push(json!({"n": name, "v": v, "pl": player}));
+        let mut series = json!({"n": name, "v": v});
+        if let Some(p) = player {
+            series["pl"] = json!(p);
+        }
+        hover.push(series);
     }
     svg.push_str("</svg>");
     legend.push_str("</div>");
@@ -1382,9 +1382,7 @@ fn transport(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         for g in t.gaps.iter().take(10) {
             let name = c
                 .summary
-                .sessions
-                .get(g.session)
-                .and_then(|s| s.clients.get(g.client))
+                .client(g.session, g.client)
                 .map(client_label)
                 .unwrap_or_else(|| format!("client {}", g.client));
             h.push_str(&row(&[

@@ -11,13 +11,7 @@ use std::fmt::Write as _;
 
 /// A client's colour: its player slot's, as on the map and the ship charts.
 fn client_colour(c: &CaptureReport, t: &ClientTraffic, i: usize) -> &'static str {
-    let slot = c
-        .summary
-        .sessions
-        .iter()
-        .find(|s| s.index == t.session)
-        .and_then(|s| s.clients.iter().find(|k| k.index == t.client))
-        .and_then(|k| k.slot);
+    let slot = c.summary.client(t.session, t.client).and_then(|k| k.slot);
     colour(slot.map(usize::from).unwrap_or(i + 16))
 }
 

@@ -220,10 +220,7 @@ fn silences(c: &CaptureReport) -> String {
     for g in t.gaps.iter().take(MAX_ROWS) {
         let name = c
             .summary
-            .sessions
-            .iter()
-            .find(|s| s.index == g.session)
-            .and_then(|s| s.clients.iter().find(|cl| cl.index == g.client))
+            .client(g.session, g.client)
             .map(client_label)
             .unwrap_or_else(|| format!("client {}", g.client));
         // A silence belongs to every window it overlaps, and to its player.
