@@ -423,6 +423,29 @@ fn a_comparison_shares_axes_and_row_order() {
             .collect()
     };
     assert_eq!(labels(ca), labels(cb), "dirty-flag rows in another order");
+    // The shorter capture's lines stop where it ends, not at zero to the shared end.
+    let last_x = |c: &str| -> f64 {
+        c.split("points=\"")
+            .skip(1)
+            .flat_map(|p| {
+                p[..p.find('"').unwrap()]
+                    .split(' ')
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .filter_map(|xy| xy.split(',').next()?.parse::<f64>().ok())
+            .fold(0.0, f64::max)
+    };
+    let (pa, pb) = (
+        capture_column(&page, "players", "a"),
+        capture_column(&page, "players", "b"),
+    );
+    assert!(
+        last_x(pb) < 0.7 * last_x(pa),
+        "{} vs {}",
+        last_x(pb),
+        last_x(pa)
+    );
     // One scale: a bar's width over its share is the same constant in A and in B.
     let px_per_share = |c: &str| -> f64 {
         let svg = &c[c.find("data-bars=\"bits-c2s\"").unwrap()..];

@@ -10,7 +10,9 @@
 
 use super::collect::{CaptureReport, Event, EventKind, Ship};
 use super::problems::file_name;
-use super::series::{column_layout, decimate_indices, rebucket, split_budget, thin_steps};
+use super::series::{
+    blank_after, column_layout, decimate_indices, rebucket, split_budget, thin_steps,
+};
 use super::svg::{
     colour, esc, json_for_script, num, opcode_colour, points_attr, round, Plot, OTHER,
 };
@@ -1316,10 +1318,9 @@ fn transport(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         .into_iter()
         .map(|d| {
             let cols = rebucket(&t.retransmissions[d.index()], pg.t_max, pg.budget.columns).1;
-            (
-                format!("retransmissions {}", dir_title(d)),
-                cols.iter().map(|v| *v as f64 / width).collect(),
-            )
+            let mut rate: Vec<f64> = cols.iter().map(|v| *v as f64 / width).collect();
+            blank_after(&mut rate, width, c.duration);
+            (format!("retransmissions {}", dir_title(d)), rate)
         })
         .collect();
     h.push_str("<h4>Retransmissions per second</h4>");

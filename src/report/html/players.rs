@@ -5,7 +5,7 @@
 
 use super::collect::{CaptureReport, ClientSecond, ClientTraffic, MAX_CLIENT_SERIES};
 use super::page::{line_chart_styled, Page};
-use super::series::{column_layout, column_of};
+use super::series::{blank_after, column_layout, column_of};
 use super::svg::colour;
 use std::fmt::Write as _;
 
@@ -30,6 +30,7 @@ fn per_column(
             for (sec, s) in &t.seconds {
                 cols[column_of(*sec as f64, width, n)] += value(s);
             }
+            blank_after(&mut cols, width, c.duration);
             cols
         })
         .collect()

@@ -38,6 +38,16 @@ pub fn column_of(t: f64, width: f64, n: usize) -> usize {
     ((t / width) as usize).min(n.saturating_sub(1))
 }
 
+/// Columns that start after `duration` (a shorter capture on a shared time axis) hold
+/// no measurement: NaN, which the line charts draw as a gap rather than a zero.
+pub fn blank_after(cols: &mut [f64], width: f64, duration: f64) {
+    for (i, v) in cols.iter_mut().enumerate() {
+        if i as f64 * width > duration {
+            *v = f64::NAN;
+        }
+    }
+}
+
 /// Share a total point budget between series of the given lengths, in proportion to
 /// their length but giving every non-empty series at least `min_each` (or its length).
 /// The budget holds over the whole: with more series than `total / min_each`, the
@@ -194,6 +204,14 @@ mod tests {
             b.iter().sum::<usize>()
         );
         assert!(b.iter().all(|&k| k >= 12_000 / 879), "{b:?}");
+    }
+
+    #[test]
+    fn columns_after_the_capture_are_gaps() {
+        let mut cols = vec![1.0; 6];
+        blank_after(&mut cols, 10.0, 25.0);
+        assert_eq!(&cols[..3], &[1.0, 1.0, 1.0]);
+        assert!(cols[3..].iter().all(|v| v.is_nan()), "{cols:?}");
     }
 
     #[test]
