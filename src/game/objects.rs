@@ -172,6 +172,9 @@ impl ObjectRegistry {
     }
     /// The conflict the last [`ObjectRegistry::observe`] found, if any.
     pub fn take_conflict(&mut self) -> Option<IdConflict> {
+        // Asked after every delivered message: answer the usual "none" without
+        // moving the whole (empty) value out.
+        self.last_conflict.as_ref()?;
         self.last_conflict.take()
     }
     /// Objects whose id was taken by a conflicting creation (at most

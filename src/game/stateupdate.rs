@@ -16,8 +16,9 @@ use super::opcodes::Body;
 use super::reader::{DecodeError, DecodeResult, FieldReader};
 use super::ships::{ShipCatalog, ShipClass};
 use super::subsys::{
-    block_fields, fitting_classes, power_entry, power_fields, read_block_into, read_power_block,
-    write_block, write_power_block, PowerSetting, SubsystemBlock, SubsystemRecord,
+    block_fields, fitting_classes, power_entry, power_fields, read_block_into,
+    read_power_block_into, write_block, write_power_block, PowerSetting, SubsystemBlock,
+    SubsystemRecord,
 };
 use super::writer::Writer;
 use crate::diag::{Code, Warning};
@@ -176,31 +177,78 @@ pub fn decode_with(
     catalog: &ShipCatalog,
     keep_fields: bool,
 ) -> GameMessage {
-    decode_reusing(msg, species, catalog, keep_fields, None)
+    decode_reusing(msg, species, catalog, keep_fields, &mut UpdatePool::new())
 }
 
-/// [`decode_with`], filling `spare` (the typed value of an earlier message nobody reads
-/// any more) instead of a new box; its subsystem record list keeps its capacity too.
+/// StateUpdates nobody reads any more, kept for the next ones: the boxes, and the
+/// subsystem record and power lists that were inside them. The lists are pooled apart
+/// from the boxes because an update without a subsystem block would otherwise drop
+/// the record list the next update with one needs (an allocation per message).
+#[derive(Default)]
+pub struct UpdatePool {
+    boxes: Vec<Box<StateUpdate>>,
+    records: Vec<Vec<SubsystemRecord>>,
+    power: Vec<Vec<PowerSetting>>,
+}
+
+impl UpdatePool {
+    /// At most this many of each are kept (a datagram carries a few updates).
+    pub const MAX: usize = 64;
+
+    pub fn new() -> UpdatePool {
+        UpdatePool::default()
+    }
+
+    /// Keep `su`'s storage for a later [`decode_reusing`].
+    pub fn recycle(&mut self, mut su: Box<StateUpdate>) {
+        if let Some(SubsystemData::Decoded(block)) = su.subsystems.take() {
+            self.keep_records(block.records);
+        }
+        if let Some(power) = su.power.take() {
+            self.keep_power(power);
+        }
+        if self.boxes.len() < Self::MAX {
+            self.boxes.push(su);
+        }
+    }
+
+    fn keep_power(&mut self, mut power: Vec<PowerSetting>) {
+        if power.capacity() > 0 && self.power.len() < Self::MAX {
+            power.clear();
+            self.power.push(power);
+        }
+    }
+
+    fn keep_records(&mut self, mut records: Vec<SubsystemRecord>) {
+        if records.capacity() > 0 && self.records.len() < Self::MAX {
+            records.clear();
+            self.records.push(records);
+        }
+    }
+}
+
+/// [`decode_with`], filling storage from `pool` (typed values of earlier messages
+/// nobody reads any more) instead of new allocations.
 pub fn decode_reusing(
     msg: &[u8],
     species: Option<u16>,
     catalog: &ShipCatalog,
     keep_fields: bool,
-    spare: Option<Box<StateUpdate>>,
+    pool: &mut UpdatePool,
 ) -> GameMessage {
-    let (mut su, spare_records) = match spare {
+    let su = match pool.boxes.pop() {
         Some(mut su) => {
-            let records = match su.subsystems.take() {
-                Some(SubsystemData::Decoded(block)) => block.records,
-                _ => Vec::new(),
-            };
+            // Its lists went to the pool when it was recycled: nothing to free here.
             *su = StateUpdate::default();
-            (su, records)
+            su
         }
         // Boxed from the start: the message keeps it, and filling it in place saves
         // moving the whole value into a box at the end.
-        None => (Box::default(), Vec::new()),
+        None => Box::default(),
     };
+    let mut su = su;
+    let spare_records = pool.records.pop().unwrap_or_default();
+    let spare_power = pool.power.pop().unwrap_or_default();
     su.species = species;
     let mut d = Decoder {
         f: if keep_fields {
@@ -211,6 +259,7 @@ pub fn decode_reusing(
         warnings: Vec::new(),
         su,
         spare_records,
+        spare_power,
         species,
         class: species.and_then(|s| catalog.class(s)),
         catalog,
@@ -232,8 +281,13 @@ pub fn decode_reusing(
         mut f,
         mut warnings,
         su,
+        spare_records,
+        spare_power,
         ..
     } = d;
+    // Unused (no such block, or a subsystem block kept raw): back to the pool.
+    pool.keep_records(spare_records);
+    pool.keep_power(spare_power);
     if !header_ok {
         let at = f.r.pos();
         warnings.push(Warning::new(
@@ -262,6 +316,8 @@ struct Decoder<'a, 'c> {
     su: Box<StateUpdate>,
     /// An emptied record list to fill, kept for its capacity.
     spare_records: Vec<SubsystemRecord>,
+    /// An emptied power list to fill, kept for its capacity.
+    spare_power: Vec<PowerSetting>,
     species: Option<u16>,
     class: Option<&'c ShipClass>,
     catalog: &'c ShipCatalog,
@@ -499,7 +555,8 @@ impl Decoder<'_, '_> {
 
     fn power_block(&mut self) {
         let at = self.f.r.pos();
-        let (pairs, err) = read_power_block(&mut self.f.r);
+        let (pairs, err) =
+            read_power_block_into(&mut self.f.r, std::mem::take(&mut self.spare_power));
         if let Some(class) = self.class {
             for (k, p) in pairs.iter().enumerate() {
                 if let Err(why) = power_entry(class, p.index) {

@@ -692,7 +692,16 @@ impl PowerSetting {
 /// Read 0x80 pairs to the end of the message. An odd last byte is an error located at
 /// that byte; the pairs before it are returned with it.
 pub fn read_power_block(r: &mut Reader<'_>) -> (Vec<PowerSetting>, Option<Box<DecodeError>>) {
-    let mut out = Vec::with_capacity(r.remaining() / 2);
+    read_power_block_into(r, Vec::new())
+}
+
+/// [`read_power_block`], filling `out` (emptied first; passed in for its capacity).
+pub fn read_power_block_into(
+    r: &mut Reader<'_>,
+    mut out: Vec<PowerSetting>,
+) -> (Vec<PowerSetting>, Option<Box<DecodeError>>) {
+    out.clear();
+    out.reserve(r.remaining() / 2);
     while !r.is_empty() {
         if r.remaining() < 2 {
             return (

@@ -22,7 +22,7 @@ use crate::game::opcodes::{self, Body, DecodeContext};
 use crate::game::phases::{PhaseTracker, TransportEvent};
 use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WINDOW_SECS};
 use crate::game::ships::{ShipCatalog, ShipClass};
-use crate::game::stateupdate::StateUpdate;
+use crate::game::stateupdate::UpdatePool;
 use crate::game::GameMessage;
 use crate::net::{FragmentReport, NetOutcome};
 use crate::transport::facts::MAX_EVENTS_PER_CLIENT;
@@ -179,10 +179,9 @@ pub struct Pipeline {
     /// The transport walk of the previous datagram, kept for its capacity.
     /// Transport walks done with, to go back to the front (or be reused here).
     spare_packets: Vec<Packet>,
-    /// Typed StateUpdates of records already handed out, refilled by later ones. Boxed
-    /// because `GameMessage::state_update` is: reusing the box is the point.
-    #[allow(clippy::vec_box)]
-    spare_updates: Vec<Box<StateUpdate>>,
+    /// Storage of the typed StateUpdates of records already handed out, refilled by
+    /// later ones.
+    spare_updates: UpdatePool,
     /// Payload buffers of handled datagrams, to go back to the front for reuse.
     spare_payloads: Vec<Vec<u8>>,
     /// Bumped whenever an object or a player slot changes, for [`Names::epoch`].
@@ -201,9 +200,6 @@ const BATCHES_IN_FLIGHT: usize = 2;
 fn front_thread_pays() -> bool {
     std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
 }
-
-/// At most this many spare StateUpdates are kept (a datagram carries a few).
-const MAX_SPARE_UPDATES: usize = 64;
 
 /// Names as known right now, for reports.
 struct NameView<'a> {
@@ -297,7 +293,7 @@ impl Pipeline {
             lean: false,
             spare_messages: Vec::new(),
             spare_packets: Vec::new(),
-            spare_updates: Vec::new(),
+            spare_updates: UpdatePool::new(),
             spare_payloads: Vec::new(),
             names_epoch: 0,
             link_relays: true,
@@ -386,8 +382,11 @@ impl Pipeline {
             })?;
         for mut batch in received.iter() {
             let control = self.handle_items(&mut batch, sink)?;
-            let payloads = std::mem::take(&mut self.spare_payloads);
-            let packets = std::mem::take(&mut self.spare_packets);
+            // Fresh lists sized for a batch: growing empty ones by pushes costs more.
+            let payloads =
+                std::mem::replace(&mut self.spare_payloads, Vec::with_capacity(THREAD_BATCH));
+            let packets =
+                std::mem::replace(&mut self.spare_packets, Vec::with_capacity(THREAD_BATCH));
             // The front may have finished already; then nothing is reused.
             let _ = returns.send((batch, payloads, packets));
             if control == Control::Stop {
@@ -559,14 +558,11 @@ impl Pipeline {
         if let PacketBody::Game(g) = rec.body {
             let mut spare = g.messages;
             for m in &mut spare {
-                if self.spare_updates.len() >= MAX_SPARE_UPDATES {
-                    break;
-                }
                 if let Some(su) = m.game.as_mut().and_then(|g| g.take_state_update()) {
-                    self.spare_updates.push(su);
+                    self.spare_updates.recycle(su);
                 }
             }
-            spare.clear();
+            // Kept whole: the next datagram resets them in place.
             self.spare_messages = spare;
             self.spare_payloads.push(g.plain);
         }
@@ -594,11 +590,15 @@ impl Pipeline {
         let time = ts_ns as f64 / 1e9;
         let phase = self.phases.entry(ckey).or_default();
         phase.on_transport(TransportEvent::Packet, time);
+        // The previous datagram's records, refilled in place (see MessageRecord::reset).
         let mut messages = std::mem::take(&mut self.spare_messages);
-        messages.reserve(pkt.messages.len());
-        for m in &pkt.messages {
-            messages.push(MessageRecord::blank(m.offset, m.len));
-            if let Some(rec) = messages.last_mut() {
+        messages.truncate(pkt.messages.len());
+        for (i, m) in pkt.messages.iter().enumerate() {
+            match messages.get_mut(i) {
+                Some(rec) => rec.reset(m.offset, m.len),
+                None => messages.push(MessageRecord::blank(m.offset, m.len)),
+            }
+            if let Some(rec) = messages.get_mut(i) {
                 self.message(rec, m, &plain, stream, ts_ns, frame);
             }
         }

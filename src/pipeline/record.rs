@@ -109,6 +109,31 @@ impl MessageRecord {
             warnings: Vec::new(),
         }
     }
+
+    /// Make this record [`MessageRecord::blank`] again, in place: the pipeline refills
+    /// the records of the previous datagram instead of dropping them and moving blank
+    /// ones in (a record is some 300 bytes, and there are a few per datagram). The
+    /// warning list keeps its capacity.
+    pub fn reset(&mut self, offset: usize, length: usize) {
+        self.offset = offset;
+        self.length = length;
+        self.transport_type = 0;
+        if !matches!(self.transport, TransportInfo::Unknown) {
+            self.transport = TransportInfo::Unknown;
+        }
+        self.payload_offset = None;
+        self.retransmission = false;
+        self.original_frame = None;
+        self.keepalive = false;
+        if self.game.is_some() {
+            self.game = None;
+        }
+        if self.assembled.is_some() {
+            self.assembled = None;
+        }
+        self.relay_of = None;
+        self.warnings.clear();
+    }
 }
 
 /// Transport-level facts, by message type.

@@ -22,7 +22,7 @@ use super::message::GameMessage;
 use super::objects::ObjectRegistry;
 use super::reader::{DecodeError, DecodeResult, FieldReader};
 use super::ships::ShipCatalog;
-use super::stateupdate::{self, StateUpdate};
+use super::stateupdate::{self, UpdatePool};
 use crate::diag::{Code, Warning};
 
 /// What a decoder may consult besides the bytes: the session's objects and ship classes.
@@ -142,16 +142,12 @@ pub fn opcode_from_name(name: &str) -> Option<u8> {
 
 /// Decode one game message (opcode byte first).
 pub fn decode(msg: &[u8], ctx: &DecodeContext) -> GameMessage {
-    decode_reusing(msg, ctx, &mut Vec::new())
+    decode_reusing(msg, ctx, &mut UpdatePool::new())
 }
 
-/// [`decode`]; a StateUpdate is filled into a box taken from `spare` (typed values of
-/// earlier messages nobody reads any more) instead of a new allocation.
-pub fn decode_reusing(
-    msg: &[u8],
-    ctx: &DecodeContext,
-    spare: &mut Vec<Box<StateUpdate>>,
-) -> GameMessage {
+/// [`decode`]; a StateUpdate is filled with storage taken from `spare` (typed values
+/// of earlier messages nobody reads any more) instead of new allocations.
+pub fn decode_reusing(msg: &[u8], ctx: &DecodeContext, spare: &mut UpdatePool) -> GameMessage {
     let Some(&op) = msg.first() else {
         return GameMessage {
             opcode: 0,
@@ -173,7 +169,7 @@ pub fn decode_reusing(
             species.map(u16::from),
             ctx.catalog,
             ctx.fields,
-            spare.pop(),
+            spare,
         );
     }
     let mut f = if ctx.fields {
