@@ -186,6 +186,8 @@ pub fn decode_with(
 /// the record list the next update with one needs (an allocation per message).
 #[derive(Default)]
 pub struct UpdatePool {
+    /// Boxed because `Body::StateUpdate` is: reusing the box is the point.
+    #[allow(clippy::vec_box)]
     boxes: Vec<Box<StateUpdate>>,
     records: Vec<Vec<SubsystemRecord>>,
     power: Vec<Vec<PowerSetting>>,
