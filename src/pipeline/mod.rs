@@ -672,7 +672,8 @@ impl Pipeline {
         match arrival.content {
             Content::Game { bytes, offset } => {
                 rec.payload_offset = Some(offset);
-                rec.game = Some(self.decode_game(
+                self.decode_game(
+                    &mut rec.game,
                     bytes,
                     session,
                     client,
@@ -681,11 +682,13 @@ impl Pipeline {
                     ts_ns,
                     deliver,
                     &mut rec.relay_of,
-                ));
+                );
             }
             Content::Reassembled(done) => {
                 counts.fragment_sets_completed += 1;
-                let game = self.decode_game(
+                let mut game = None;
+                self.decode_game(
+                    &mut game,
                     &done.payload,
                     session,
                     client,
@@ -695,11 +698,13 @@ impl Pipeline {
                     true,
                     &mut rec.relay_of,
                 );
-                rec.assembled = Some(Box::new(Assembled {
-                    game,
-                    bytes: done.payload,
-                    frames: done.frames,
-                }));
+                if let Some(game) = game {
+                    rec.assembled = Some(Box::new(Assembled {
+                        game,
+                        bytes: done.payload,
+                        frames: done.frames,
+                    }));
+                }
             }
             Content::Ack(matched) => {
                 counts.acks += 1;
@@ -780,11 +785,13 @@ impl Pipeline {
         }
     }
 
-    /// Decode one complete game message; delivered ones also feed the registry, phases
-    /// and relay linking.
+    /// Decode one complete game message into `slot` (written there rather than
+    /// returned: the value is some 150 bytes, moved once less per message); delivered
+    /// ones also feed the registry, phases and relay linking.
     #[allow(clippy::too_many_arguments)]
     fn decode_game(
         &mut self,
+        slot: &mut Option<GameMessage>,
         payload: &[u8],
         session: usize,
         client: usize,
@@ -793,16 +800,20 @@ impl Pipeline {
         ts_ns: i64,
         delivered: bool,
         relay_of: &mut Option<u64>,
-    ) -> GameMessage {
+    ) {
         let st = self.sessions.entry(session).or_default();
         let mut ctx = DecodeContext::new(&st.registry, &self.config.ships);
         if self.lean {
             ctx = ctx.lean();
         }
-        let mut game = opcodes::decode_reusing(payload, &ctx, &mut self.spare_updates);
+        let game = slot.insert(opcodes::decode_reusing(
+            payload,
+            &ctx,
+            &mut self.spare_updates,
+        ));
         if delivered {
             let time = ts_ns as f64 / 1e9;
-            if st.registry.observe(&game, frame, &self.config.ships) {
+            if st.registry.observe(game, frame, &self.config.ships) {
                 self.names_epoch += 1;
             }
             if let Some(c) = st.registry.take_conflict() {
@@ -850,9 +861,8 @@ impl Pipeline {
             self.phases
                 .entry((session, client))
                 .or_default()
-                .on_message(dir, &game, time);
+                .on_message(dir, game, time);
         }
-        game
     }
 
     /// A session no datagram can reach any more: compact it into its summary and

@@ -44,8 +44,9 @@ pub enum Content<'a> {
     Game { bytes: &'a [u8], offset: usize },
     /// A fragment that is a resend, or one kept until its set is complete.
     FragmentHeld,
-    /// The fragment that completed its set: the joined game message.
-    Reassembled(Reassembled),
+    /// The fragment that completed its set: the joined game message. Boxed: rare, and
+    /// inline it would double the size of every arrival (returned per message).
+    Reassembled(Box<Reassembled>),
     /// An ACK and the message it acknowledged, if any.
     Ack(AckMatch),
 }
@@ -148,7 +149,7 @@ impl Streams {
                         );
                         arrival.warnings.extend(result.warnings);
                         match result.outcome {
-                            PushOutcome::Complete(done) => Content::Reassembled(done),
+                            PushOutcome::Complete(done) => Content::Reassembled(Box::new(done)),
                             _ => Content::FragmentHeld,
                         }
                     }
