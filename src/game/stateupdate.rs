@@ -488,21 +488,33 @@ impl Decoder<'_, '_> {
                     } else {
                         Code::LayoutUnfit
                     };
-                    (code, e.offset, e.to_string())
+                    // Third-party hosts send such blocks often: the message is
+                    // formatted from the error, not from the error's text.
+                    self.layout_warning(class, code, e.offset, &e);
+                    self.raw_subsystem_block(at);
+                    return Ok(());
                 }
             };
             let (code, offset, what) = problem;
-            self.warn(
-                code,
-                offset,
-                format!(
-                    "subsystem block does not fit the {} layout (species {}): {what}; kept raw",
-                    class.display_name, class.species_id
-                ),
-            );
+            self.layout_warning(class, code, offset, &what);
         }
         self.raw_subsystem_block(at);
         Ok(())
+    }
+
+    /// A subsystem block that `class`'s layout does not read, and why.
+    fn layout_warning(
+        &mut self,
+        class: &ShipClass,
+        code: Code,
+        offset: usize,
+        why: &dyn std::fmt::Display,
+    ) {
+        let message = format!(
+            "subsystem block does not fit the {} layout (species {}): {why}; kept raw",
+            class.display_name, class.species_id
+        );
+        self.warn(code, offset, message);
     }
 
     /// Keep the block raw and say which known layouts would read it exactly.
