@@ -510,7 +510,12 @@ impl Decoder<'_, '_> {
         offset: usize,
         why: &dyn std::fmt::Display,
     ) {
-        let message = format!(
+        use std::fmt::Write;
+        // Sized once: `format!` grows the text a piece at a time, and third-party
+        // hosts send such blocks in about one datagram in ten.
+        let mut message = String::with_capacity(192);
+        let _ = write!(
+            message,
             "subsystem block does not fit the {} layout (species {}): {why}; kept raw",
             class.display_name, class.species_id
         );

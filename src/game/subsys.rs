@@ -161,7 +161,15 @@ pub fn read_block_into(
     while !r.is_empty() {
         let Some(entry) = class.entry(i) else { break };
         let (rec, span) = read_record(r, i as u8, entry).map_err(|mut e| {
-            e.field = format!("{} ({}) {}", entry.name, entry.format.as_str(), e.field).into();
+            // "Shield Generator (shield) has-power-data bit": joined by hand, sized
+            // once; third-party hosts make this path common.
+            let format = entry.format.as_str();
+            let mut field =
+                String::with_capacity(entry.name.len() + format.len() + e.field.len() + 4);
+            for part in [entry.name.as_str(), " (", format, ") ", &e.field] {
+                field.push_str(part);
+            }
+            e.field = field.into();
             e
         })?;
         records.push(rec);
