@@ -362,6 +362,9 @@ impl SessionTable {
         // Which session: the current one, the one before it (late packets of a client
         // it knew), or a new one.
         let mut target = None;
+        // The client's index in the current session, found once: looked up again
+        // below only when the datagram goes to another session.
+        let mut known_in_target = None;
         if let Some(&cur) = self.current.get(&server) {
             let s = &self.sessions[&cur];
             let ended = s.ended(now, timeout);
@@ -370,9 +373,10 @@ impl SessionTable {
                     .get(&prev)
                     .is_some_and(|p| p.by_addr.contains_key(&client_addr))
             };
-            if s.by_addr.contains_key(&client_addr) {
+            if let Some(&i) = s.by_addr.get(&client_addr) {
                 if !(ended && is_connect) {
                     target = Some(cur);
+                    known_in_target = Some(i);
                 }
             } else if let Some(prev) = s.previous.filter(|&p| !is_connect && in_previous(p)) {
                 // A connection of the previous session that speaks again (no new
@@ -424,7 +428,7 @@ impl SessionTable {
             self.table_full += 1;
             return Err(Unrelated::TableFull);
         };
-        let existing = s.by_addr.get(&client_addr).copied();
+        let existing = known_in_target.or_else(|| s.by_addr.get(&client_addr).copied());
         // A connect from an endpoint that already had an id (or left) is a new
         // connection: the client restarted on the same port.
         let reconnect = existing.is_some_and(|i| {

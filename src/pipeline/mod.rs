@@ -667,7 +667,9 @@ impl Pipeline {
                 rec.original_frame = Some(first_frame);
             }
         }
-        rec.warnings.extend(arrival.warnings);
+        if !arrival.warnings.is_empty() {
+            rec.warnings.extend(arrival.warnings);
+        }
         let deliver = arrival.copy.is_new();
         match arrival.content {
             Content::Game { bytes, offset } => {
