@@ -676,6 +676,44 @@ mod tests {
         a.iter().zip(b).all(|(x, y)| (x - y).abs() < 0.001)
     }
 
+    /// Decoding with storage from a pool that earlier, differently shaped updates
+    /// were recycled into gives exactly what a fresh decode gives: no record, power
+    /// pair, warning or field of an earlier message survives into a later one.
+    #[test]
+    fn pooled_decoding_equals_fresh_decoding() {
+        let cat = ShipCatalog::stock();
+        // Both seed examples (a power block; a subsystem block), every prefix of them
+        // (the error paths), under a known class, another class and no class.
+        let mut messages: Vec<(Vec<u8>, Option<u16>)> = Vec::new();
+        for whole in [&SEED_001_EX1[..], &SEED_001_EX2[..]] {
+            for len in (1..=whole.len()).rev() {
+                for species in [Some(1), Some(5), None] {
+                    messages.push((whole[..len].to_vec(), species));
+                }
+            }
+        }
+        for keep_fields in [false, true] {
+            let mut pool = UpdatePool::new();
+            // Forwards and then backwards, so that each shape is decoded into storage
+            // left by both smaller and larger ones.
+            for (msg, species) in messages.iter().chain(messages.iter().rev()) {
+                let pooled = decode_reusing(msg, *species, &cat, keep_fields, &mut pool);
+                let fresh = decode_with(msg, *species, &cat, keep_fields);
+                assert_eq!(
+                    pooled,
+                    fresh,
+                    "{} bytes, species {species:?}, fields {keep_fields}",
+                    msg.len()
+                );
+                let mut pooled = pooled;
+                if let Some(su) = pooled.take_state_update() {
+                    pool.recycle(su);
+                }
+            }
+            assert!(!pool.boxes.is_empty() && !pool.records.is_empty() && !pool.power.is_empty());
+        }
+    }
+
     // stateupdate.md §6 worked decode.
     #[test]
     fn seed_001_example_1_client_update() {

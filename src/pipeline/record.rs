@@ -218,3 +218,45 @@ impl MessageRecord {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::Code;
+
+    /// A reset record is indistinguishable from a blank one, whatever it held.
+    #[test]
+    fn a_reset_record_equals_a_blank_one() {
+        let mut rec = MessageRecord::blank(3, 9);
+        rec.transport_type = 0x32;
+        rec.transport = TransportInfo::Low {
+            name: "connect",
+            reliable: true,
+            seq: Some(7),
+            fields: Vec::new(),
+        };
+        rec.payload_offset = Some(5);
+        rec.retransmission = true;
+        rec.original_frame = Some(11);
+        rec.keepalive = true;
+        rec.game = Some(crate::game::opcodes::decode(
+            &[0x1C],
+            &crate::game::opcodes::DecodeContext::new(
+                &crate::game::objects::ObjectRegistry::default(),
+                &crate::game::ships::ShipCatalog::stock(),
+            ),
+        ));
+        rec.relay_of = Some(2);
+        rec.warnings
+            .push(Warning::new(Code::DecodeError, Some(1), "x"));
+        rec.reset(12, 4);
+        assert_eq!(
+            format!("{rec:?}"),
+            format!("{:?}", MessageRecord::blank(12, 4))
+        );
+        assert!(
+            rec.warnings.capacity() > 0,
+            "the warning list keeps its storage"
+        );
+    }
+}
