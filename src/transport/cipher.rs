@@ -182,9 +182,10 @@ fn decrypt_many_with<const W: usize>(bufs: &mut [&mut [u8]]) {
 /// multiplies, but all vectorised, and none waiting on a load.
 ///
 /// The caller ordered the list by length, so each group of `W` neighbours has nearly
-/// the same length: a group runs together from byte 1 to the end of its longest
-/// datagram, [`BLOCK`] bytes at a time moved into lane-major order and back. A lane
-/// whose datagram ended runs on whatever its column holds, and its results are
+/// the same length: a group runs together from byte 1 while at least [`MIN_LIVE`] of
+/// its datagrams have bytes left, [`BLOCK`] bytes at a time moved into lane-major order
+/// and back, and the longer ones then finish one at a time from their lane's state. A
+/// lane whose datagram ended runs on whatever its column holds, and its results are
 /// dropped. (Refilling a lane as soon as its datagram ends wastes no steps, but it cuts
 /// the runs between refills to a few bytes, and the bookkeeping of every lane at
 /// every cut cost more than the steps it saved.)
