@@ -238,7 +238,7 @@ pub fn decode_reusing(
     keep_fields: bool,
     pool: &mut UpdatePool,
 ) -> GameMessage {
-    let su = match pool.boxes.pop() {
+    let mut su = match pool.boxes.pop() {
         Some(mut su) => {
             // Its lists went to the pool when it was recycled: nothing to free here.
             *su = StateUpdate::default();
@@ -248,7 +248,6 @@ pub fn decode_reusing(
         // moving the whole value into a box at the end.
         None => Box::default(),
     };
-    let mut su = su;
     let spare_records = pool.records.pop().unwrap_or_default();
     let spare_power = pool.power.pop().unwrap_or_default();
     su.species = species;
