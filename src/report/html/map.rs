@@ -9,7 +9,7 @@
 
 use super::collect::{CaptureReport, Event, EventKind, Ship};
 use super::page::{
-    note_thinned, object_name, open_chart, owner_label, ship_colour, ship_name, Page,
+    note_thinned, object_name, open_chart, owner_label, player_attr, ship_colour, ship_name, Page,
 };
 use super::series::{decimate_indices, split_budget};
 use super::svg::{esc, num, points_attr, round, Plot};
@@ -99,14 +99,13 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         .filter(|s| !s.track.is_empty() && s.track_relative != any_absolute)
         .collect();
     let relative = !any_absolute && !ships.is_empty();
-    let marks: Vec<&Event> = if relative {
-        Vec::new()
-    } else {
-        c.events
-            .iter()
-            .filter(|e| e.kind.on_map() && e.position.is_some_and(drawable))
-            .collect()
-    };
+    // Explosions and kills with a position: drawn unless the tracks are relative.
+    let placed: Vec<&Event> = c
+        .events
+        .iter()
+        .filter(|e| e.kind.on_map() && e.position.is_some_and(drawable))
+        .collect();
+    let marks: &[&Event] = if relative { &[] } else { &placed };
     let id = format!("{cid}-map");
     if ships.is_empty() && marks.is_empty() {
         return format!(
@@ -178,16 +177,12 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
              never seen). Shapes and distances are right; where tracks sit against each other \
              is not known.</p>",
         );
-        let placed = c
-            .events
-            .iter()
-            .filter(|e| e.kind.on_map() && e.position.is_some_and(drawable))
-            .count();
-        if placed > 0 {
+        if !placed.is_empty() {
             let _ = write!(
                 out,
-                "<p class=\"note\">{placed} explosion or kill mark(s) with absolute positions \
-                 are not drawn against these relative tracks.</p>"
+                "<p class=\"note\">{} explosion or kill mark(s) with absolute positions \
+                 are not drawn against these relative tracks.</p>",
+                placed.len()
             );
         }
     }
@@ -220,11 +215,7 @@ fn track(plot: &Plot, s: &Ship, k: usize, keep: usize, gi: usize, g: &Group) -> 
         .filter(|p| drawable(p.pos))
         .collect();
     let name = ship_name(s);
-    let player = g
-        .player
-        .as_deref()
-        .map(|p| format!(" data-player=\"{}\"", esc(p)))
-        .unwrap_or_default();
+    let player = player_attr(g.player.as_deref());
     let mut tag = format!(
         "<g data-k=\"{k}\" data-group=\"{gi}\"{player}><polyline data-series=\"{}\" stroke=\"{col}\" points=\"{}\"/>",
         esc(&name),
@@ -316,11 +307,7 @@ fn event_marks(
 fn legend(id: &str, groups: &[Group], shares: &[usize], marks: bool) -> String {
     let mut h = format!("<div class=\"legend map-legend\" data-map=\"{id}\">");
     for (gi, g) in groups.iter().enumerate() {
-        let player = g
-            .player
-            .as_deref()
-            .map(|p| format!(" data-player=\"{}\"", esc(p)))
-            .unwrap_or_default();
+        let player = player_attr(g.player.as_deref());
         let points: usize = g.ships.iter().map(|(k, _)| shares[*k]).sum();
         let lives = g.ships.len();
         let _ = write!(

@@ -325,12 +325,20 @@ pub(super) fn secs_since(c: &CaptureReport, ts_ns: i64) -> f64 {
 }
 
 pub(super) fn row(cells: &[String]) -> String {
-    format!("<tr>{}", self::cells(cells))
+    row_with("", cells)
 }
 
 /// A row whose `<tr>` carries attributes (` data-born="3" data-end="4"`), for the script's filters.
 pub(super) fn row_with(attrs: &str, cells: &[String]) -> String {
     format!("<tr{attrs}>{}", self::cells(cells))
+}
+
+/// ` data-player="…"` for an element that belongs to a player (the script shows only
+/// the chosen player's), or nothing.
+pub(super) fn player_attr(player: Option<&str>) -> String {
+    player
+        .map(|p| format!(" data-player=\"{}\"", esc(p)))
+        .unwrap_or_default()
 }
 
 /// The cells of a row and its end, after an opening `<tr>` with attributes.
@@ -881,12 +889,7 @@ fn ships(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
     let mut n = 0;
     for ((_, _, owner), mut members) in groups {
         members.sort_by(|&a, &b| list[a].0.born.total_cmp(&list[b].0.born));
-        let player = list[members[0]]
-            .0
-            .player
-            .as_deref()
-            .map(|p| format!(" data-player=\"{}\"", esc(p)))
-            .unwrap_or_default();
+        let player = player_attr(list[members[0]].0.player.as_deref());
         let _ = write!(
             h,
             "<div class=\"owner\" data-owner=\"{}\"{player}><h4 class=\"owner\">{} — {} ship{}</h4>",
@@ -1165,10 +1168,7 @@ pub(super) fn line_chart_styled(
     let mut hover = Vec::new();
     for (k, (name, vals)) in series.iter().enumerate() {
         let (col, player) = style(k);
-        let pl = player
-            .as_deref()
-            .map(|p| format!(" data-player=\"{}\"", esc(p)))
-            .unwrap_or_default();
+        let pl = player_attr(player.as_deref());
         // A column without a value (NaN: nothing measured there, such as an ACK delay
         // in a second without ACKs) breaks the line rather than drawing it at zero.
         let runs = vals

@@ -4,7 +4,7 @@
 //! `bcwire show` command that shows the frame.
 
 use super::collect::CaptureReport;
-use super::page::{client_label, dir_title, row, row_with, secs_since, td, thead, tn};
+use super::page::{client_label, dir_title, player_attr, row, row_with, secs_since, td, thead, tn};
 use super::svg::esc;
 use crate::diag::Direction;
 use std::fmt::Write as _;
@@ -131,7 +131,7 @@ fn unacked(c: &CaptureReport) -> String {
             for dir in [Direction::C2S, Direction::S2C] {
                 let n = cl.dir(dir).unacked;
                 if n > 0 {
-                    let who = format!(" data-player=\"{}\"", esc(&client_label(cl)));
+                    let who = player_attr(Some(&client_label(cl)));
                     rows.push_str(&row_with(
                         &who,
                         &[
@@ -225,10 +225,10 @@ fn silences(c: &CaptureReport) -> String {
             .unwrap_or_else(|| format!("client {}", g.client));
         // A silence belongs to every window it overlaps, and to its player.
         let attrs = format!(
-            " data-born=\"{:.2}\" data-end=\"{:.2}\" data-player=\"{}\"",
+            " data-born=\"{:.2}\" data-end=\"{:.2}\"{}",
             g.start,
             g.start + g.length,
-            esc(&name)
+            player_attr(Some(&name))
         );
         h.push_str(&row_with(
             &attrs,
