@@ -114,7 +114,7 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
              delta, no explosion).</p>"
         );
     }
-    let plot = plot_for(pg, &ships, &marks);
+    let plot = plot_for(pg, &ships, marks);
     let lengths: Vec<usize> = ships.iter().map(|s| s.track.len()).collect();
     let total_points: usize = lengths.iter().sum();
     let shares = split_budget(&lengths, pg.budget.map_points, MIN_POINTS_PER_LIFE);
@@ -146,7 +146,7 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             hover[k] = series;
         }
     }
-    let (mark_svg, mark_hover) = event_marks(pg, c, &plot, &marks);
+    let (mark_svg, mark_hover) = event_marks(pg, c, &plot, marks);
     svg.push_str(&mark_svg);
     if let Some(m) = mark_hover {
         hover.push(m);
