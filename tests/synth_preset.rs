@@ -36,19 +36,27 @@ fn within(what: &str, got: u64, want: u64, problems: &mut Vec<String>) {
     }
 }
 
-#[test]
-fn stock_battle_preset_matches_the_measured_session() {
-    let dir = std::env::temp_dir().join(format!("bcwire-preset-{}", std::process::id()));
+/// Writes `synth --preset stock-battle` with `extra` arguments to a capture in a fresh
+/// temporary folder: (the folder, to remove; the capture's path).
+fn stock_battle(tag: &str, extra: &[&str]) -> (std::path::PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("bcwire-preset-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("stock-battle.pcap");
-    let f = file.to_str().unwrap();
-    let out = bcwire(&["-q", "synth", "--preset", "stock-battle", "--out", f]);
+    let file = dir.join("stock-battle.pcap").to_str().unwrap().to_string();
+    let mut args = vec!["-q", "synth", "--preset", "stock-battle", "--out", &file];
+    args.extend_from_slice(extra);
+    let out = bcwire(&args);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    (dir, file)
+}
 
+#[test]
+fn stock_battle_preset_matches_the_measured_session() {
+    let (dir, file) = stock_battle("whole", &[]);
+    let f = file.as_str();
     let stats = bcwire_json(&["stats", "--format", "json", f]);
     let mut problems = Vec::new();
     for (dir_name, want) in [("c2s", DATAGRAMS.0), ("s2c", DATAGRAMS.1)] {
@@ -98,25 +106,8 @@ fn stock_battle_preset_matches_the_measured_session() {
 
 #[test]
 fn stock_battle_preset_scales_to_a_datagram_count() {
-    let dir = std::env::temp_dir().join(format!("bcwire-preset-n-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("n.pcap");
-    let f = file.to_str().unwrap();
-    let out = bcwire(&[
-        "-q",
-        "synth",
-        "--preset",
-        "stock-battle",
-        "--packets",
-        "20000",
-        "--out",
-        f,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (dir, file) = stock_battle("n", &["--packets", "20000"]);
+    let f = file.as_str();
     let stats = bcwire_json(&["stats", "--format", "json", f]);
     let d = &stats["directions"];
     let (c2s, s2c) = (&d["c2s"], &d["s2c"]);

@@ -49,31 +49,30 @@ impl Baseline {
             self.speed = speed;
         } else {
             let d = Delta::from_vector(sub(ship.pos, self.base));
-            if d != self.delta {
-                su.flags |= flag::DELTA;
-                su.delta = Some(d);
-                self.delta = d;
-            }
-            if fwd != self.fwd {
-                su.flags |= flag::FORWARD;
-                su.forward = Some(fwd);
-                self.fwd = fwd;
-            }
-            if up != self.up {
-                su.flags |= flag::UP;
-                su.up = Some(up);
-                self.up = up;
-            }
-            if speed != self.speed {
-                su.flags |= flag::SPEED;
-                su.speed = Some(speed);
-                self.speed = speed;
-            }
+            su.delta = changed(d, &mut self.delta, &mut su.flags, flag::DELTA);
+            su.forward = changed(fwd, &mut self.fwd, &mut su.flags, flag::FORWARD);
+            su.up = changed(up, &mut self.up, &mut su.flags, flag::UP);
+            su.speed = changed(speed, &mut self.speed, &mut su.flags, flag::SPEED);
         }
-        if ship.can_cloak() && self.cloak != Some(ship.cloaked) {
-            su.flags |= flag::CLOAK;
-            su.cloak = Some(ship.cloaked);
-            self.cloak = Some(ship.cloaked);
+        if ship.can_cloak() {
+            let cloak = changed(
+                Some(ship.cloaked),
+                &mut self.cloak,
+                &mut su.flags,
+                flag::CLOAK,
+            );
+            su.cloak = cloak.flatten();
         }
     }
+}
+
+/// `value` when it differs from what the receiver last got (`last`, updated), with its
+/// dirty flag `bit` set; `None` when it is unchanged and not sent.
+fn changed<T: Copy + PartialEq>(value: T, last: &mut T, flags: &mut u8, bit: u8) -> Option<T> {
+    if value == *last {
+        return None;
+    }
+    *flags |= bit;
+    *last = value;
+    Some(value)
 }
