@@ -79,3 +79,87 @@ fn lean_records_equal_full_records_without_fields() {
         assert!(compared > 100, "records compared: {compared}");
     }
 }
+
+/// Each record as `decode --format jsonl` writes it, and how many StateUpdates came
+/// without a field tree.
+struct WriteJson {
+    detail: Detail,
+    writer: bcwire::report::json_stream::PacketWriter,
+    lines: Vec<String>,
+    typed: usize,
+}
+
+impl Sink for WriteJson {
+    fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> anyhow::Result<Control> {
+        if let PacketBody::Game(g) = &p.body {
+            self.typed += g
+                .messages
+                .iter()
+                .filter_map(|m| m.game.as_ref())
+                .filter(|g| g.state_update().is_some() && g.fields.is_empty())
+                .count();
+        }
+        let mut line = Vec::new();
+        let client = names.client_name(p.session, p.client);
+        self.writer.write_packet(
+            &mut line,
+            p,
+            true,
+            client.as_deref(),
+            &|id| names.describe_object(p.session, id),
+            &|_| true,
+        );
+        self.lines.push(String::from_utf8(line).unwrap());
+        Ok(Control::Continue)
+    }
+    fn detail(&self) -> Detail {
+        self.detail
+    }
+}
+
+fn json_lines(path: &str, detail: Detail) -> (Vec<String>, usize) {
+    let mut sink = WriteJson {
+        detail,
+        writer: Default::default(),
+        lines: Vec::new(),
+        typed: 0,
+    };
+    let reader = pipeline::open(path).unwrap();
+    Pipeline::new(Config::default())
+        .run(reader, &mut sink)
+        .unwrap();
+    (sink.lines, sink.typed)
+}
+
+/// JSON written from typed StateUpdates (what `decode --format jsonl` asks for) is the
+/// JSON written from their field trees, on the shipped and the real captures.
+#[test]
+fn json_from_typed_state_updates_equals_json_from_field_trees() {
+    let mut paths: Vec<String> = ["sample.pcapng", "duel-sll2.pcap", "mtu400-null.pcapng"]
+        .iter()
+        .map(|n| common::shipped_capture(n).to_string_lossy().into_owned())
+        .collect();
+    for (name, folder) in common::shared_captures() {
+        paths.push(
+            folder
+                .join(format!("{name}.pcap"))
+                .to_string_lossy()
+                .into_owned(),
+        );
+    }
+    let mut typed_total = 0;
+    for path in &paths {
+        let (full, none) = json_lines(path, Detail::Full);
+        let (typed, typed_count) = json_lines(path, Detail::TypedStateUpdates);
+        assert_eq!(none, 0, "{path}: a full run keeps every tree");
+        assert_eq!(full.len(), typed.len(), "{path}");
+        for (a, b) in full.iter().zip(&typed) {
+            assert_eq!(a, b, "{path}");
+        }
+        typed_total += typed_count;
+    }
+    assert!(
+        typed_total > 100,
+        "StateUpdates written from typed values: {typed_total}"
+    );
+}

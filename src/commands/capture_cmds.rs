@@ -399,6 +399,17 @@ impl Sink for DecodeSink<'_> {
             Control::Continue
         })
     }
+
+    /// JSON is written from typed StateUpdates; tables, CSV, `--fields` and a `-Y`
+    /// expression that reads fields read the field trees.
+    fn detail(&self) -> Detail {
+        let json = matches!(self.format, DecodeFormat::Jsonl | DecodeFormat::Json);
+        if json && self.select.is_none() && !self.filter.reads_fields() {
+            Detail::TypedStateUpdates
+        } else {
+            Detail::Full
+        }
+    }
 }
 
 pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
@@ -462,7 +473,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         messages: 0,
         warnings: 0,
         line: Vec::new(),
-        json: json_stream::PacketWriter::default(),
+        json: json_stream::PacketWriter::new(&cfg.ships),
         descriptions: Default::default(),
         select,
     };

@@ -454,16 +454,22 @@ fn push_record_summary(s: &mut String, rec: &SubsystemRecord, entry: &SubsystemL
 /// `subsystems_summary` field, made from the typed block for printers that have it.
 pub fn block_summary(block: &SubsystemBlock, class: &ShipClass) -> String {
     let mut summary = String::with_capacity(64 * block.records.len());
+    push_block_summary(&mut summary, block, class);
+    summary
+}
+
+/// [`block_summary`], appended to `summary` (to reuse one text for many blocks).
+pub fn push_block_summary(summary: &mut String, block: &SubsystemBlock, class: &ShipClass) {
+    let start = summary.len();
     for rec in &block.records {
         let Some(entry) = class.entry(rec.index as usize) else {
             continue;
         };
-        if !summary.is_empty() {
+        if summary.len() > start {
             summary.push_str("; ");
         }
-        push_record_summary(&mut summary, rec, entry);
+        push_record_summary(summary, rec, entry);
     }
-    summary
 }
 
 /// The snake_case key of a display name (`Shield Generator` → `shield_generator`):

@@ -18,7 +18,7 @@ use crate::diag::{Code, Direction, Warning};
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
 use crate::game::objects::{ObjectKind, ObjectRegistry, MAX_ENDED, MAX_OBJECTS};
-use crate::game::opcodes::{self, Body, DecodeContext};
+use crate::game::opcodes::{self, Body, DecodeContext, FieldTrees};
 use crate::game::phases::{PhaseTracker, TransportEvent};
 use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WINDOW_SECS};
 use crate::game::ships::{ShipCatalog, ShipClass};
@@ -70,6 +70,10 @@ pub enum Detail {
     /// included. Building field trees is most of the cost of a full decode, and
     /// statistics never look at them.
     Lean,
+    /// Everything but the `fields` of a StateUpdate that decoded without a warning: the
+    /// sink writes those from the typed value (`GameMessage::body`), as the JSON
+    /// writer does (`report::json_state_update`).
+    TypedStateUpdates,
 }
 
 /// Receives the records of a run, in capture order.
@@ -170,8 +174,8 @@ pub struct Pipeline {
     phases: HashMap<ClientKey, PhaseTracker>,
     counts: HashMap<StreamKey, StreamCounts>,
     summary: CaptureSummary,
-    /// The sink asked for [`Detail::Lean`] records.
-    lean: bool,
+    /// Which messages get field trees, from the sink's [`Detail`].
+    trees: FieldTrees,
     /// The sink reads `relay_of` ([`Sink::links_relays`]).
     link_relays: bool,
     /// The message list of the previous record, kept for its capacity.
@@ -290,7 +294,7 @@ impl Pipeline {
             phases: HashMap::default(),
             counts: HashMap::default(),
             summary: CaptureSummary::default(),
-            lean: false,
+            trees: FieldTrees::All,
             spare_messages: Vec::new(),
             spare_packets: Vec::new(),
             spare_updates: UpdatePool::new(),
@@ -307,7 +311,11 @@ impl Pipeline {
     /// the summary are the same either way.
     pub fn run(mut self, reader: CaptureReader, sink: &mut dyn Sink) -> Result<CaptureSummary> {
         self.summary.format = format_name(reader.format());
-        self.lean = sink.detail() == Detail::Lean;
+        self.trees = match sink.detail() {
+            Detail::Full => FieldTrees::All,
+            Detail::Lean => FieldTrees::None,
+            Detail::TypedStateUpdates => FieldTrees::ExceptCleanStateUpdates,
+        };
         self.link_relays = sink.links_relays();
         let read_ahead = self.config.read_ahead;
         let front = Front::new(reader, self.config.game_port, read_ahead);
@@ -776,7 +784,7 @@ impl Pipeline {
                     name: low.kind.name(),
                     reliable: low.reliable,
                     seq: low.seq,
-                    fields: if self.lean {
+                    fields: if self.trees == FieldTrees::None {
                         Vec::new()
                     } else {
                         low_fields(&low.body, low.payload.clone(), plain)
@@ -804,10 +812,7 @@ impl Pipeline {
         relay_of: &mut Option<u64>,
     ) {
         let st = self.sessions.entry(session).or_default();
-        let mut ctx = DecodeContext::new(&st.registry, &self.config.ships);
-        if self.lean {
-            ctx = ctx.lean();
-        }
+        let ctx = DecodeContext::new(&st.registry, &self.config.ships).with_trees(self.trees);
         let game = slot.insert(opcodes::decode_reusing(
             payload,
             &ctx,

@@ -15,6 +15,8 @@
 
 use crate::diag::Warning;
 use crate::game::field::{Field, Value};
+use crate::game::ships::ShipCatalog;
+use crate::game::GameMessage;
 use crate::pipeline::record::{
     FragmentRef, GamePacket, MessageRecord, PacketBody, PacketRecord, TransportInfo,
 };
@@ -41,7 +43,7 @@ fn opt_u64_json(out: &mut Vec<u8>, n: Option<u64>) {
     }
 }
 
-fn bool_json(out: &mut Vec<u8>, b: bool) {
+pub(super) fn bool_json(out: &mut Vec<u8>, b: bool) {
     out.extend_from_slice(if b { b"true" } else { b"false" });
 }
 
@@ -193,7 +195,7 @@ fn opcode_hex_json(out: &mut Vec<u8>, op: u8) {
 }
 
 /// Digits of `field::hex_padded`: the value's natural width, 2, 4, 8 or 16.
-fn natural_width(v: u64) -> usize {
+pub(super) fn natural_width(v: u64) -> usize {
     match v {
         0..=0xFF => 2,
         0x100..=0xFFFF => 4,
@@ -203,7 +205,7 @@ fn natural_width(v: u64) -> usize {
 }
 
 /// `"0x` + upper-case hex, at least `width` digits + `"`, as `format!("0x{v:0width$X}")`.
-fn hex_twin_json(out: &mut Vec<u8>, v: u64, width: usize) {
+pub(super) fn hex_twin_json(out: &mut Vec<u8>, v: u64, width: usize) {
     const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
     let mut buf = [0u8; 16];
     let mut n = 0;
@@ -383,32 +385,29 @@ struct FloatText {
 /// Slots of the f32 text cache, indexed by a hash of the bit pattern.
 const FLOAT_SLOTS: usize = 1024;
 
-/// Writes `"type":"packet"` records and decoded fields, keeping the [`Layout`] of each
-/// sequence of field names seen and the text of recent f32 values (most are
-/// percentages of a byte, so a few hundred distinct values): one per output stream.
-pub struct PacketWriter {
-    layouts: FxHashMap<u64, Rc<Layout>>,
-    floats: Box<[FloatText]>,
+/// The text of recent `f32` values, by a hash of their bits (most are percentages of a
+/// byte, so a few hundred distinct values).
+pub(super) struct FloatCache {
+    slots: Box<[FloatText]>,
 }
 
-impl Default for PacketWriter {
-    fn default() -> PacketWriter {
+impl Default for FloatCache {
+    fn default() -> FloatCache {
         let empty = FloatText {
             bits: 0,
             len: 0,
             text: [0; 23],
         };
-        PacketWriter {
-            layouts: FxHashMap::default(),
-            floats: vec![empty; FLOAT_SLOTS].into_boxed_slice(),
+        FloatCache {
+            slots: vec![empty; FLOAT_SLOTS].into_boxed_slice(),
         }
     }
 }
 
-impl PacketWriter {
+impl FloatCache {
     /// [`super::json_float::write_field_float`], with the text of recent `f32` values
     /// kept.
-    fn float(&mut self, out: &mut Vec<u8>, v: f64) {
+    pub(super) fn write(&mut self, out: &mut Vec<u8>, v: f64) {
         let short = v as f32;
         if !v.is_finite() || short as f64 != v {
             super::json_float::write_field_float(out, v);
@@ -416,7 +415,7 @@ impl PacketWriter {
         }
         let bits = short.to_bits();
         let slot = bits.wrapping_mul(0x9E37_79B1) as usize >> (32 - FLOAT_SLOTS.trailing_zeros());
-        let Some(cached) = self.floats.get_mut(slot) else {
+        let Some(cached) = self.slots.get_mut(slot) else {
             super::json_float::write_f32(out, short);
             return;
         };
@@ -431,6 +430,59 @@ impl PacketWriter {
             cached.bits = bits;
             cached.len = text.len() as u8;
             cached.text[..text.len()].copy_from_slice(text);
+        }
+    }
+}
+
+/// Writes `"type":"packet"` records and decoded fields, keeping the [`Layout`] of each
+/// sequence of field names seen and the text of recent f32 values: one per output
+/// stream. A StateUpdate decoded without its field tree is written from its typed
+/// value and the ship classes the writer was made with ([`super::json_state_update`]).
+pub struct PacketWriter {
+    layouts: FxHashMap<u64, Rc<Layout>>,
+    floats: FloatCache,
+    ships: ShipCatalog,
+    /// Reused for the text of subsystem summaries.
+    scratch: String,
+}
+
+impl Default for PacketWriter {
+    /// A writer for the stock ship classes.
+    fn default() -> PacketWriter {
+        PacketWriter::new(&ShipCatalog::stock())
+    }
+}
+
+impl PacketWriter {
+    /// A writer for records decoded with `ships`.
+    pub fn new(ships: &ShipCatalog) -> PacketWriter {
+        PacketWriter {
+            layouts: FxHashMap::default(),
+            floats: FloatCache::default(),
+            ships: ships.clone(),
+            scratch: String::new(),
+        }
+    }
+
+    fn float(&mut self, out: &mut Vec<u8>, v: f64) {
+        self.floats.write(out, v);
+    }
+
+    /// The fields of a game message: from its tree, or, for a StateUpdate decoded
+    /// without one, from its typed value.
+    fn game_fields(&mut self, out: &mut Vec<u8>, g: &GameMessage) {
+        match g.state_update() {
+            Some(su) if g.fields.is_empty() => {
+                let class = su.species.and_then(|s| self.ships.class(s));
+                super::json_state_update::fields(
+                    out,
+                    su,
+                    class,
+                    &mut self.floats,
+                    &mut self.scratch,
+                );
+            }
+            _ => self.fields(out, &g.fields),
         }
     }
 
@@ -591,7 +643,7 @@ fn message_json(
             if let Some(n) = super::json::object_of(g).and_then(names) {
                 str_json(o.key("object"), &n);
             }
-            w.fields(o.key("fields"), &g.fields);
+            w.game_fields(o.key("fields"), g);
         }
         (None, TransportInfo::Low { fields, .. }) => w.fields(o.key("fields"), fields),
         _ => {}
@@ -612,7 +664,7 @@ fn message_json(
             u64_json(frames, *f);
         }
         frames.push(b']');
-        w.fields(m.key("fields"), &g.fields);
+        w.game_fields(m.key("fields"), g);
         warnings_json(m.key("warnings"), g.warnings.iter());
         m.end();
     }

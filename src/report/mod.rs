@@ -9,6 +9,7 @@ pub mod html;
 pub mod info;
 pub mod json;
 pub mod json_float;
+mod json_state_update;
 pub mod json_stream;
 pub mod names;
 #[cfg(feature = "parquet")]

@@ -25,14 +25,27 @@ use super::ships::ShipCatalog;
 use super::stateupdate::{self, UpdatePool};
 use crate::diag::{Code, Warning};
 
+/// Which messages get a field tree. Every decode gives the same opcode, name, length,
+/// warnings and typed body; only `fields` differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldTrees {
+    /// Every message.
+    All,
+    /// None: `fields` left empty (a lean decode).
+    None,
+    /// Every message except a StateUpdate that decodes without a warning: its typed
+    /// value says all its fields would, and StateUpdates are most of a capture.
+    /// One with a warning (a raw block, trailing bytes …) is decoded again with its
+    /// tree, which holds what the typed value cannot.
+    ExceptCleanStateUpdates,
+}
+
 /// What a decoder may consult besides the bytes: the session's objects and ship classes.
 #[derive(Debug, Clone, Copy)]
 pub struct DecodeContext<'a> {
     pub registry: &'a ObjectRegistry,
     pub catalog: &'a ShipCatalog,
-    /// Record fields (true), or decode lean: same opcode, name, length, warnings and
-    /// typed StateUpdate, but `fields` left empty.
-    pub fields: bool,
+    pub trees: FieldTrees,
 }
 
 impl<'a> DecodeContext<'a> {
@@ -40,16 +53,17 @@ impl<'a> DecodeContext<'a> {
         DecodeContext {
             registry,
             catalog,
-            fields: true,
+            trees: FieldTrees::All,
         }
     }
 
     /// The same context for a lean decode (no fields).
     pub fn lean(self) -> DecodeContext<'a> {
-        DecodeContext {
-            fields: false,
-            ..self
-        }
+        self.with_trees(FieldTrees::None)
+    }
+
+    pub fn with_trees(self, trees: FieldTrees) -> DecodeContext<'a> {
+        DecodeContext { trees, ..self }
     }
 }
 
@@ -163,16 +177,21 @@ pub fn decode_reusing(msg: &[u8], ctx: &DecodeContext, spare: &mut UpdatePool) -
         };
     };
     if op == op::STATE_UPDATE {
-        let species = object_id_at(msg, 1).and_then(|id| ctx.registry.species(id));
-        return stateupdate::decode_reusing(
-            msg,
-            species.map(u16::from),
-            ctx.catalog,
-            ctx.fields,
-            spare,
-        );
+        let species = object_id_at(msg, 1)
+            .and_then(|id| ctx.registry.species(id))
+            .map(u16::from);
+        let all = ctx.trees == FieldTrees::All;
+        let m = stateupdate::decode_reusing(msg, species, ctx.catalog, all, spare);
+        if ctx.trees != FieldTrees::ExceptCleanStateUpdates || m.warnings.is_empty() {
+            return m;
+        }
+        let mut m = m;
+        if let Some(su) = m.take_state_update() {
+            spare.recycle(su);
+        }
+        return stateupdate::decode_reusing(msg, species, ctx.catalog, true, spare);
     }
-    let mut f = if ctx.fields {
+    let mut f = if ctx.trees != FieldTrees::None {
         FieldReader::after_opcode(msg)
     } else {
         FieldReader::after_opcode_lean(msg)

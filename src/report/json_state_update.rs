@@ -1,0 +1,355 @@
+//! The `fields` object of a StateUpdate, written from its typed value.
+//!
+//! StateUpdates are most of a capture, and building their field trees (and freeing them)
+//! was most of the cost of `decode --format jsonl`. A pipeline asked for
+//! [`crate::pipeline::Detail::TypedStateUpdates`] leaves the tree out of a StateUpdate
+//! that decoded without a warning, and this module writes the same JSON, key for key
+//! and digit for digit, from the [`StateUpdate`] and its class's layout. A StateUpdate
+//! with a warning keeps its tree (it may hold raw or trailing bytes the typed value does
+//! not), and is written from it.
+//!
+//! The key order is the decoder's field order (`game::stateupdate`, `game::subsys`):
+//! a test decodes every flag combination of every stock class both ways and compares.
+
+use super::json_stream::{bool_json, hex_twin_json, natural_width, str_json, u64_json, FloatCache};
+use crate::game::dirty::FLAG_NAMES;
+use crate::game::ships::{RecordFormat, ShipClass};
+use crate::game::stateupdate::{StateUpdate, SubsystemData};
+use crate::game::subsys::{byte_pct, push_block_summary, SubsystemBlock};
+
+/// `,"name":` (the first key of an object has no comma; these never are first).
+fn key(out: &mut Vec<u8>, name: &str) {
+    out.extend_from_slice(b",\"");
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b"\":");
+}
+
+/// `{…}`: the fields of `su`, whose subsystem and power blocks `class` names, as its
+/// field tree would write them; `scratch` is reused for the subsystem summary.
+pub(super) fn fields(
+    out: &mut Vec<u8>,
+    su: &StateUpdate,
+    class: Option<&ShipClass>,
+    floats: &mut FloatCache,
+    scratch: &mut String,
+) {
+    out.extend_from_slice(b"{\"object_id\":");
+    u64_json(out, su.object_id as u64);
+    key(out, "object_id_hex");
+    hex_twin_json(out, su.object_id as u64, 8);
+    key(out, "game_time");
+    floats.write(out, su.game_time as f64);
+    key(out, "flags");
+    u64_json(out, su.flags as u64);
+    key(out, "flags_hex");
+    hex_twin_json(out, su.flags as u64, 2);
+    key(out, "flag_names");
+    flag_names_json(out, su.flags);
+    if let Some(p) = su.position {
+        key(out, "position");
+        vec3(floats, out, p);
+        key(out, "hash_present");
+        bool_json(out, su.integrity_hash.is_some());
+        if let Some(h) = su.integrity_hash {
+            key(out, "integrity_hash");
+            u64_json(out, h as u64);
+            key(out, "integrity_hash_hex");
+            hex_twin_json(out, h as u64, natural_width(h as u64));
+        }
+    }
+    if let Some(d) = su.delta {
+        key(out, "delta");
+        vec3(floats, out, d.vector());
+    }
+    if let Some(v) = su.forward {
+        key(out, "forward");
+        vec3(floats, out, v.vector());
+    }
+    if let Some(v) = su.up {
+        key(out, "up");
+        vec3(floats, out, v.vector());
+        if let Some(right) = su.right() {
+            key(out, "right");
+            vec3(floats, out, right);
+        }
+    }
+    if let Some(s) = su.speed {
+        key(out, "speed");
+        floats.write(out, s.value() as f64);
+    }
+    if let Some(c) = su.cloak {
+        key(out, "cloak");
+        bool_json(out, c);
+    }
+    // A raw block always comes with a warning, so its message keeps its tree.
+    if let (Some(SubsystemData::Decoded(block)), Some(class)) = (&su.subsystems, class) {
+        subsystem_block(out, block, class, floats, scratch);
+    }
+    if let Some(pairs) = &su.power {
+        key(out, "power_block");
+        out.push(b'[');
+        for (k, p) in pairs.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"index\":");
+            u64_json(out, p.index as u64);
+            if let Some(e) = class.and_then(|c| c.entry(p.index as usize)) {
+                key(out, "key");
+                str_json(out, &e.key);
+                key(out, "name");
+                str_json(out, &e.name);
+            }
+            key(out, "value");
+            u64_json(out, p.value as u64);
+            key(out, "power_pct_interpreted");
+            floats.write(out, p.interpreted_pct());
+            out.push(b'}');
+        }
+        out.push(b']');
+    }
+    out.push(b'}');
+}
+
+fn vec3(floats: &mut FloatCache, out: &mut Vec<u8>, v: [f32; 3]) {
+    out.push(b'[');
+    floats.write(out, v[0] as f64);
+    out.push(b',');
+    floats.write(out, v[1] as f64);
+    out.push(b',');
+    floats.write(out, v[2] as f64);
+    out.push(b']');
+}
+
+/// `subsystems_start_index` … `subsystems_summary` of a block `class` reads.
+fn subsystem_block(
+    out: &mut Vec<u8>,
+    block: &SubsystemBlock,
+    class: &ShipClass,
+    floats: &mut FloatCache,
+    scratch: &mut String,
+) {
+    key(out, "subsystems_start_index");
+    u64_json(out, block.start as u64);
+    key(out, "subsystems_start_name");
+    str_json(
+        out,
+        class
+            .entry(block.start as usize)
+            .map_or("?", |e| e.name.as_str()),
+    );
+    key(out, "subsystems");
+    out.push(b'[');
+    let mut first = true;
+    for rec in &block.records {
+        let Some(entry) = class.entry(rec.index as usize) else {
+            continue;
+        };
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.extend_from_slice(b"{\"index\":");
+        u64_json(out, rec.index as u64);
+        key(out, "key");
+        str_json(out, &entry.key);
+        key(out, "name");
+        str_json(out, &entry.name);
+        key(out, "condition_pct");
+        floats.write(out, byte_pct(rec.condition));
+        if !rec.children.is_empty() {
+            key(out, "children_pct");
+            out.push(b'{');
+            for (k, c) in rec.children.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                match entry.children.get(k) {
+                    Some(child) => str_json(out, &child.key),
+                    None => str_json(out, &format!("child_{k}")),
+                }
+                out.push(b':');
+                floats.write(out, byte_pct(*c));
+            }
+            out.push(b'}');
+        }
+        match rec.format {
+            RecordFormat::Base => {}
+            RecordFormat::Power => {
+                key(out, "main_battery_pct");
+                floats.write(out, byte_pct(rec.batteries[0]));
+                key(out, "backup_battery_pct");
+                floats.write(out, byte_pct(rec.batteries[1]));
+            }
+            RecordFormat::Powered | RecordFormat::Shield => {
+                key(out, "has_power_data");
+                bool_json(out, rec.power_pct.is_some());
+                if let Some(p) = rec.power_pct {
+                    key(out, "power_pct");
+                    u64_json(out, p as u64);
+                }
+                if rec.format == RecordFormat::Shield {
+                    key(out, "facings_pct");
+                    out.push(b'[');
+                    for (k, f) in rec.facings.iter().enumerate() {
+                        if k > 0 {
+                            out.push(b',');
+                        }
+                        floats.write(out, byte_pct(*f));
+                    }
+                    out.push(b']');
+                }
+            }
+        }
+        out.push(b'}');
+    }
+    out.push(b']');
+    key(out, "subsystems_summary");
+    scratch.clear();
+    push_block_summary(scratch, block, class);
+    str_json(out, scratch);
+}
+
+/// `"POS+FWD"` as `dirty::flag_names` spells it, without building the text.
+fn flag_names_json(out: &mut Vec<u8>, flags: u8) {
+    if flags == 0 {
+        out.extend_from_slice(b"\"NONE\"");
+        return;
+    }
+    out.push(b'"');
+    let mut first = true;
+    for (bit, name) in FLAG_NAMES.iter().enumerate() {
+        if flags & (1 << bit) != 0 {
+            if !first {
+                out.push(b'+');
+            }
+            first = false;
+            out.extend_from_slice(name.as_bytes());
+        }
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::json_stream::PacketWriter;
+    use super::super::test_rng::Rng;
+    use super::*;
+    use crate::game::ships::ShipCatalog;
+    use crate::game::stateupdate::{self, flag, Cf16, Delta, Dir3, UpdatePool};
+    use crate::game::subsys::{plan_host_block, PowerSetting, SubsystemRecord};
+
+    /// A StateUpdate of `class` with every field `flags` sets, its values drawn from
+    /// `rng` (conditions, power data or none, hash or none, cloak either way).
+    fn random_update(class: &ShipClass, flags: u8, rng: &mut Rng) -> StateUpdate {
+        let mut su = StateUpdate {
+            species: Some(class.species_id),
+            object_id: rng.next() as u32,
+            game_time: (rng.below(1 << 20) as f32) / 64.0,
+            flags,
+            ..StateUpdate::default()
+        };
+        let mut f = || (rng.below(20_001) as f32 - 10_000.0) / 7.0;
+        if flags & flag::POSITION != 0 {
+            su.position = Some([f(), f(), f()]);
+        }
+        if flags & flag::DELTA != 0 {
+            su.delta = Some(Delta::from_vector([f(), f(), f()]));
+        }
+        if flags & flag::FORWARD != 0 {
+            su.forward = Some(Dir3::from_vector([f(), f(), f()]));
+        }
+        if flags & flag::UP != 0 {
+            su.up = Some(Dir3::from_vector([f(), f(), f()]));
+        }
+        if flags & flag::SPEED != 0 {
+            su.speed = Some(Cf16::from_value(f() / 100.0));
+        }
+        if flags & flag::POSITION != 0 && rng.below(2) == 0 {
+            su.integrity_hash = Some(rng.below(0x1_0000) as u16);
+        }
+        if flags & flag::CLOAK != 0 {
+            su.cloak = Some(rng.below(2) == 0);
+        }
+        if flags & flag::SUBSYSTEMS != 0 {
+            let start = rng.below(class.len() as u64) as usize;
+            let owner = rng.below(2) == 0;
+            let (block, _) = plan_host_block(class, start, su.bits_before_subsystems(), |i, e| {
+                let power = (!owner).then(|| rng.below(101) as u8);
+                let mut r = SubsystemRecord::full(i as u8, e, power);
+                r.condition = rng.below(256) as u8;
+                for c in r.children.iter_mut() {
+                    *c = rng.below(256) as u8;
+                }
+                r.batteries = [rng.below(256) as u8, rng.below(256) as u8];
+                if r.facings != [0; 6] {
+                    r.facings = std::array::from_fn(|_| rng.below(256) as u8);
+                }
+                r
+            });
+            su.subsystem_start = Some(block.start);
+            su.subsystems = Some(SubsystemData::Decoded(block));
+        }
+        if flags & flag::POWER != 0 && flags & flag::SUBSYSTEMS == 0 {
+            su.power = Some(
+                (0..class.len())
+                    .filter(|&i| class.subsystems[i].powered_type)
+                    .map(|i| PowerSetting {
+                        index: i as u8,
+                        value: rng.below(256) as u8,
+                    })
+                    .collect(),
+            );
+        }
+        su
+    }
+
+    #[test]
+    fn typed_fields_are_written_as_the_field_tree_writes_them() {
+        let catalog = ShipCatalog::stock();
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let mut writer = PacketWriter::default();
+        let (mut floats, mut scratch) = (FloatCache::default(), String::new());
+        let mut pool = UpdatePool::new();
+        let mut compared = 0;
+        // Every flag combination of every stock class, and of a class the catalog does
+        // not know (its blocks have no names: no subsystem block decodes cleanly).
+        for class in catalog.classes() {
+            for flags in 0..=255u8 {
+                for _ in 0..3 {
+                    let su = random_update(class, flags, &mut rng);
+                    let bytes = stateupdate::encode(&su);
+                    for species in [Some(class.species_id), None] {
+                        let full =
+                            stateupdate::decode_reusing(&bytes, species, &catalog, true, &mut pool);
+                        let lean = stateupdate::decode_reusing(
+                            &bytes, species, &catalog, false, &mut pool,
+                        );
+                        assert_eq!(full.warnings, lean.warnings);
+                        if !lean.warnings.is_empty() {
+                            // Written from the tree, which the pipeline keeps for it.
+                            continue;
+                        }
+                        assert!(lean.fields.is_empty());
+                        let typed = lean.state_update().unwrap();
+                        let mut from_tree = Vec::new();
+                        writer.fields(&mut from_tree, &full.fields);
+                        let mut from_type = Vec::new();
+                        let class = species.and_then(|s| catalog.class(s));
+                        fields(&mut from_type, typed, class, &mut floats, &mut scratch);
+                        assert_eq!(
+                            String::from_utf8_lossy(&from_tree),
+                            String::from_utf8_lossy(&from_type),
+                            "{} flags {flags:#04x}",
+                            class.map_or("no class", |c| c.display_name.as_str())
+                        );
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        // Both blocks together always warn; everything else decodes cleanly with the
+        // class (and without it unless the subsystem block is set).
+        assert!(compared > 16 * 3 * 192, "compared {compared}");
+    }
+}
