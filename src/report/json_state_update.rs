@@ -10,12 +10,16 @@
 //!
 //! The key order is the decoder's field order (`game::stateupdate`, `game::subsys`):
 //! a test decodes every flag combination of every stock class both ways and compares.
+//! What repeats is worked out once: the JSON text of each class's keys and names, and
+//! of every value a byte can stand for (a condition, a power byte, a direction
+//! component).
 
 use super::json_stream::{bool_json, hex_twin_json, natural_width, str_json, u64_json, FloatCache};
 use crate::game::dirty::FLAG_NAMES;
-use crate::game::ships::{RecordFormat, ShipClass};
-use crate::game::stateupdate::{StateUpdate, SubsystemData};
-use crate::game::subsys::{byte_pct, push_block_summary, SubsystemBlock};
+use crate::game::ships::{RecordFormat, ShipCatalog, ShipClass};
+use crate::game::stateupdate::{Dir3, StateUpdate, SubsystemData};
+use crate::game::subsys::{byte_pct, push_block_summary, PowerSetting, SubsystemBlock};
+use rustc_hash::FxHashMap;
 
 /// `,"name":` (the first key of an object has no comma; these never are first).
 fn key(out: &mut Vec<u8>, name: &str) {
@@ -24,91 +28,300 @@ fn key(out: &mut Vec<u8>, name: &str) {
     out.extend_from_slice(b"\":");
 }
 
-/// `{…}`: the fields of `su`, whose subsystem and power blocks `class` names, as its
-/// field tree would write them; `scratch` is reused for the subsystem summary.
-pub(super) fn fields(
-    out: &mut Vec<u8>,
-    su: &StateUpdate,
-    class: Option<&ShipClass>,
-    floats: &mut FloatCache,
-    scratch: &mut String,
-) {
-    out.extend_from_slice(b"{\"object_id\":");
-    u64_json(out, su.object_id as u64);
-    key(out, "object_id_hex");
-    hex_twin_json(out, su.object_id as u64, 8);
-    key(out, "game_time");
-    floats.write(out, su.game_time as f64);
-    key(out, "flags");
-    u64_json(out, su.flags as u64);
-    key(out, "flags_hex");
-    hex_twin_json(out, su.flags as u64, 2);
-    key(out, "flag_names");
-    flag_names_json(out, su.flags);
-    if let Some(p) = su.position {
-        key(out, "position");
-        vec3(floats, out, p);
-        key(out, "hash_present");
-        bool_json(out, su.integrity_hash.is_some());
-        if let Some(h) = su.integrity_hash {
-            key(out, "integrity_hash");
-            u64_json(out, h as u64);
-            key(out, "integrity_hash_hex");
-            hex_twin_json(out, h as u64, natural_width(h as u64));
+/// The JSON text of the value each byte stands for.
+struct ByteTexts {
+    text: Vec<u8>,
+    ends: Vec<u32>,
+}
+
+impl ByteTexts {
+    fn new(floats: &mut FloatCache, value: impl Fn(u8) -> f64) -> ByteTexts {
+        let mut text = Vec::new();
+        let mut ends = vec![0];
+        for b in 0..=255u8 {
+            floats.write(&mut text, value(b));
+            ends.push(text.len() as u32);
+        }
+        ByteTexts { text, ends }
+    }
+
+    fn write(&self, out: &mut Vec<u8>, b: u8) {
+        let b = b as usize;
+        out.extend_from_slice(&self.text[self.ends[b] as usize..self.ends[b + 1] as usize]);
+    }
+}
+
+/// The JSON text of one class's keys and names, per entry of its list.
+struct ClassText {
+    /// `{"index":N,"key":"…","name":"…","condition_pct":`
+    record_head: Vec<Box<[u8]>>,
+    /// `{"index":N,"key":"…","name":"…","value":`
+    power_head: Vec<Box<[u8]>>,
+    /// `"…"`: the entry's name as a JSON string.
+    name: Vec<Box<[u8]>>,
+    /// `"child_key":`, per child.
+    child_keys: Vec<Vec<Box<[u8]>>>,
+}
+
+impl ClassText {
+    fn of(class: &ShipClass) -> ClassText {
+        let mut t = ClassText {
+            record_head: Vec::new(),
+            power_head: Vec::new(),
+            name: Vec::new(),
+            child_keys: Vec::new(),
+        };
+        for (i, e) in class.subsystems.iter().enumerate() {
+            let head = |last: &str| {
+                let mut h = b"{\"index\":".to_vec();
+                u64_json(&mut h, i as u64);
+                key(&mut h, "key");
+                str_json(&mut h, &e.key);
+                key(&mut h, "name");
+                str_json(&mut h, &e.name);
+                key(&mut h, last);
+                h.into_boxed_slice()
+            };
+            t.record_head.push(head("condition_pct"));
+            t.power_head.push(head("value"));
+            let mut name = Vec::new();
+            str_json(&mut name, &e.name);
+            t.name.push(name.into_boxed_slice());
+            t.child_keys.push(
+                e.children
+                    .iter()
+                    .map(|c| {
+                        let mut k = Vec::new();
+                        str_json(&mut k, &c.key);
+                        k.push(b':');
+                        k.into_boxed_slice()
+                    })
+                    .collect(),
+            );
+        }
+        t
+    }
+}
+
+/// Writes the fields of StateUpdates decoded with one ship catalog.
+pub(super) struct TypedWriter {
+    ships: ShipCatalog,
+    /// By species id of the class (an alias shares its class's entry).
+    classes: FxHashMap<u16, ClassText>,
+    condition: ByteTexts,
+    power: ByteTexts,
+    direction: ByteTexts,
+    /// Reused for the text of subsystem summaries.
+    scratch: String,
+}
+
+impl TypedWriter {
+    pub(super) fn new(ships: &ShipCatalog, floats: &mut FloatCache) -> TypedWriter {
+        TypedWriter {
+            ships: ships.clone(),
+            classes: FxHashMap::default(),
+            condition: ByteTexts::new(floats, byte_pct),
+            power: ByteTexts::new(floats, |b| {
+                PowerSetting { index: 0, value: b }.interpreted_pct()
+            }),
+            direction: ByteTexts::new(floats, |b| Dir3([b, 0, 0]).vector()[0] as f64),
+            scratch: String::new(),
         }
     }
-    if let Some(d) = su.delta {
-        key(out, "delta");
-        vec3(floats, out, d.vector());
-    }
-    if let Some(v) = su.forward {
-        key(out, "forward");
-        vec3(floats, out, v.vector());
-    }
-    if let Some(v) = su.up {
-        key(out, "up");
-        vec3(floats, out, v.vector());
-        if let Some(right) = su.right() {
-            key(out, "right");
-            vec3(floats, out, right);
+
+    /// `{…}`: the fields of `su`, as its field tree would write them.
+    pub(super) fn fields(&mut self, out: &mut Vec<u8>, su: &StateUpdate, floats: &mut FloatCache) {
+        let class = su.species.and_then(|s| self.ships.class(s));
+        if let Some(c) = class {
+            self.classes
+                .entry(c.species_id)
+                .or_insert_with(|| ClassText::of(c));
         }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        self.write_fields(out, su, class, floats, &mut scratch);
+        self.scratch = scratch;
     }
-    if let Some(s) = su.speed {
-        key(out, "speed");
-        floats.write(out, s.value() as f64);
+
+    fn write_fields(
+        &self,
+        out: &mut Vec<u8>,
+        su: &StateUpdate,
+        class: Option<&ShipClass>,
+        floats: &mut FloatCache,
+        scratch: &mut String,
+    ) {
+        let text = class.and_then(|c| self.classes.get(&c.species_id));
+        let class = class.zip(text);
+        out.extend_from_slice(b"{\"object_id\":");
+        u64_json(out, su.object_id as u64);
+        key(out, "object_id_hex");
+        hex_twin_json(out, su.object_id as u64, 8);
+        key(out, "game_time");
+        floats.write(out, su.game_time as f64);
+        key(out, "flags");
+        u64_json(out, su.flags as u64);
+        key(out, "flags_hex");
+        hex_twin_json(out, su.flags as u64, 2);
+        key(out, "flag_names");
+        flag_names_json(out, su.flags);
+        if let Some(p) = su.position {
+            key(out, "position");
+            vec3(floats, out, p);
+            key(out, "hash_present");
+            bool_json(out, su.integrity_hash.is_some());
+            if let Some(h) = su.integrity_hash {
+                key(out, "integrity_hash");
+                u64_json(out, h as u64);
+                key(out, "integrity_hash_hex");
+                hex_twin_json(out, h as u64, natural_width(h as u64));
+            }
+        }
+        if let Some(d) = su.delta {
+            key(out, "delta");
+            vec3(floats, out, d.vector());
+        }
+        for (name, dir) in [("forward", su.forward), ("up", su.up)] {
+            let Some(Dir3(bytes)) = dir else { continue };
+            key(out, name);
+            out.push(b'[');
+            for (k, b) in bytes.into_iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                self.direction.write(out, b);
+            }
+            out.push(b']');
+        }
+        if su.up.is_some() {
+            if let Some(right) = su.right() {
+                key(out, "right");
+                vec3(floats, out, right);
+            }
+        }
+        if let Some(s) = su.speed {
+            key(out, "speed");
+            floats.write(out, s.value() as f64);
+        }
+        if let Some(c) = su.cloak {
+            key(out, "cloak");
+            bool_json(out, c);
+        }
+        // A raw block always comes with a warning, so its message keeps its tree.
+        if let (Some(SubsystemData::Decoded(block)), Some((class, text))) = (&su.subsystems, class)
+        {
+            self.subsystem_block(out, block, class, text, scratch);
+        }
+        if let Some(pairs) = &su.power {
+            key(out, "power_block");
+            out.push(b'[');
+            for (k, p) in pairs.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                match text.and_then(|t| t.power_head.get(p.index as usize)) {
+                    Some(head) => out.extend_from_slice(head),
+                    None => {
+                        out.extend_from_slice(b"{\"index\":");
+                        u64_json(out, p.index as u64);
+                        key(out, "value");
+                    }
+                }
+                u64_json(out, p.value as u64);
+                key(out, "power_pct_interpreted");
+                self.power.write(out, p.value);
+                out.push(b'}');
+            }
+            out.push(b']');
+        }
+        out.push(b'}');
     }
-    if let Some(c) = su.cloak {
-        key(out, "cloak");
-        bool_json(out, c);
-    }
-    // A raw block always comes with a warning, so its message keeps its tree.
-    if let (Some(SubsystemData::Decoded(block)), Some(class)) = (&su.subsystems, class) {
-        subsystem_block(out, block, class, floats, scratch);
-    }
-    if let Some(pairs) = &su.power {
-        key(out, "power_block");
+
+    /// `subsystems_start_index` … `subsystems_summary` of a block `class` reads.
+    fn subsystem_block(
+        &self,
+        out: &mut Vec<u8>,
+        block: &SubsystemBlock,
+        class: &ShipClass,
+        text: &ClassText,
+        scratch: &mut String,
+    ) {
+        key(out, "subsystems_start_index");
+        u64_json(out, block.start as u64);
+        key(out, "subsystems_start_name");
+        match text.name.get(block.start as usize) {
+            Some(name) => out.extend_from_slice(name),
+            None => out.extend_from_slice(b"\"?\""),
+        }
+        key(out, "subsystems");
         out.push(b'[');
-        for (k, p) in pairs.iter().enumerate() {
-            if k > 0 {
+        let mut first = true;
+        for rec in &block.records {
+            let i = rec.index as usize;
+            // The same records the tree lists: those with an entry in the class.
+            let (Some(head), Some(child_keys)) = (text.record_head.get(i), text.child_keys.get(i))
+            else {
+                continue;
+            };
+            if !first {
                 out.push(b',');
             }
-            out.extend_from_slice(b"{\"index\":");
-            u64_json(out, p.index as u64);
-            if let Some(e) = class.and_then(|c| c.entry(p.index as usize)) {
-                key(out, "key");
-                str_json(out, &e.key);
-                key(out, "name");
-                str_json(out, &e.name);
+            first = false;
+            out.extend_from_slice(head);
+            self.condition.write(out, rec.condition);
+            if !rec.children.is_empty() {
+                key(out, "children_pct");
+                out.push(b'{');
+                for (k, c) in rec.children.iter().enumerate() {
+                    if k > 0 {
+                        out.push(b',');
+                    }
+                    match child_keys.get(k) {
+                        Some(child) => out.extend_from_slice(child),
+                        None => {
+                            str_json(out, &format!("child_{k}"));
+                            out.push(b':');
+                        }
+                    }
+                    self.condition.write(out, *c);
+                }
+                out.push(b'}');
             }
-            key(out, "value");
-            u64_json(out, p.value as u64);
-            key(out, "power_pct_interpreted");
-            floats.write(out, p.interpreted_pct());
+            match rec.format {
+                RecordFormat::Base => {}
+                RecordFormat::Power => {
+                    key(out, "main_battery_pct");
+                    self.condition.write(out, rec.batteries[0]);
+                    key(out, "backup_battery_pct");
+                    self.condition.write(out, rec.batteries[1]);
+                }
+                RecordFormat::Powered | RecordFormat::Shield => {
+                    key(out, "has_power_data");
+                    bool_json(out, rec.power_pct.is_some());
+                    if let Some(p) = rec.power_pct {
+                        key(out, "power_pct");
+                        u64_json(out, p as u64);
+                    }
+                    if rec.format == RecordFormat::Shield {
+                        key(out, "facings_pct");
+                        out.push(b'[');
+                        for (k, f) in rec.facings.iter().enumerate() {
+                            if k > 0 {
+                                out.push(b',');
+                            }
+                            self.condition.write(out, *f);
+                        }
+                        out.push(b']');
+                    }
+                }
+            }
             out.push(b'}');
         }
         out.push(b']');
+        key(out, "subsystems_summary");
+        scratch.clear();
+        push_block_summary(scratch, block, class);
+        str_json(out, scratch);
     }
-    out.push(b'}');
 }
 
 fn vec3(floats: &mut FloatCache, out: &mut Vec<u8>, v: [f32; 3]) {
@@ -119,95 +332,6 @@ fn vec3(floats: &mut FloatCache, out: &mut Vec<u8>, v: [f32; 3]) {
     out.push(b',');
     floats.write(out, v[2] as f64);
     out.push(b']');
-}
-
-/// `subsystems_start_index` … `subsystems_summary` of a block `class` reads.
-fn subsystem_block(
-    out: &mut Vec<u8>,
-    block: &SubsystemBlock,
-    class: &ShipClass,
-    floats: &mut FloatCache,
-    scratch: &mut String,
-) {
-    key(out, "subsystems_start_index");
-    u64_json(out, block.start as u64);
-    key(out, "subsystems_start_name");
-    str_json(
-        out,
-        class
-            .entry(block.start as usize)
-            .map_or("?", |e| e.name.as_str()),
-    );
-    key(out, "subsystems");
-    out.push(b'[');
-    let mut first = true;
-    for rec in &block.records {
-        let Some(entry) = class.entry(rec.index as usize) else {
-            continue;
-        };
-        if !first {
-            out.push(b',');
-        }
-        first = false;
-        out.extend_from_slice(b"{\"index\":");
-        u64_json(out, rec.index as u64);
-        key(out, "key");
-        str_json(out, &entry.key);
-        key(out, "name");
-        str_json(out, &entry.name);
-        key(out, "condition_pct");
-        floats.write(out, byte_pct(rec.condition));
-        if !rec.children.is_empty() {
-            key(out, "children_pct");
-            out.push(b'{');
-            for (k, c) in rec.children.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                match entry.children.get(k) {
-                    Some(child) => str_json(out, &child.key),
-                    None => str_json(out, &format!("child_{k}")),
-                }
-                out.push(b':');
-                floats.write(out, byte_pct(*c));
-            }
-            out.push(b'}');
-        }
-        match rec.format {
-            RecordFormat::Base => {}
-            RecordFormat::Power => {
-                key(out, "main_battery_pct");
-                floats.write(out, byte_pct(rec.batteries[0]));
-                key(out, "backup_battery_pct");
-                floats.write(out, byte_pct(rec.batteries[1]));
-            }
-            RecordFormat::Powered | RecordFormat::Shield => {
-                key(out, "has_power_data");
-                bool_json(out, rec.power_pct.is_some());
-                if let Some(p) = rec.power_pct {
-                    key(out, "power_pct");
-                    u64_json(out, p as u64);
-                }
-                if rec.format == RecordFormat::Shield {
-                    key(out, "facings_pct");
-                    out.push(b'[');
-                    for (k, f) in rec.facings.iter().enumerate() {
-                        if k > 0 {
-                            out.push(b',');
-                        }
-                        floats.write(out, byte_pct(*f));
-                    }
-                    out.push(b']');
-                }
-            }
-        }
-        out.push(b'}');
-    }
-    out.push(b']');
-    key(out, "subsystems_summary");
-    scratch.clear();
-    push_block_summary(scratch, block, class);
-    str_json(out, scratch);
 }
 
 /// `"POS+FWD"` as `dirty::flag_names` spells it, without building the text.
@@ -309,7 +433,8 @@ mod tests {
         let catalog = ShipCatalog::stock();
         let mut rng = Rng(0x2545_F491_4F6C_DD1D);
         let mut writer = PacketWriter::default();
-        let (mut floats, mut scratch) = (FloatCache::default(), String::new());
+        let mut floats = FloatCache::default();
+        let mut typed = TypedWriter::new(&catalog, &mut floats);
         let mut pool = UpdatePool::new();
         let mut compared = 0;
         // Every flag combination of every stock class, and of a class the catalog does
@@ -331,17 +456,16 @@ mod tests {
                             continue;
                         }
                         assert!(lean.fields.is_empty());
-                        let typed = lean.state_update().unwrap();
+                        let su = lean.state_update().unwrap();
                         let mut from_tree = Vec::new();
                         writer.fields(&mut from_tree, &full.fields);
                         let mut from_type = Vec::new();
-                        let class = species.and_then(|s| catalog.class(s));
-                        fields(&mut from_type, typed, class, &mut floats, &mut scratch);
+                        typed.fields(&mut from_type, su, &mut floats);
                         assert_eq!(
                             String::from_utf8_lossy(&from_tree),
                             String::from_utf8_lossy(&from_type),
                             "{} flags {flags:#04x}",
-                            class.map_or("no class", |c| c.display_name.as_str())
+                            species.map_or("no class", |_| class.display_name.as_str())
                         );
                         compared += 1;
                     }

@@ -13,6 +13,7 @@
 //! Why this file is long: the writer ends at about 780 lines; the rest is tests against `serde_json`
 //! as a reference (escapes, floats, integers, the fields object).
 
+use super::json_state_update::TypedWriter;
 use crate::diag::Warning;
 use crate::game::field::{Field, Value};
 use crate::game::ships::ShipCatalog;
@@ -441,9 +442,7 @@ impl FloatCache {
 pub struct PacketWriter {
     layouts: FxHashMap<u64, Rc<Layout>>,
     floats: FloatCache,
-    ships: ShipCatalog,
-    /// Reused for the text of subsystem summaries.
-    scratch: String,
+    typed: TypedWriter,
 }
 
 impl Default for PacketWriter {
@@ -456,11 +455,11 @@ impl Default for PacketWriter {
 impl PacketWriter {
     /// A writer for records decoded with `ships`.
     pub fn new(ships: &ShipCatalog) -> PacketWriter {
+        let mut floats = FloatCache::default();
         PacketWriter {
             layouts: FxHashMap::default(),
-            floats: FloatCache::default(),
-            ships: ships.clone(),
-            scratch: String::new(),
+            typed: TypedWriter::new(ships, &mut floats),
+            floats,
         }
     }
 
@@ -472,16 +471,7 @@ impl PacketWriter {
     /// without one, from its typed value.
     fn game_fields(&mut self, out: &mut Vec<u8>, g: &GameMessage) {
         match g.state_update() {
-            Some(su) if g.fields.is_empty() => {
-                let class = su.species.and_then(|s| self.ships.class(s));
-                super::json_state_update::fields(
-                    out,
-                    su,
-                    class,
-                    &mut self.floats,
-                    &mut self.scratch,
-                );
-            }
+            Some(su) if g.fields.is_empty() => self.typed.fields(out, su, &mut self.floats),
             _ => self.fields(out, &g.fields),
         }
     }
