@@ -398,7 +398,7 @@ fn push_pct(s: &mut String, v: u32) {
     s.push(char::from(b'0' + (v % 10) as u8));
 }
 
-fn push_record_summary(s: &mut String, rec: &SubsystemRecord, entry: &SubsystemLayout) {
+pub fn push_record_summary(s: &mut String, rec: &SubsystemRecord, entry: &SubsystemLayout) {
     s.push_str(&entry.name);
     s.push(' ');
     push_pct(s, pct_text(rec.condition));

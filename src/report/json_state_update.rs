@@ -16,12 +16,16 @@
 
 use super::json_stream::{bool_json, hex_twin_json, natural_width, str_json, u64_json, FloatCache};
 use crate::game::dirty::FLAG_NAMES;
-use crate::game::ships::{RecordFormat, ShipCatalog, ShipClass};
+use crate::game::ships::{RecordFormat, ShipCatalog, ShipClass, SubsystemLayout};
 use crate::game::stateupdate::{Dir3, StateUpdate, SubsystemData};
-use crate::game::subsys::{byte_pct, push_block_summary, PowerSetting, SubsystemBlock};
+use crate::game::subsys::{
+    byte_pct, push_record_summary, PowerSetting, SubsystemBlock, SubsystemRecord,
+};
 use rustc_hash::FxHashMap;
 
 /// `,"name":` (the first key of an object has no comma; these never are first).
+/// Inlined, so that the copy of a literal name has a known length.
+#[inline(always)]
 fn key(out: &mut Vec<u8>, name: &str) {
     out.extend_from_slice(b",\"");
     out.extend_from_slice(name.as_bytes());
@@ -111,8 +115,7 @@ pub(super) struct TypedWriter {
     condition: ByteTexts,
     power: ByteTexts,
     direction: ByteTexts,
-    /// Reused for the text of subsystem summaries.
-    scratch: String,
+    records: RecordCache,
 }
 
 impl TypedWriter {
@@ -125,33 +128,26 @@ impl TypedWriter {
                 PowerSetting { index: 0, value: b }.interpreted_pct()
             }),
             direction: ByteTexts::new(floats, |b| Dir3([b, 0, 0]).vector()[0] as f64),
-            scratch: String::new(),
+            records: RecordCache::new(),
         }
     }
 
     /// `{…}`: the fields of `su`, as its field tree would write them.
     pub(super) fn fields(&mut self, out: &mut Vec<u8>, su: &StateUpdate, floats: &mut FloatCache) {
-        let class = su.species.and_then(|s| self.ships.class(s));
-        if let Some(c) = class {
-            self.classes
+        let TypedWriter {
+            ships,
+            classes,
+            condition,
+            power,
+            direction,
+            records,
+        } = self;
+        let class = su.species.and_then(|s| ships.class(s));
+        let text = class.map(|c| {
+            &*classes
                 .entry(c.species_id)
-                .or_insert_with(|| ClassText::of(c));
-        }
-        let mut scratch = std::mem::take(&mut self.scratch);
-        self.write_fields(out, su, class, floats, &mut scratch);
-        self.scratch = scratch;
-    }
-
-    fn write_fields(
-        &self,
-        out: &mut Vec<u8>,
-        su: &StateUpdate,
-        class: Option<&ShipClass>,
-        floats: &mut FloatCache,
-        scratch: &mut String,
-    ) {
-        let text = class.and_then(|c| self.classes.get(&c.species_id));
-        let class = class.zip(text);
+                .or_insert_with(|| ClassText::of(c))
+        });
         out.extend_from_slice(b"{\"object_id\":");
         u64_json(out, su.object_id as u64);
         key(out, "object_id_hex");
@@ -188,7 +184,7 @@ impl TypedWriter {
                 if k > 0 {
                     out.push(b',');
                 }
-                self.direction.write(out, b);
+                direction.write(out, b);
             }
             out.push(b']');
         }
@@ -207,9 +203,10 @@ impl TypedWriter {
             bool_json(out, c);
         }
         // A raw block always comes with a warning, so its message keeps its tree.
-        if let (Some(SubsystemData::Decoded(block)), Some((class, text))) = (&su.subsystems, class)
+        if let (Some(SubsystemData::Decoded(block)), Some(class), Some(text)) =
+            (&su.subsystems, class, text)
         {
-            self.subsystem_block(out, block, class, text, scratch);
+            subsystem_block(out, block, class, text, records, condition);
         }
         if let Some(pairs) = &su.power {
             key(out, "power_block");
@@ -228,99 +225,240 @@ impl TypedWriter {
                 }
                 u64_json(out, p.value as u64);
                 key(out, "power_pct_interpreted");
-                self.power.write(out, p.value);
+                power.write(out, p.value);
                 out.push(b'}');
             }
             out.push(b']');
         }
         out.push(b'}');
     }
+}
 
-    /// `subsystems_start_index` … `subsystems_summary` of a block `class` reads.
-    fn subsystem_block(
-        &self,
-        out: &mut Vec<u8>,
-        block: &SubsystemBlock,
-        class: &ShipClass,
-        text: &ClassText,
-        scratch: &mut String,
-    ) {
-        key(out, "subsystems_start_index");
-        u64_json(out, block.start as u64);
-        key(out, "subsystems_start_name");
-        match text.name.get(block.start as usize) {
-            Some(name) => out.extend_from_slice(name),
-            None => out.extend_from_slice(b"\"?\""),
+/// `subsystems_start_index` … `subsystems_summary` of a block `class` reads.
+fn subsystem_block(
+    out: &mut Vec<u8>,
+    block: &SubsystemBlock,
+    class: &ShipClass,
+    text: &ClassText,
+    records: &mut RecordCache,
+    condition: &ByteTexts,
+) {
+    let RecordCache {
+        slots,
+        summary,
+        scratch,
+    } = records;
+    key(out, "subsystems_start_index");
+    u64_json(out, block.start as u64);
+    key(out, "subsystems_start_name");
+    match text.name.get(block.start as usize) {
+        Some(name) => out.extend_from_slice(name),
+        None => out.extend_from_slice(b"\"?\""),
+    }
+    key(out, "subsystems");
+    out.push(b'[');
+    summary.clear();
+    summary.push(b'"');
+    let mut first = true;
+    for rec in &block.records {
+        let i = rec.index as usize;
+        // The same records the tree lists: those with an entry in the class.
+        let (Some(entry), Some(head), Some(child_keys)) = (
+            class.entry(i),
+            text.record_head.get(i),
+            text.child_keys.get(i),
+        ) else {
+            continue;
+        };
+        if !first {
+            out.push(b',');
+            summary.extend_from_slice(b"; ");
         }
-        key(out, "subsystems");
-        out.push(b'[');
-        let mut first = true;
-        for rec in &block.records {
-            let i = rec.index as usize;
-            // The same records the tree lists: those with an entry in the class.
-            let (Some(head), Some(child_keys)) = (text.record_head.get(i), text.child_keys.get(i))
-            else {
+        first = false;
+        let Some(key) = RecordKey::of(class.species_id, rec) else {
+            record_json(out, rec, head, child_keys, condition);
+            summary_json(summary, rec, entry, scratch);
+            continue;
+        };
+        let slot = &mut slots[RecordCache::slot_of(&key)];
+        if slot.key != key {
+            slot.key = RecordKey::EMPTY;
+            slot.json.clear();
+            record_json(&mut slot.json, rec, head, child_keys, condition);
+            slot.summary.clear();
+            summary_json(&mut slot.summary, rec, entry, scratch);
+            if slot.json.len() + slot.summary.len() <= RecordCache::MAX_TEXT {
+                slot.key = key;
+            } else {
+                // Too long to keep: written, and the slot emptied.
+                out.extend_from_slice(&slot.json);
+                summary.extend_from_slice(&slot.summary);
+                slot.json = Vec::new();
+                slot.summary = Vec::new();
                 continue;
-            };
-            if !first {
+            }
+        }
+        out.extend_from_slice(&slot.json);
+        summary.extend_from_slice(&slot.summary);
+    }
+    out.push(b']');
+    key(out, "subsystems_summary");
+    summary.push(b'"');
+    out.extend_from_slice(summary);
+}
+
+/// One record of a subsystem block as a JSON object.
+fn record_json(
+    out: &mut Vec<u8>,
+    rec: &SubsystemRecord,
+    head: &[u8],
+    child_keys: &[Box<[u8]>],
+    condition: &ByteTexts,
+) {
+    out.extend_from_slice(head);
+    condition.write(out, rec.condition);
+    if !rec.children.is_empty() {
+        key(out, "children_pct");
+        out.push(b'{');
+        for (k, c) in rec.children.iter().enumerate() {
+            if k > 0 {
                 out.push(b',');
             }
-            first = false;
-            out.extend_from_slice(head);
-            self.condition.write(out, rec.condition);
-            if !rec.children.is_empty() {
-                key(out, "children_pct");
-                out.push(b'{');
-                for (k, c) in rec.children.iter().enumerate() {
+            match child_keys.get(k) {
+                Some(child) => out.extend_from_slice(child),
+                None => {
+                    str_json(out, &format!("child_{k}"));
+                    out.push(b':');
+                }
+            }
+            condition.write(out, *c);
+        }
+        out.push(b'}');
+    }
+    match rec.format {
+        RecordFormat::Base => {}
+        RecordFormat::Power => {
+            key(out, "main_battery_pct");
+            condition.write(out, rec.batteries[0]);
+            key(out, "backup_battery_pct");
+            condition.write(out, rec.batteries[1]);
+        }
+        RecordFormat::Powered | RecordFormat::Shield => {
+            key(out, "has_power_data");
+            bool_json(out, rec.power_pct.is_some());
+            if let Some(p) = rec.power_pct {
+                key(out, "power_pct");
+                u64_json(out, p as u64);
+            }
+            if rec.format == RecordFormat::Shield {
+                key(out, "facings_pct");
+                out.push(b'[');
+                for (k, f) in rec.facings.iter().enumerate() {
                     if k > 0 {
                         out.push(b',');
                     }
-                    match child_keys.get(k) {
-                        Some(child) => out.extend_from_slice(child),
-                        None => {
-                            str_json(out, &format!("child_{k}"));
-                            out.push(b':');
-                        }
-                    }
-                    self.condition.write(out, *c);
+                    condition.write(out, *f);
                 }
-                out.push(b'}');
+                out.push(b']');
             }
-            match rec.format {
-                RecordFormat::Base => {}
-                RecordFormat::Power => {
-                    key(out, "main_battery_pct");
-                    self.condition.write(out, rec.batteries[0]);
-                    key(out, "backup_battery_pct");
-                    self.condition.write(out, rec.batteries[1]);
-                }
-                RecordFormat::Powered | RecordFormat::Shield => {
-                    key(out, "has_power_data");
-                    bool_json(out, rec.power_pct.is_some());
-                    if let Some(p) = rec.power_pct {
-                        key(out, "power_pct");
-                        u64_json(out, p as u64);
-                    }
-                    if rec.format == RecordFormat::Shield {
-                        key(out, "facings_pct");
-                        out.push(b'[');
-                        for (k, f) in rec.facings.iter().enumerate() {
-                            if k > 0 {
-                                out.push(b',');
-                            }
-                            self.condition.write(out, *f);
-                        }
-                        out.push(b']');
-                    }
-                }
-            }
-            out.push(b'}');
         }
-        out.push(b']');
-        key(out, "subsystems_summary");
-        scratch.clear();
-        push_block_summary(scratch, block, class);
-        str_json(out, scratch);
+    }
+    out.push(b'}');
+}
+
+/// A record's part of `subsystems_summary`, escaped as inside a JSON string (escaping
+/// each part escapes the whole: the `; ` between parts needs none).
+fn summary_json(
+    out: &mut Vec<u8>,
+    rec: &SubsystemRecord,
+    entry: &SubsystemLayout,
+    scratch: &mut String,
+) {
+    scratch.clear();
+    push_record_summary(scratch, rec, entry);
+    let start = out.len();
+    str_json(out, scratch);
+    // Without the quotes str_json put around it.
+    out.pop();
+    out.remove(start);
+}
+
+/// What a record's JSON depends on besides its class: its index and every value, in a
+/// fixed-size key (records with more children than fit are written without the cache).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct RecordKey([u8; RecordKey::LEN]);
+
+impl RecordKey {
+    const LEN: usize = 32;
+    /// Never a record's key: its child count byte is beyond any that fits.
+    const EMPTY: RecordKey = RecordKey([0xFF; RecordKey::LEN]);
+
+    fn of(species: u16, rec: &SubsystemRecord) -> Option<RecordKey> {
+        // species 2, index, format, condition, power flag and value, 2 batteries,
+        // 6 facings, child count: 16 bytes before the children.
+        const HEAD: usize = 16;
+        let n = rec.children.len();
+        if HEAD + n > RecordKey::LEN {
+            return None;
+        }
+        let mut k = [0u8; RecordKey::LEN];
+        k[..2].copy_from_slice(&species.to_le_bytes());
+        k[2] = rec.index;
+        k[3] = rec.format as u8;
+        k[4] = rec.condition;
+        k[5] = rec.power_pct.is_some() as u8;
+        k[6] = rec.power_pct.unwrap_or(0);
+        k[7..9].copy_from_slice(&rec.batteries);
+        k[9..15].copy_from_slice(&rec.facings);
+        k[HEAD - 1] = n as u8;
+        k[HEAD..HEAD + n].copy_from_slice(&rec.children);
+        Some(RecordKey(k))
+    }
+}
+
+/// A cached record: its JSON object and its part of the summary.
+struct RecordText {
+    key: RecordKey,
+    json: Vec<u8>,
+    summary: Vec<u8>,
+}
+
+/// The text of recent subsystem records, by a hash of their key. A ship's records
+/// change a few at a time, so most of a block is written as it was last time.
+struct RecordCache {
+    slots: Box<[RecordText]>,
+    /// Reused for the text of a subsystem summary, and of one record's part.
+    summary: Vec<u8>,
+    scratch: String,
+}
+
+impl RecordCache {
+    const SLOTS: usize = 1024;
+    /// Longest text kept per slot (bounds the cache at about 1 MB).
+    const MAX_TEXT: usize = 1024;
+
+    fn new() -> RecordCache {
+        RecordCache {
+            slots: (0..RecordCache::SLOTS)
+                .map(|_| RecordText {
+                    key: RecordKey::EMPTY,
+                    json: Vec::new(),
+                    summary: Vec::new(),
+                })
+                .collect(),
+            summary: Vec::new(),
+            scratch: String::new(),
+        }
+    }
+
+    fn slot_of(key: &RecordKey) -> usize {
+        let mut h: u64 = 0;
+        for c in key.0.chunks_exact(8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+        (h >> 54) as usize % RecordCache::SLOTS
     }
 }
 
@@ -363,6 +501,15 @@ mod tests {
     use crate::game::stateupdate::{self, flag, Cf16, Delta, Dir3, UpdatePool};
     use crate::game::subsys::{plan_host_block, PowerSetting, SubsystemRecord};
 
+    /// A condition-style byte: mostly one of three values, so that records which differ
+    /// in one byte follow each other (the writer keeps the text of recent records).
+    fn byte(rng: &mut Rng) -> u8 {
+        match rng.below(8) {
+            0 => rng.below(256) as u8,
+            k => [0xFF, 0xFE, 0x00][k as usize % 3],
+        }
+    }
+
     /// A StateUpdate of `class` with every field `flags` sets, its values drawn from
     /// `rng` (conditions, power data or none, hash or none, cloak either way).
     fn random_update(class: &ShipClass, flags: u8, rng: &mut Rng) -> StateUpdate {
@@ -401,13 +548,13 @@ mod tests {
             let (block, _) = plan_host_block(class, start, su.bits_before_subsystems(), |i, e| {
                 let power = (!owner).then(|| rng.below(101) as u8);
                 let mut r = SubsystemRecord::full(i as u8, e, power);
-                r.condition = rng.below(256) as u8;
+                r.condition = byte(rng);
                 for c in r.children.iter_mut() {
-                    *c = rng.below(256) as u8;
+                    *c = byte(rng);
                 }
-                r.batteries = [rng.below(256) as u8, rng.below(256) as u8];
+                r.batteries = [byte(rng), byte(rng)];
                 if r.facings != [0; 6] {
-                    r.facings = std::array::from_fn(|_| rng.below(256) as u8);
+                    r.facings = std::array::from_fn(|_| byte(rng));
                 }
                 r
             });

@@ -77,6 +77,15 @@ fn needs_escape(bytes: &[u8]) -> bool {
         .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
+/// A string known to need no escape (a name from the code, not from the input).
+#[inline(always)]
+fn plain_str_json(out: &mut Vec<u8>, s: &'static str) {
+    debug_assert!(!needs_escape(s.as_bytes()), "{s}");
+    out.push(b'"');
+    out.extend_from_slice(s.as_bytes());
+    out.push(b'"');
+}
+
 /// A string with JSON's escapes: `\"`, `\\`, `\b \t \n \f \r`, and `\u00xx` for the
 /// other control characters; everything else as is.
 pub(crate) fn str_json(out: &mut Vec<u8>, s: &str) {
@@ -160,7 +169,9 @@ impl<'o> Obj<'o> {
         out.push(b'{');
         Obj { out, first: true }
     }
-    /// Start the value of `key` (plain ASCII, written without escaping).
+    /// Start the value of `key` (plain ASCII, written without escaping). Inlined, so
+    /// that the copy of a literal key has a known length (no call to `memcpy`).
+    #[inline(always)]
     fn key(&mut self, key: &'static str) -> &mut Vec<u8> {
         if !self.first {
             self.out.push(b',');
@@ -183,7 +194,7 @@ fn warnings_json<'w>(out: &mut Vec<u8>, all: impl Iterator<Item = &'w Warning>) 
             out.push(b',');
         }
         let mut o = Obj::new(out);
-        str_json(o.key("code"), w.code.as_str());
+        plain_str_json(o.key("code"), w.code.as_str());
         opt_u64_json(o.key("offset"), w.offset.map(|v| v as u64));
         str_json(o.key("message"), &w.message);
         o.end();
@@ -586,7 +597,7 @@ fn message_json(
         TransportInfo::Low { name, .. } => name,
         TransportInfo::Unknown => "unknown",
     };
-    str_json(o.key("transport_name"), name);
+    plain_str_json(o.key("transport_name"), name);
     bool_json(o.key("reliable"), msg.reliable());
     if let TransportInfo::Data {
         ordered, flags_len, ..
@@ -628,7 +639,7 @@ fn message_json(
         (Some(g), _) => {
             u64_json(o.key("opcode"), g.opcode as u64);
             opcode_hex_json(o.key("opcode_hex"), g.opcode);
-            str_json(o.key("name"), g.name);
+            plain_str_json(o.key("name"), g.name);
             u64_json(o.key("game_length"), g.length as u64);
             if let Some(n) = super::json::object_of(g).and_then(names) {
                 str_json(o.key("object"), &n);
@@ -643,7 +654,7 @@ fn message_json(
         let mut m = Obj::new(o.key("assembled"));
         u64_json(m.key("opcode"), g.opcode as u64);
         opcode_hex_json(m.key("opcode_hex"), g.opcode);
-        str_json(m.key("name"), g.name);
+        plain_str_json(m.key("name"), g.name);
         u64_json(m.key("length"), g.length as u64);
         let frames = m.key("frames");
         frames.push(b'[');
@@ -714,12 +725,12 @@ impl PacketWriter {
         keep: &dyn Fn(&MessageRecord) -> bool,
     ) {
         let mut o = Obj::new(out);
-        str_json(o.key("type"), "packet");
+        plain_str_json(o.key("type"), "packet");
         u64_json(o.key("frame"), p.frame);
         f64_json(o.key("time"), super::json::time_seconds(p.ts_ns));
         addr_json(o.key("src"), &p.src);
         addr_json(o.key("dst"), &p.dst);
-        str_json(o.key("direction"), p.direction.as_str());
+        plain_str_json(o.key("direction"), p.direction.as_str());
         u64_json(o.key("session"), p.session as u64);
         u64_json(o.key("client"), p.client as u64);
         if let Some(n) = client_name {
@@ -731,11 +742,11 @@ impl PacketWriter {
         u64_json(o.key("udp_length"), p.udp_len as u64);
         match &p.body {
             PacketBody::GameSpy { text } => {
-                str_json(o.key("kind"), "gamespy");
+                plain_str_json(o.key("kind"), "gamespy");
                 str_json(o.key("text"), text);
             }
             PacketBody::Game(g) => {
-                str_json(o.key("kind"), "game");
+                plain_str_json(o.key("kind"), "game");
                 u64_json(o.key("peer_id"), g.peer_id as u64);
                 u64_json(o.key("msg_count"), g.msg_count as u64);
                 if with_hex {
