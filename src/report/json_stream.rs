@@ -29,8 +29,22 @@ use std::rc::Rc;
 
 // Writing into a Vec cannot fail: the io::Results below are ignored on purpose.
 
+/// An integer. Most are below 1,000 (offsets, lengths, indices, percentages): those
+/// are copied at a length the compiler knows, without a call to `memcpy`.
 pub(crate) fn u64_json(out: &mut Vec<u8>, n: u64) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    use super::json_float::PAIRS;
+    match n {
+        0..=9 => out.push(b'0' + n as u8),
+        10..=99 => {
+            let i = 2 * n as usize;
+            out.extend_from_slice(&[PAIRS[i], PAIRS[i + 1]]);
+        }
+        100..=999 => {
+            let i = 2 * (n % 100) as usize;
+            out.extend_from_slice(&[b'0' + (n / 100) as u8, PAIRS[i], PAIRS[i + 1]]);
+        }
+        _ => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+    }
 }
 
 pub(crate) fn i64_json(out: &mut Vec<u8>, n: i64) {
@@ -45,7 +59,12 @@ fn opt_u64_json(out: &mut Vec<u8>, n: Option<u64>) {
 }
 
 pub(super) fn bool_json(out: &mut Vec<u8>, b: bool) {
-    out.extend_from_slice(if b { b"true" } else { b"false" });
+    // One copy per branch: each has a length the compiler knows.
+    if b {
+        out.extend_from_slice(b"true");
+    } else {
+        out.extend_from_slice(b"false");
+    }
 }
 
 /// An `f64` number (`null` when not finite).
@@ -219,6 +238,26 @@ pub(super) fn natural_width(v: u64) -> usize {
 /// `"0x` + upper-case hex, at least `width` digits + `"`, as `format!("0x{v:0width$X}")`.
 pub(super) fn hex_twin_json(out: &mut Vec<u8>, v: u64, width: usize) {
     const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    // The common widths, an object id's 8 digits and a byte's 2, in one copy each.
+    if width == 8 && v <= 0xFFFF_FFFF {
+        let mut text = *b"\"0x00000000\"";
+        for k in 0..8 {
+            text[10 - k] = DIGITS[(v >> (4 * k) & 15) as usize];
+        }
+        out.extend_from_slice(&text);
+        return;
+    }
+    if width == 2 && v <= 0xFF {
+        out.extend_from_slice(&[
+            b'"',
+            b'0',
+            b'x',
+            DIGITS[(v >> 4) as usize],
+            DIGITS[(v & 15) as usize],
+            b'"',
+        ]);
+        return;
+    }
     let mut buf = [0u8; 16];
     let mut n = 0;
     let mut x = v;
@@ -386,6 +425,9 @@ fn shape_hash(fields: &[Field]) -> u64 {
 /// few hundred at most.
 const MAX_LAYOUTS: usize = 4096;
 
+/// At most this many addresses' text is kept; others are written each time.
+const MAX_ADDRS: usize = 4096;
+
 /// The JSON text of one f32 value, as [`PacketWriter`] keeps it (`len` 0: empty).
 #[derive(Clone, Copy)]
 struct FloatText {
@@ -452,6 +494,8 @@ impl FloatCache {
 /// value and the ship classes the writer was made with ([`super::json_state_update`]).
 pub struct PacketWriter {
     layouts: FxHashMap<u64, Rc<Layout>>,
+    /// The text of each address seen (a capture has a few): `"ip:port"`.
+    addrs: FxHashMap<SocketAddr, Box<[u8]>>,
     floats: FloatCache,
     typed: TypedWriter,
 }
@@ -469,6 +513,7 @@ impl PacketWriter {
         let mut floats = FloatCache::default();
         PacketWriter {
             layouts: FxHashMap::default(),
+            addrs: FxHashMap::default(),
             typed: TypedWriter::new(ships, &mut floats),
             floats,
         }
@@ -476,6 +521,19 @@ impl PacketWriter {
 
     fn float(&mut self, out: &mut Vec<u8>, v: f64) {
         self.floats.write(out, v);
+    }
+
+    /// [`addr_json`], with the text of each address kept (up to [`MAX_ADDRS`]).
+    fn addr(&mut self, out: &mut Vec<u8>, addr: &SocketAddr) {
+        if let Some(text) = self.addrs.get(addr) {
+            out.extend_from_slice(text);
+            return;
+        }
+        let start = out.len();
+        addr_json(out, addr);
+        if self.addrs.len() < MAX_ADDRS {
+            self.addrs.insert(*addr, out[start..].into());
+        }
     }
 
     /// The fields of a game message: from its tree, or, for a StateUpdate decoded
@@ -728,8 +786,8 @@ impl PacketWriter {
         plain_str_json(o.key("type"), "packet");
         u64_json(o.key("frame"), p.frame);
         f64_json(o.key("time"), super::json::time_seconds(p.ts_ns));
-        addr_json(o.key("src"), &p.src);
-        addr_json(o.key("dst"), &p.dst);
+        self.addr(o.key("src"), &p.src);
+        self.addr(o.key("dst"), &p.dst);
         plain_str_json(o.key("direction"), p.direction.as_str());
         u64_json(o.key("session"), p.session as u64);
         u64_json(o.key("client"), p.client as u64);
@@ -1003,6 +1061,34 @@ mod tests {
             let mut out = Vec::new();
             i64_json(&mut out, x as i64);
             assert_eq!(String::from_utf8(out).unwrap(), (x as i64).to_string());
+        }
+    }
+
+    #[test]
+    fn integers_and_hex_twins_are_written_as_format_writes_them() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let randoms = std::iter::from_fn(move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            Some(x)
+        });
+        let wide = randoms.take(10_000).flat_map(|x| [x, x >> 32, x >> 48]);
+        for v in (0..=70_000u64)
+            .chain(wide)
+            .chain([u64::MAX, u32::MAX as u64])
+        {
+            let mut out = Vec::new();
+            u64_json(&mut out, v);
+            assert_eq!(String::from_utf8(out).unwrap(), v.to_string());
+            for width in [2, 4, 8, 16] {
+                let mut out = Vec::new();
+                hex_twin_json(&mut out, v, width);
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    format!("\"0x{v:0width$X}\"")
+                );
+            }
         }
     }
 }
