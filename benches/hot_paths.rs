@@ -207,7 +207,7 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Elements(inp.records.len() as u64));
     g.bench_function("write_packet", |b| {
         let mut out = Vec::new();
-        let none = |_: u32| NoNames.describe_object(0, 0);
+        let none = |_: u32| NoNames.describe_object(0, 0).map(std::rc::Rc::from);
         b.iter(|| {
             for p in &inp.records {
                 out.clear();

@@ -64,7 +64,7 @@ fn in_order(j: &Json, order: &[&str]) {
 
 impl Sink for Compare {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> anyhow::Result<Control> {
-        let describe = |id: u32| names.describe_object(p.session, id);
+        let describe = |id: u32| names.describe_object(p.session, id).map(std::rc::Rc::from);
         let client = names.client_name(p.session, p.client);
         for hex in [false, true] {
             let mut fresh = Vec::new();

@@ -106,7 +106,7 @@ impl Sink for WriteJson {
             p,
             true,
             client.as_deref(),
-            &|id| names.describe_object(p.session, id),
+            &|id| names.describe_object(p.session, id).map(Into::into),
             &|_| true,
         );
         self.lines.push(String::from_utf8(line).unwrap());

@@ -260,7 +260,7 @@ impl Sink for RenderAll {
         };
         let _ = packet_lines(p, &keep, &cx);
         let _ = bcwire::report::decode::packet_hex(p);
-        let describe = |id: u32| names.describe_object(p.session, id);
+        let describe = |id: u32| names.describe_object(p.session, id).map(std::rc::Rc::from);
         let _ = packet_csv(p, &keep, true, &describe);
         // The one JSON writer: whatever the input, it writes JSON that parses.
         let mut json = Vec::new();

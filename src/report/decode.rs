@@ -343,7 +343,7 @@ pub fn packet_csv(
     p: &PacketRecord,
     keep: &dyn Fn(&MessageRecord) -> bool,
     hex: bool,
-    describe: &dyn Fn(u32) -> Option<String>,
+    describe: &dyn Fn(u32) -> Option<std::rc::Rc<str>>,
 ) -> String {
     let mut out = String::new();
     let PacketBody::Game(g) = &p.body else {

@@ -642,7 +642,7 @@ fn message_json(
     w: &mut PacketWriter,
     out: &mut Vec<u8>,
     msg: &MessageRecord,
-    names: &dyn Fn(u32) -> Option<String>,
+    names: &dyn Fn(u32) -> Option<Rc<str>>,
 ) {
     let mut o = Obj::new(out);
     let game = msg.game.as_ref();
@@ -742,7 +742,7 @@ fn messages_json(
     w: &mut PacketWriter,
     out: &mut Vec<u8>,
     g: &GamePacket,
-    names: &dyn Fn(u32) -> Option<String>,
+    names: &dyn Fn(u32) -> Option<Rc<str>>,
     keep: &dyn Fn(&MessageRecord) -> bool,
 ) {
     out.push(b'[');
@@ -765,7 +765,7 @@ pub fn write_packet(
     p: &PacketRecord,
     with_hex: bool,
     client_name: Option<&str>,
-    names: &dyn Fn(u32) -> Option<String>,
+    names: &dyn Fn(u32) -> Option<Rc<str>>,
     keep: &dyn Fn(&MessageRecord) -> bool,
 ) {
     PacketWriter::default().write_packet(out, p, with_hex, client_name, names, keep);
@@ -779,7 +779,7 @@ impl PacketWriter {
         p: &PacketRecord,
         with_hex: bool,
         client_name: Option<&str>,
-        names: &dyn Fn(u32) -> Option<String>,
+        names: &dyn Fn(u32) -> Option<Rc<str>>,
         keep: &dyn Fn(&MessageRecord) -> bool,
     ) {
         let mut o = Obj::new(out);

@@ -5,6 +5,7 @@ pub use crate::pipeline::names::{Names, NoNames, ShipIdentity};
 
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
+use std::rc::Rc;
 
 /// Object descriptions ("Galaxy (Kirk, slot 1)") kept between records while the names
 /// behind them stay the same ([`Names::epoch`]): a capture asks for the same few
@@ -15,14 +16,15 @@ pub struct Descriptions {
 }
 
 /// (session, object id) → its description, if it has one.
-type DescriptionMap = FxHashMap<(usize, u32), Option<String>>;
+/// Shared text: handing one out is a count, not a copy.
+type DescriptionMap = FxHashMap<(usize, u32), Option<Rc<str>>>;
 
 /// Descriptions kept at most; past it the cache starts again (a capture with more live
 /// objects than this is rare, and then answers are only computed again).
 const MAX_DESCRIPTIONS: usize = 4096;
 
 impl Descriptions {
-    pub fn describe(&self, names: &dyn Names, session: usize, object_id: u32) -> Option<String> {
+    pub fn describe(&self, names: &dyn Names, session: usize, object_id: u32) -> Option<Rc<str>> {
         let mut cache = self.cache.borrow_mut();
         let (epoch, map) = &mut *cache;
         if *epoch != names.epoch() || map.len() >= MAX_DESCRIPTIONS {
@@ -30,7 +32,7 @@ impl Descriptions {
             map.clear();
         }
         map.entry((session, object_id))
-            .or_insert_with(|| names.describe_object(session, object_id))
+            .or_insert_with(|| names.describe_object(session, object_id).map(Rc::from))
             .clone()
     }
 }

@@ -66,7 +66,7 @@ enum Cell<'a> {
 pub struct Context<'a> {
     pub packet: &'a PacketRecord,
     pub client_name: Option<&'a str>,
-    pub describe: &'a dyn Fn(u32) -> Option<String>,
+    pub describe: &'a dyn Fn(u32) -> Option<std::rc::Rc<str>>,
 }
 
 impl Selection {
@@ -142,7 +142,7 @@ impl Selection {
                 "object" => either
                     .and_then(super::json::object_of)
                     .and_then(cx.describe)
-                    .map_or(Cell::None, |n| Cell::Text(n.into())),
+                    .map_or(Cell::None, |n| Cell::Text(n.to_string().into())),
                 _ => Cell::None,
             },
             Column::Field(scope, path) => {
