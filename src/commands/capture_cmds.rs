@@ -293,7 +293,20 @@ impl DecodeSink<'_> {
     fn done(&self) -> bool {
         self.count.is_some_and(|c| self.written_all >= c)
     }
+
+    /// Write the JSON records gathered in `line`; due before anything else is written.
+    fn write_pending(&mut self) -> std::io::Result<()> {
+        if !self.line.is_empty() {
+            self.w.write_all(&self.line)?;
+            self.line.clear();
+        }
+        Ok(())
+    }
 }
+
+/// JSON records gathered before they are written: the size of the output's buffer
+/// (`commands::main`), so that a full block bypasses it.
+const PENDING_JSON: usize = 1 << 16;
 
 impl Sink for DecodeSink<'_> {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
@@ -367,8 +380,10 @@ impl Sink for DecodeSink<'_> {
             #[cfg(feature = "parquet")]
             DecodeFormat::Parquet => {}
             DecodeFormat::Jsonl | DecodeFormat::Json => {
+                // Records gather in `line` and go out a block at a time: a block as
+                // large as the output's buffer is written straight through it, not
+                // copied into it (JSON Lines run to 2 GB per million frames).
                 let line = &mut self.line;
-                line.clear();
                 if self.format == DecodeFormat::Json {
                     line.extend_from_slice(if self.items == 0 { b"[\n" } else { b",\n" });
                 }
@@ -384,7 +399,9 @@ impl Sink for DecodeSink<'_> {
                 if self.format == DecodeFormat::Jsonl {
                     line.push(b'\n');
                 }
-                self.w.write_all(line)?;
+                if self.flush || line.len() >= PENDING_JSON {
+                    self.write_pending()?;
+                }
             }
         }
         self.written += 1;
@@ -486,15 +503,18 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         if several && a.format == DecodeFormat::Table {
             writeln!(sink.w, "{}", pal.heading(path))?;
         }
-        let mut s = if a.write.write.is_some() {
+        let run = if a.write.write.is_some() {
             let rule = cut::Rule::Filter(sink.filter.clone());
             let mut sel = cut::Selecting::new(&mut sink, rule, a.write.annotate);
-            let s = run_file(&source, &cfg, &mut sel, out)?;
+            let s = run_file(&source, &cfg, &mut sel, out);
             picked = sel.picked;
             s
         } else {
-            run_file(&source, &cfg, &mut sink, out)?
+            run_file(&source, &cfg, &mut sink, out)
         };
+        // The records of a run that failed part way are still written.
+        sink.write_pending()?;
+        let mut s = run?;
         warn_problems(path, &s, &cfg, out);
         if json {
             write_decode_summary(&mut sink, &mut s, path, a.format)?;

@@ -14,7 +14,9 @@
 //! of every value a byte can stand for (a condition, a power byte, a direction
 //! component).
 
-use super::json_stream::{bool_json, hex_twin_json, natural_width, str_json, u64_json, FloatCache};
+use super::json_stream::{
+    bool_json, hex_twin_json, natural_width, push_prefix, str_json, u64_json, FloatCache,
+};
 use crate::game::dirty::FLAG_NAMES;
 use crate::game::ships::{RecordFormat, ShipCatalog, ShipClass, SubsystemLayout};
 use crate::game::stateupdate::{Dir3, StateUpdate, SubsystemData};
@@ -34,24 +36,35 @@ fn key(out: &mut Vec<u8>, name: &str) {
 
 /// The JSON text of the value each byte stands for.
 struct ByteTexts {
-    text: Vec<u8>,
-    ends: Vec<u32>,
+    /// Per byte: its text and the text's length.
+    texts: Box<[([u8; ByteTexts::MAX], u8)]>,
 }
 
 impl ByteTexts {
+    /// Longest text kept (`-0.007874016`, a direction component, is 12).
+    const MAX: usize = 16;
+
     fn new(floats: &mut FloatCache, value: impl Fn(u8) -> f64) -> ByteTexts {
         let mut text = Vec::new();
-        let mut ends = vec![0];
-        for b in 0..=255u8 {
-            floats.write(&mut text, value(b));
-            ends.push(text.len() as u32);
-        }
-        ByteTexts { text, ends }
+        let texts = (0..=255u8)
+            .map(|b| {
+                text.clear();
+                floats.write(&mut text, value(b));
+                // The values are fixed (a percentage, a direction component): the
+                // typed-writer test writes every byte of each.
+                assert!(text.len() <= ByteTexts::MAX, "byte {b}: {text:?}");
+                let mut t = [0u8; ByteTexts::MAX];
+                t[..text.len()].copy_from_slice(&text);
+                (t, text.len() as u8)
+            })
+            .collect();
+        ByteTexts { texts }
     }
 
+    #[inline(always)]
     fn write(&self, out: &mut Vec<u8>, b: u8) {
-        let b = b as usize;
-        out.extend_from_slice(&self.text[self.ends[b] as usize..self.ends[b + 1] as usize]);
+        let (text, len) = &self.texts[b as usize];
+        push_prefix(out, text, *len as usize);
     }
 }
 

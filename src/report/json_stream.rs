@@ -43,8 +43,39 @@ pub(crate) fn u64_json(out: &mut Vec<u8>, n: u64) {
             let i = 2 * (n % 100) as usize;
             out.extend_from_slice(&[b'0' + (n / 100) as u8, PAIRS[i], PAIRS[i + 1]]);
         }
-        _ => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+        _ => {
+            // Digits written in place, last first, into room made by one copy of a
+            // known length (`itoa`'s text would be copied at a length known only then).
+            let len = n.ilog10() as usize + 1;
+            let at = out.len();
+            out.extend_from_slice(&[b'0'; 20]);
+            let digits = &mut out[at..at + len];
+            let (mut n, mut end) = (n, len);
+            while n >= 100 {
+                let r = 2 * (n % 100) as usize;
+                n /= 100;
+                digits[end - 2] = PAIRS[r];
+                digits[end - 1] = PAIRS[r + 1];
+                end -= 2;
+            }
+            if n >= 10 {
+                digits[end - 2] = PAIRS[2 * n as usize];
+                digits[end - 1] = PAIRS[2 * n as usize + 1];
+            } else {
+                digits[end - 1] = b'0' + n as u8;
+            }
+            out.truncate(at + len);
+        }
     }
+}
+
+/// The first `len` bytes of `text`: all of it copied (a length the compiler knows, so
+/// no call to `memcpy`), then the rest taken off again.
+#[inline(always)]
+pub(super) fn push_prefix<const N: usize>(out: &mut Vec<u8>, text: &[u8; N], len: usize) {
+    let at = out.len();
+    out.extend_from_slice(text);
+    out.truncate(at + len.min(N));
 }
 
 pub(crate) fn i64_json(out: &mut Vec<u8>, n: i64) {
@@ -177,6 +208,13 @@ fn addr_json(out: &mut Vec<u8>, addr: &SocketAddr) {
     }
 }
 
+/// `,"name":` as one literal, for [`Obj::key`] (plain ASCII names only).
+macro_rules! key {
+    ($name:literal) => {
+        concat!(",\"", $name, "\":").as_bytes()
+    };
+}
+
 /// Writes one object whose keys are fixed words, in the order given (the contract's).
 struct Obj<'o> {
     out: &'o mut Vec<u8>,
@@ -188,17 +226,16 @@ impl<'o> Obj<'o> {
         out.push(b'{');
         Obj { out, first: true }
     }
-    /// Start the value of `key` (plain ASCII, written without escaping). Inlined, so
-    /// that the copy of a literal key has a known length (no call to `memcpy`).
+    /// Start the value of a key given as [`key!`] makes it (`,"name":`, one literal):
+    /// one copy of a length the compiler knows, the comma left out before the first.
     #[inline(always)]
-    fn key(&mut self, key: &'static str) -> &mut Vec<u8> {
-        if !self.first {
-            self.out.push(b',');
+    fn key(&mut self, key: &'static [u8]) -> &mut Vec<u8> {
+        if self.first {
+            self.first = false;
+            self.out.extend_from_slice(&key[1..]);
+        } else {
+            self.out.extend_from_slice(key);
         }
-        self.first = false;
-        self.out.push(b'"');
-        self.out.extend_from_slice(key.as_bytes());
-        self.out.extend_from_slice(b"\":");
         self.out
     }
     fn end(self) {
@@ -213,9 +250,9 @@ fn warnings_json<'w>(out: &mut Vec<u8>, all: impl Iterator<Item = &'w Warning>) 
             out.push(b',');
         }
         let mut o = Obj::new(out);
-        plain_str_json(o.key("code"), w.code.as_str());
-        opt_u64_json(o.key("offset"), w.offset.map(|v| v as u64));
-        str_json(o.key("message"), &w.message);
+        plain_str_json(o.key(key!("code")), w.code.as_str());
+        opt_u64_json(o.key(key!("offset")), w.offset.map(|v| v as u64));
+        str_json(o.key(key!("message")), &w.message);
         o.end();
     }
     out.push(b']');
@@ -474,7 +511,7 @@ impl FloatCache {
             return;
         };
         if cached.len > 0 && cached.bits == bits {
-            out.extend_from_slice(&cached.text[..cached.len as usize]);
+            push_prefix(out, &cached.text, cached.len as usize);
             return;
         }
         let start = out.len();
@@ -632,8 +669,8 @@ fn fragment_json(out: &mut Vec<u8>, f: Option<FragmentRef>) {
         return;
     };
     let mut o = Obj::new(out);
-    u64_json(o.key("index"), f.index as u64);
-    opt_u64_json(o.key("total"), f.total.map(u64::from));
+    u64_json(o.key(key!("index")), f.index as u64);
+    opt_u64_json(o.key(key!("total")), f.total.map(u64::from));
     o.end();
 }
 
@@ -646,32 +683,32 @@ fn message_json(
 ) {
     let mut o = Obj::new(out);
     let game = msg.game.as_ref();
-    u64_json(o.key("offset"), msg.offset as u64);
-    u64_json(o.key("length"), msg.length as u64);
-    u64_json(o.key("transport_type"), msg.transport_type as u64);
+    u64_json(o.key(key!("offset")), msg.offset as u64);
+    u64_json(o.key(key!("length")), msg.length as u64);
+    u64_json(o.key(key!("transport_type")), msg.transport_type as u64);
     let name = match &msg.transport {
         TransportInfo::Data { .. } => "data",
         TransportInfo::Ack { .. } => "ack",
         TransportInfo::Low { name, .. } => name,
         TransportInfo::Unknown => "unknown",
     };
-    plain_str_json(o.key("transport_name"), name);
-    bool_json(o.key("reliable"), msg.reliable());
+    plain_str_json(o.key(key!("transport_name")), name);
+    bool_json(o.key(key!("reliable")), msg.reliable());
     if let TransportInfo::Data {
         ordered, flags_len, ..
     } = &msg.transport
     {
-        bool_json(o.key("ordered"), *ordered);
-        u64_json(o.key("flags_len"), *flags_len as u64);
+        bool_json(o.key(key!("ordered")), *ordered);
+        u64_json(o.key(key!("flags_len")), *flags_len as u64);
     }
-    opt_u64_json(o.key("seq"), msg.seq().map(u64::from));
-    fragment_json(o.key("fragment"), msg.fragment());
-    bool_json(o.key("retransmission"), msg.retransmission);
+    opt_u64_json(o.key(key!("seq")), msg.seq().map(u64::from));
+    fragment_json(o.key(key!("fragment")), msg.fragment());
+    bool_json(o.key(key!("retransmission")), msg.retransmission);
     if let Some(f) = msg.original_frame {
-        u64_json(o.key("original_frame"), f);
+        u64_json(o.key(key!("original_frame")), f);
     }
     if msg.keepalive {
-        bool_json(o.key("keepalive"), true);
+        bool_json(o.key(key!("keepalive")), true);
     }
     if let TransportInfo::Ack {
         flags,
@@ -682,39 +719,39 @@ fn message_json(
         ..
     } = &msg.transport
     {
-        let mut a = Obj::new(o.key("ack"));
-        u64_json(a.key("flags"), *flags as u64);
-        opt_u64_json(a.key("fragment_index"), fragment_index.map(u64::from));
-        opt_u64_json(a.key("acked_frame"), *acked_frame);
+        let mut a = Obj::new(o.key(key!("ack")));
+        u64_json(a.key(key!("flags")), *flags as u64);
+        opt_u64_json(a.key(key!("fragment_index")), fragment_index.map(u64::from));
+        opt_u64_json(a.key(key!("acked_frame")), *acked_frame);
         match delay_ns {
-            Some(d) => f64_json(a.key("delay"), *d as f64 / 1e9),
-            None => a.key("delay").extend_from_slice(b"null"),
+            Some(d) => f64_json(a.key(key!("delay")), *d as f64 / 1e9),
+            None => a.key(key!("delay")).extend_from_slice(b"null"),
         }
-        bool_json(a.key("duplicate"), *duplicate);
+        bool_json(a.key(key!("duplicate")), *duplicate);
         a.end();
     }
     match (game, &msg.transport) {
         (Some(g), _) => {
-            u64_json(o.key("opcode"), g.opcode as u64);
-            opcode_hex_json(o.key("opcode_hex"), g.opcode);
-            plain_str_json(o.key("name"), g.name);
-            u64_json(o.key("game_length"), g.length as u64);
+            u64_json(o.key(key!("opcode")), g.opcode as u64);
+            opcode_hex_json(o.key(key!("opcode_hex")), g.opcode);
+            plain_str_json(o.key(key!("name")), g.name);
+            u64_json(o.key(key!("game_length")), g.length as u64);
             if let Some(n) = super::json::object_of(g).and_then(names) {
-                str_json(o.key("object"), &n);
+                str_json(o.key(key!("object")), &n);
             }
-            w.game_fields(o.key("fields"), g);
+            w.game_fields(o.key(key!("fields")), g);
         }
-        (None, TransportInfo::Low { fields, .. }) => w.fields(o.key("fields"), fields),
+        (None, TransportInfo::Low { fields, .. }) => w.fields(o.key(key!("fields")), fields),
         _ => {}
     }
     if let Some(a) = &msg.assembled {
         let g = &a.game;
-        let mut m = Obj::new(o.key("assembled"));
-        u64_json(m.key("opcode"), g.opcode as u64);
-        opcode_hex_json(m.key("opcode_hex"), g.opcode);
-        plain_str_json(m.key("name"), g.name);
-        u64_json(m.key("length"), g.length as u64);
-        let frames = m.key("frames");
+        let mut m = Obj::new(o.key(key!("assembled")));
+        u64_json(m.key(key!("opcode")), g.opcode as u64);
+        opcode_hex_json(m.key(key!("opcode_hex")), g.opcode);
+        plain_str_json(m.key(key!("name")), g.name);
+        u64_json(m.key(key!("length")), g.length as u64);
+        let frames = m.key(key!("frames"));
         frames.push(b'[');
         for (k, f) in a.frames.iter().enumerate() {
             if k > 0 {
@@ -723,16 +760,16 @@ fn message_json(
             u64_json(frames, *f);
         }
         frames.push(b']');
-        w.game_fields(m.key("fields"), g);
-        warnings_json(m.key("warnings"), g.warnings.iter());
+        w.game_fields(m.key(key!("fields")), g);
+        warnings_json(m.key(key!("warnings")), g.warnings.iter());
         m.end();
     }
     if let Some(r) = msg.relay_of {
-        u64_json(o.key("relay_of"), r);
+        u64_json(o.key(key!("relay_of")), r);
     }
     let game_warnings: &[Warning] = game.map_or(&[], |g| &g.warnings);
     warnings_json(
-        o.key("warnings"),
+        o.key(key!("warnings")),
         msg.warnings.iter().chain(game_warnings.iter()),
     );
     o.end();
@@ -783,35 +820,35 @@ impl PacketWriter {
         keep: &dyn Fn(&MessageRecord) -> bool,
     ) {
         let mut o = Obj::new(out);
-        plain_str_json(o.key("type"), "packet");
-        u64_json(o.key("frame"), p.frame);
-        f64_json(o.key("time"), super::json::time_seconds(p.ts_ns));
-        self.addr(o.key("src"), &p.src);
-        self.addr(o.key("dst"), &p.dst);
-        plain_str_json(o.key("direction"), p.direction.as_str());
-        u64_json(o.key("session"), p.session as u64);
-        u64_json(o.key("client"), p.client as u64);
+        plain_str_json(o.key(key!("type")), "packet");
+        u64_json(o.key(key!("frame")), p.frame);
+        f64_json(o.key(key!("time")), super::json::time_seconds(p.ts_ns));
+        self.addr(o.key(key!("src")), &p.src);
+        self.addr(o.key(key!("dst")), &p.dst);
+        plain_str_json(o.key(key!("direction")), p.direction.as_str());
+        u64_json(o.key(key!("session")), p.session as u64);
+        u64_json(o.key(key!("client")), p.client as u64);
         if let Some(n) = client_name {
-            str_json(o.key("client_name"), n);
+            str_json(o.key(key!("client_name")), n);
         }
         if let Some(c) = &p.comment {
-            str_json(o.key("comment"), c);
+            str_json(o.key(key!("comment")), c);
         }
-        u64_json(o.key("udp_length"), p.udp_len as u64);
+        u64_json(o.key(key!("udp_length")), p.udp_len as u64);
         match &p.body {
             PacketBody::GameSpy { text } => {
-                plain_str_json(o.key("kind"), "gamespy");
-                str_json(o.key("text"), text);
+                plain_str_json(o.key(key!("kind")), "gamespy");
+                str_json(o.key(key!("text")), text);
             }
             PacketBody::Game(g) => {
-                plain_str_json(o.key("kind"), "game");
-                u64_json(o.key("peer_id"), g.peer_id as u64);
-                u64_json(o.key("msg_count"), g.msg_count as u64);
+                plain_str_json(o.key(key!("kind")), "game");
+                u64_json(o.key(key!("peer_id")), g.peer_id as u64);
+                u64_json(o.key(key!("msg_count")), g.msg_count as u64);
                 if with_hex {
-                    hex_bytes_json(o.key("plain_hex"), &g.plain);
+                    hex_bytes_json(o.key(key!("plain_hex")), &g.plain);
                 }
-                messages_json(self, o.key("messages"), g, names, keep);
-                warnings_json(o.key("warnings"), g.warnings.iter());
+                messages_json(self, o.key(key!("messages")), g, names, keep);
+                warnings_json(o.key(key!("warnings")), g.warnings.iter());
             }
         }
         o.end();
