@@ -350,7 +350,7 @@ impl Sink for DecodeSink<'_> {
                 _ => {
                     self.line.clear();
                     sel.json_lines(&mut self.json, &cx, &keep, &mut self.line);
-                    self.w.write_all(&self.line)?;
+                    self.write_pending()?;
                 }
             }
             self.written += 1;
