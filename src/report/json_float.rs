@@ -10,6 +10,14 @@
 //! writes an `f64` of those digits: the `f64` nearest to a decimal of at most nine digits
 //! has exactly those digits as its shortest form, so only the layout remains.
 //!
+//! Most values never meet such a tie, and for them `zmij` (the formatter `serde_json`
+//! writes `f64`s with) writes the same text faster: a tie needs the exact binary value
+//! to be a decimal of at most ten significant digits ending in 5, so a value whose
+//! exact expansion is an integer or has 15 or more digits after the point (after its
+//! mantissa's trailing zero bits are taken off) has none ([`no_exact_tie`]). `zmij`
+//! lays an f32's digits out as `serde_json` does an `f64`'s between 2^-16 and 2^29,
+//! where the values of a capture mostly are ([`zmij_agrees`]).
+//!
 //! The tests compare [`write_f32`] with the established path on tens of millions of bit
 //! patterns; an ignored test covers all 2^32 of them.
 
@@ -247,6 +255,10 @@ pub fn write_field_float(out: &mut Vec<u8>, v: f64) {
 /// `Display` form. `f` must be finite.
 pub fn write_f32(out: &mut Vec<u8>, f: f32) {
     let bits = f.to_bits();
+    if zmij_agrees(bits) {
+        out.extend_from_slice(zmij::Buffer::new().format_finite(f).as_bytes());
+        return;
+    }
     if bits & 0x8000_0000 != 0 {
         out.push(b'-');
     }
@@ -287,6 +299,34 @@ pub fn write_f32(out: &mut Vec<u8>, f: f32) {
         out.resize(out.len() + (-sci - 1) as usize, b'0');
         out.extend_from_slice(text);
     }
+}
+
+/// Whether the f32 of `bits` cannot lie exactly halfway between two shortest decimal
+/// candidates. Its exact value m × 2^e (m odd) is an integer when e ≥ 0 (one that ends
+/// in 5 is odd, so below 2^24 and its own shortest text); when e < 0 it has −e digits
+/// after the point and m × 5^−e significant digits, at least 5^15 > 10^10 of them
+/// when −e ≥ 15, more than a tie between candidates of at most nine digits can have.
+fn no_exact_tie(bits: u32) -> bool {
+    let ieee_e = (bits >> 23) & 0xFF;
+    let ieee_m = bits & 0x7F_FFFF;
+    let (m, e) = if ieee_e == 0 {
+        (ieee_m, -149)
+    } else {
+        (ieee_m | 0x80_0000, ieee_e as i32 - 150)
+    };
+    if m == 0 {
+        return true;
+    }
+    let e = e + m.trailing_zeros() as i32;
+    e >= 0 || e <= -15
+}
+
+/// Whether `zmij` writes the f32 of `bits` as [`write_f32`] does: no exact tie, and a
+/// magnitude from 2^-16 (1.5e-5) to below 2^29 (5.4e8), where both write positional
+/// text (`zmij` turns to exponent form for an f32 at other bounds than for an f64).
+fn zmij_agrees(bits: u32) -> bool {
+    let ieee_e = (bits >> 23) & 0xFF;
+    (127 - 16..127 + 29).contains(&ieee_e) && no_exact_tie(bits)
 }
 
 /// The `f64` nearest to `digits × 10^exp` (digits below 2^53).
