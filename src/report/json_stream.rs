@@ -29,17 +29,26 @@ use std::rc::Rc;
 
 // Writing into a Vec cannot fail: the io::Results below are ignored on purpose.
 
-/// An integer. Most are below 1,000 (offsets, lengths, indices, percentages): those
-/// are copied at a length the compiler knows, without a call to `memcpy`.
+/// An integer. Most are below 100 (offsets, lengths, indices, percentages): those are
+/// written inline, at a length the compiler knows; the rest by [`u64_digits`].
+#[inline(always)]
 pub(crate) fn u64_json(out: &mut Vec<u8>, n: u64) {
     use super::json_float::PAIRS;
+    if n < 10 {
+        out.push(b'0' + n as u8);
+    } else if n < 100 {
+        let i = 2 * n as usize;
+        out.extend_from_slice(&[PAIRS[i], PAIRS[i + 1]]);
+    } else {
+        u64_digits(out, n);
+    }
+}
+
+/// An integer from 100 up.
+fn u64_digits(out: &mut Vec<u8>, n: u64) {
+    use super::json_float::PAIRS;
     match n {
-        0..=9 => out.push(b'0' + n as u8),
-        10..=99 => {
-            let i = 2 * n as usize;
-            out.extend_from_slice(&[PAIRS[i], PAIRS[i + 1]]);
-        }
-        100..=999 => {
+        0..=999 => {
             let i = 2 * (n % 100) as usize;
             out.extend_from_slice(&[b'0' + (n / 100) as u8, PAIRS[i], PAIRS[i + 1]]);
         }
