@@ -88,6 +88,12 @@ impl<'a> Reader<'a> {
     pub fn open_bits(&self) -> u8 {
         self.bits_left
     }
+    /// Everything reading on from here depends on: the open packed byte's state and
+    /// the bytes left (to remember what reading on found).
+    pub fn state_key(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&[self.bits_left, self.group_byte, self.bit_next]);
+        out.extend_from_slice(&self.buf[self.pos..]);
+    }
 
     #[cold]
     pub fn error(

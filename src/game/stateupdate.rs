@@ -16,9 +16,8 @@ use super::opcodes::Body;
 use super::reader::{DecodeError, DecodeResult, FieldReader};
 use super::ships::{ShipCatalog, ShipClass};
 use super::subsys::{
-    block_fields, fitting_classes, power_entry, power_fields, read_block_into,
-    read_power_block_into, write_block, write_power_block, PowerSetting, SubsystemBlock,
-    SubsystemRecord,
+    block_fields, power_entry, power_fields, read_block_into, read_power_block_into, write_block,
+    write_power_block, FitMemo, PowerSetting, SubsystemBlock, SubsystemRecord,
 };
 use super::writer::Writer;
 use crate::diag::{Code, Warning};
@@ -191,6 +190,8 @@ pub struct UpdatePool {
     boxes: Vec<Box<StateUpdate>>,
     records: Vec<Vec<SubsystemRecord>>,
     power: Vec<Vec<PowerSetting>>,
+    /// Which classes read the raw blocks seen lately.
+    fits: FitMemo,
 }
 
 impl UpdatePool {
@@ -264,6 +265,7 @@ pub fn decode_reusing(
         species,
         class: species.and_then(|s| catalog.class(s)),
         catalog,
+        fits: &mut pool.fits,
     };
     if msg.first() != Some(&OPCODE) {
         d.warnings.push(Warning::new(
@@ -322,6 +324,7 @@ struct Decoder<'a, 'c> {
     species: Option<u16>,
     class: Option<&'c ShipClass>,
     catalog: &'c ShipCatalog,
+    fits: &'c mut FitMemo,
 }
 
 impl Decoder<'_, '_> {
@@ -525,7 +528,7 @@ impl Decoder<'_, '_> {
     fn raw_subsystem_block(&mut self, at: usize) {
         // Probing every class is costly: skip it when nobody will read the answer.
         let fits = if self.class.is_none() || self.f.keeps_fields() {
-            fitting_classes(&self.f.r, self.catalog)
+            self.fits.fitting(&self.f.r, self.catalog)
         } else {
             Vec::new()
         };

@@ -321,6 +321,64 @@ pub fn fitting_classes<'c>(r: &Reader<'_>, catalog: &'c ShipCatalog) -> Vec<&'c 
         .collect()
 }
 
+/// The classes [`fitting_classes`] found for recent blocks, by the reader's state at
+/// the block (its bytes included): a host whose blocks no layout reads sends the same
+/// block again while a ship's state holds, and probing every class costs more than the
+/// rest of the message. One memo serves one catalog (it forgets on another).
+#[derive(Default)]
+pub struct FitMemo {
+    slots: Vec<FitSlot>,
+    /// The catalog the slots were filled from, and its class count.
+    catalog: Option<(usize, usize)>,
+    key: Vec<u8>,
+}
+
+#[derive(Default)]
+struct FitSlot {
+    key: Vec<u8>,
+    /// Indices into the catalog's classes.
+    classes: Vec<u16>,
+}
+
+impl FitMemo {
+    const SLOTS: usize = 256;
+    /// Longest block kept (a block is at most a class's whole list, some 60 bytes).
+    const MAX_KEY: usize = 256;
+
+    /// [`fitting_classes`], remembered.
+    pub fn fitting<'c>(&mut self, r: &Reader<'_>, catalog: &'c ShipCatalog) -> Vec<&'c ShipClass> {
+        let classes = catalog.classes();
+        let id = (catalog as *const ShipCatalog as usize, classes.len());
+        if self.catalog != Some(id) {
+            self.catalog = Some(id);
+            self.slots.clear();
+            self.slots.resize_with(FitMemo::SLOTS, FitSlot::default);
+        }
+        self.key.clear();
+        r.state_key(&mut self.key);
+        if self.key.len() > FitMemo::MAX_KEY {
+            return fitting_classes(r, catalog);
+        }
+        let mut h = rustc_hash::FxHasher::default();
+        std::hash::Hasher::write(&mut h, &self.key);
+        let slot = &mut self.slots[(std::hash::Hasher::finish(&h) >> 48) as usize % FitMemo::SLOTS];
+        if slot.key != self.key {
+            slot.key.clear();
+            slot.key.extend_from_slice(&self.key);
+            slot.classes.clear();
+            slot.classes.extend(
+                (0..classes.len())
+                    .filter(|&i| block_fits(r, &classes[i]))
+                    .map(|i| i as u16),
+            );
+        }
+        slot.classes
+            .iter()
+            .filter_map(|&i| classes.get(i as usize))
+            .collect()
+    }
+}
+
 /// `read_block(r, class).is_ok_and(|b| b.fits())` without building the records: this
 /// runs once per catalog class for every block that is kept raw, so it must not
 /// allocate.
@@ -963,6 +1021,42 @@ mod tests {
             }
         }
         assert!(fits > 100, "the inputs exercise fitting blocks ({fits})");
+        // The memo answers as the probe does: filled on the first pass, and read back
+        // (or refilled where two blocks share a slot) on the second.
+        let mut memo = FitMemo::default();
+        let names = |v: Vec<&ShipClass>| v.iter().map(|c| c.species_id).collect::<Vec<_>>();
+        // Each block also behind a packed byte with bits left open (count 3, one read):
+        // the same bytes to read, another state.
+        let behind: Vec<Vec<u8>> = inputs
+            .iter()
+            .flat_map(|(bytes, _)| [0x60u8, 0x66].map(|g| [&[g][..], bytes].concat()))
+            .collect();
+        let readers = || {
+            let plain = inputs.iter().map(|(bytes, open)| {
+                let mut r = Reader::new(bytes);
+                for _ in 0..*open {
+                    r.bit("open").unwrap();
+                }
+                r
+            });
+            let behind = behind.iter().map(|bytes| {
+                let mut r = Reader::new(bytes);
+                r.bit("open").unwrap();
+                r
+            });
+            plain.chain(behind).collect::<Vec<_>>()
+        };
+        for _ in 0..2 {
+            for r in readers() {
+                assert_eq!(
+                    names(memo.fitting(&r, &catalog)),
+                    names(fitting_classes(&r, &catalog)),
+                    "{:02x?} open {}",
+                    r.buffer(),
+                    r.open_bits()
+                );
+            }
+        }
     }
 
     #[test]
