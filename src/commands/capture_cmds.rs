@@ -392,7 +392,9 @@ impl Sink for DecodeSink<'_> {
                     line,
                     p,
                     self.hex,
-                    names.client_name(p.session, p.client).as_deref(),
+                    descriptions
+                        .client_name(names, p.session, p.client)
+                        .as_deref(),
                     &describe,
                     &|m| all || keep(m),
                 );

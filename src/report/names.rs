@@ -7,32 +7,59 @@ use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-/// Object descriptions ("Galaxy (Kirk, slot 1)") kept between records while the names
-/// behind them stay the same ([`Names::epoch`]): a capture asks for the same few
-/// objects' descriptions on nearly every message.
+/// Object descriptions ("Galaxy (Kirk, slot 1)") and client names kept between
+/// records while the names behind them stay the same ([`Names::epoch`]): a capture asks
+/// for the same few objects' descriptions on nearly every message, and for one of a
+/// few clients' names on every record.
 #[derive(Default)]
 pub struct Descriptions {
-    cache: RefCell<(u64, DescriptionMap)>,
+    cache: RefCell<Cached>,
+}
+
+#[derive(Default)]
+struct Cached {
+    epoch: u64,
+    objects: DescriptionMap,
+    clients: FxHashMap<(usize, usize), Option<Rc<str>>>,
 }
 
 /// (session, object id) → its description, if it has one.
 /// Shared text: handing one out is a count, not a copy.
 type DescriptionMap = FxHashMap<(usize, u32), Option<Rc<str>>>;
 
-/// Descriptions kept at most; past it the cache starts again (a capture with more live
-/// objects than this is rare, and then answers are only computed again).
+/// Descriptions (and client names) kept at most; past it the cache starts again (a
+/// capture with more live objects than this is rare, and then answers are only
+/// computed again).
 const MAX_DESCRIPTIONS: usize = 4096;
 
 impl Descriptions {
+    fn current<'c>(cache: &'c mut Cached, names: &dyn Names) -> &'c mut Cached {
+        let full =
+            cache.objects.len() >= MAX_DESCRIPTIONS || cache.clients.len() >= MAX_DESCRIPTIONS;
+        if cache.epoch != names.epoch() || full {
+            cache.epoch = names.epoch();
+            cache.objects.clear();
+            cache.clients.clear();
+        }
+        cache
+    }
+
     pub fn describe(&self, names: &dyn Names, session: usize, object_id: u32) -> Option<Rc<str>> {
         let mut cache = self.cache.borrow_mut();
-        let (epoch, map) = &mut *cache;
-        if *epoch != names.epoch() || map.len() >= MAX_DESCRIPTIONS {
-            *epoch = names.epoch();
-            map.clear();
-        }
-        map.entry((session, object_id))
+        Self::current(&mut cache, names)
+            .objects
+            .entry((session, object_id))
             .or_insert_with(|| names.describe_object(session, object_id).map(Rc::from))
+            .clone()
+    }
+
+    /// [`Names::client_name`], kept.
+    pub fn client_name(&self, names: &dyn Names, session: usize, client: usize) -> Option<Rc<str>> {
+        let mut cache = self.cache.borrow_mut();
+        Self::current(&mut cache, names)
+            .clients
+            .entry((session, client))
+            .or_insert_with(|| names.client_name(session, client).map(Rc::from))
             .clone()
     }
 }
@@ -50,8 +77,9 @@ mod tests {
     }
 
     impl Names for Counting {
-        fn client_name(&self, _: usize, _: usize) -> Option<String> {
-            None
+        fn client_name(&self, session: usize, client: usize) -> Option<String> {
+            self.asked.set(self.asked.get() + 1);
+            Some(format!("{session}/{client}@{}", self.epoch.get()))
         }
         fn describe_object(&self, session: usize, id: u32) -> Option<String> {
             self.asked.set(self.asked.get() + 1);
@@ -95,5 +123,17 @@ mod tests {
             Some("0:0x3fffffff@8")
         );
         assert_eq!(names.asked.get(), 3, "a new epoch asks again");
+        // Client names likewise, apart from objects.
+        assert_eq!(d.client_name(&names, 0, 1).as_deref(), Some("0/1@8"));
+        assert_eq!(d.client_name(&names, 0, 1).as_deref(), Some("0/1@8"));
+        assert_eq!(d.client_name(&names, 0, 2).as_deref(), Some("0/2@8"));
+        assert_eq!(names.asked.get(), 5, "the repeated name is kept");
+        names.epoch.set(9);
+        assert_eq!(d.client_name(&names, 0, 1).as_deref(), Some("0/1@9"));
+        assert_eq!(
+            d.describe(&names, 0, 0x3FFF_FFFF).as_deref(),
+            Some("0:0x3fffffff@9")
+        );
+        assert_eq!(names.asked.get(), 7, "a new epoch asks for both again");
     }
 }
