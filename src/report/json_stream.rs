@@ -542,6 +542,8 @@ pub struct PacketWriter {
     layouts: FxHashMap<u64, Rc<Layout>>,
     /// The text of each address seen (a capture has a few): `"ip:port"`.
     addrs: FxHashMap<SocketAddr, Box<[u8]>>,
+    /// Per opcode, the text [`PacketWriter::opcode_head`] writes.
+    opcodes: Box<[Option<(&'static str, Box<[u8]>)>]>,
     floats: FloatCache,
     typed: TypedWriter,
 }
@@ -560,6 +562,7 @@ impl PacketWriter {
         PacketWriter {
             layouts: FxHashMap::default(),
             addrs: FxHashMap::default(),
+            opcodes: vec![None; 256].into_boxed_slice(),
             typed: TypedWriter::new(ships, &mut floats),
             floats,
         }
@@ -567,6 +570,27 @@ impl PacketWriter {
 
     fn float(&mut self, out: &mut Vec<u8>, v: f64) {
         self.floats.write(out, v);
+    }
+
+    /// An opcode's value, then `"opcode_hex"` and `"name"` with theirs, then the key
+    /// `"game_length":`; kept per opcode (with the name it was made for: an empty
+    /// message has opcode 0 but its own name).
+    fn opcode_head(&mut self, out: &mut Vec<u8>, opcode: u8, name: &'static str) {
+        let slot = &mut self.opcodes[opcode as usize];
+        if let Some((kept, text)) = slot {
+            if *kept == name {
+                out.extend_from_slice(text);
+                return;
+            }
+        }
+        let at = out.len();
+        u64_json(out, opcode as u64);
+        out.extend_from_slice(key!("opcode_hex"));
+        opcode_hex_json(out, opcode);
+        out.extend_from_slice(key!("name"));
+        plain_str_json(out, name);
+        out.extend_from_slice(key!("game_length"));
+        *slot = Some((name, out[at..].into()));
     }
 
     /// [`addr_json`], with the text of each address kept (up to [`MAX_ADDRS`]).
@@ -694,15 +718,21 @@ fn message_json(
     let game = msg.game.as_ref();
     u64_json(o.key(key!("offset")), msg.offset as u64);
     u64_json(o.key(key!("length")), msg.length as u64);
-    u64_json(o.key(key!("transport_type")), msg.transport_type as u64);
     let name = match &msg.transport {
         TransportInfo::Data { .. } => "data",
         TransportInfo::Ack { .. } => "ack",
         TransportInfo::Low { name, .. } => name,
         TransportInfo::Unknown => "unknown",
     };
-    plain_str_json(o.key(key!("transport_name")), name);
-    bool_json(o.key(key!("reliable")), msg.reliable());
+    if msg.transport_type == 0x32 && name == "data" {
+        // Most messages: the three keys and two values in one copy.
+        o.key(b",\"transport_type\":50,\"transport_name\":\"data\",\"reliable\":");
+    } else {
+        u64_json(o.key(key!("transport_type")), msg.transport_type as u64);
+        plain_str_json(o.key(key!("transport_name")), name);
+        o.key(key!("reliable"));
+    }
+    bool_json(o.out, msg.reliable());
     if let TransportInfo::Data {
         ordered, flags_len, ..
     } = &msg.transport
@@ -741,10 +771,10 @@ fn message_json(
     }
     match (game, &msg.transport) {
         (Some(g), _) => {
-            u64_json(o.key(key!("opcode")), g.opcode as u64);
-            opcode_hex_json(o.key(key!("opcode_hex")), g.opcode);
-            plain_str_json(o.key(key!("name")), g.name);
-            u64_json(o.key(key!("game_length")), g.length as u64);
+            // `"opcode"` to `"game_length":`, the same text for every message of an
+            // opcode: kept per opcode.
+            w.opcode_head(o.key(key!("opcode")), g.opcode, g.name);
+            u64_json(o.out, g.length as u64);
             if let Some(n) = super::json::object_of(g).and_then(names) {
                 str_json(o.key(key!("object")), &n);
             }
