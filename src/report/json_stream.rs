@@ -482,6 +482,9 @@ struct FloatText {
     text: [u8; 23],
 }
 
+/// An opcode's name and the text [`PacketWriter::opcode_head`] made with it.
+type OpcodeText = (&'static str, Box<[u8]>);
+
 /// Slots of the f32 text cache, indexed by a hash of the bit pattern.
 const FLOAT_SLOTS: usize = 1024;
 
@@ -543,7 +546,7 @@ pub struct PacketWriter {
     /// The text of each address seen (a capture has a few): `"ip:port"`.
     addrs: FxHashMap<SocketAddr, Box<[u8]>>,
     /// Per opcode, the text [`PacketWriter::opcode_head`] writes.
-    opcodes: Box<[Option<(&'static str, Box<[u8]>)>]>,
+    opcodes: Box<[Option<OpcodeText>]>,
     floats: FloatCache,
     typed: TypedWriter,
 }
