@@ -743,9 +743,17 @@ fn message_json(
         bool_json(o.key(key!("ordered")), *ordered);
         u64_json(o.key(key!("flags_len")), *flags_len as u64);
     }
-    opt_u64_json(o.key(key!("seq")), msg.seq().map(u64::from));
-    fragment_json(o.key(key!("fragment")), msg.fragment());
-    bool_json(o.key(key!("retransmission")), msg.retransmission);
+    match (msg.seq(), msg.fragment(), msg.retransmission) {
+        // An unreliable message (most of a battle): the three in one copy.
+        (None, None, false) => {
+            o.key(b",\"seq\":null,\"fragment\":null,\"retransmission\":false");
+        }
+        (seq, fragment, retransmission) => {
+            opt_u64_json(o.key(key!("seq")), seq.map(u64::from));
+            fragment_json(o.key(key!("fragment")), fragment);
+            bool_json(o.key(key!("retransmission")), retransmission);
+        }
+    }
     if let Some(f) = msg.original_frame {
         u64_json(o.key(key!("original_frame")), f);
     }
@@ -810,6 +818,11 @@ fn message_json(
         u64_json(o.key(key!("relay_of")), r);
     }
     let game_warnings: &[Warning] = game.map_or(&[], |g| &g.warnings);
+    if msg.warnings.is_empty() && game_warnings.is_empty() {
+        o.key(b",\"warnings\":[]");
+        o.end();
+        return;
+    }
     warnings_json(
         o.key(key!("warnings")),
         msg.warnings.iter().chain(game_warnings.iter()),
