@@ -129,6 +129,24 @@ pub(super) struct TypedWriter {
     power: ByteTexts,
     direction: ByteTexts,
     records: RecordCache,
+    /// Per flags byte: `,"flags":N,"flags_hex":"0xNN","flag_names":"…"`.
+    flags: Box<[Box<[u8]>]>,
+    /// The opening `{"object_id":N,"object_id_hex":"0x…"` of recent objects.
+    ids: Box<[IdText]>,
+}
+
+/// The text a StateUpdate's fields open with for one object id (`len` 0: empty).
+#[derive(Clone, Copy)]
+struct IdText {
+    id: u32,
+    len: u8,
+    text: [u8; IdText::MAX],
+}
+
+impl IdText {
+    /// `{"object_id":4294967295,"object_id_hex":"0xFFFFFFFF"` is 52 bytes.
+    const MAX: usize = 56;
+    const SLOTS: usize = 256;
 }
 
 impl TypedWriter {
@@ -142,7 +160,43 @@ impl TypedWriter {
             }),
             direction: ByteTexts::new(floats, |b| Dir3([b, 0, 0]).vector()[0] as f64),
             records: RecordCache::new(),
+            flags: (0..=255u8)
+                .map(|f| {
+                    let mut t = b",\"flags\":".to_vec();
+                    u64_json(&mut t, f as u64);
+                    key(&mut t, "flags_hex");
+                    hex_twin_json(&mut t, f as u64, 2);
+                    key(&mut t, "flag_names");
+                    flag_names_json(&mut t, f);
+                    t.into_boxed_slice()
+                })
+                .collect(),
+            ids: vec![
+                IdText {
+                    id: 0,
+                    len: 0,
+                    text: [0; IdText::MAX],
+                };
+                IdText::SLOTS
+            ]
+            .into_boxed_slice(),
         }
+    }
+
+    /// `{"object_id":N,"object_id_hex":"0x…"`, kept for the object's next update.
+    fn object_id(ids: &mut [IdText], out: &mut Vec<u8>, id: u32) {
+        let kept = &mut ids[(id.wrapping_mul(0x9E37_79B1) >> 24) as usize % IdText::SLOTS];
+        if kept.len == 0 || kept.id != id {
+            let mut t = b"{\"object_id\":".to_vec();
+            u64_json(&mut t, id as u64);
+            key(&mut t, "object_id_hex");
+            hex_twin_json(&mut t, id as u64, 8);
+            // At most 52 bytes (ten digits and eight hex digits).
+            kept.id = id;
+            kept.len = t.len() as u8;
+            kept.text[..t.len()].copy_from_slice(&t);
+        }
+        push_prefix(out, &kept.text, kept.len as usize);
     }
 
     /// `{…}`: the fields of `su`, as its field tree would write them.
@@ -154,6 +208,8 @@ impl TypedWriter {
             power,
             direction,
             records,
+            flags,
+            ids,
         } = self;
         let class = su.species.and_then(|s| ships.class(s));
         let text = class.map(|c| {
@@ -161,18 +217,10 @@ impl TypedWriter {
                 .entry(c.species_id)
                 .or_insert_with(|| ClassText::of(c))
         });
-        out.extend_from_slice(b"{\"object_id\":");
-        u64_json(out, su.object_id as u64);
-        key(out, "object_id_hex");
-        hex_twin_json(out, su.object_id as u64, 8);
+        Self::object_id(ids, out, su.object_id);
         key(out, "game_time");
         floats.write(out, su.game_time as f64);
-        key(out, "flags");
-        u64_json(out, su.flags as u64);
-        key(out, "flags_hex");
-        hex_twin_json(out, su.flags as u64, 2);
-        key(out, "flag_names");
-        flag_names_json(out, su.flags);
+        out.extend_from_slice(&flags[su.flags as usize]);
         if let Some(p) = su.position {
             key(out, "position");
             vec3(floats, out, p);
@@ -528,7 +576,13 @@ mod tests {
     fn random_update(class: &ShipClass, flags: u8, rng: &mut Rng) -> StateUpdate {
         let mut su = StateUpdate {
             species: Some(class.species_id),
-            object_id: rng.next() as u32,
+            // Few enough ids that kept openings are reused, and more than the writer
+            // keeps, so that they are also replaced.
+            object_id: match rng.below(8) {
+                0 => rng.next() as u32,
+                1 => [0, u32::MAX][rng.below(2) as usize],
+                _ => 0x3FFF_FFF0 + rng.below(600) as u32,
+            },
             game_time: (rng.below(1 << 20) as f32) / 64.0,
             flags,
             ..StateUpdate::default()
