@@ -345,6 +345,28 @@ impl<'a> FieldReader<'a> {
         }
     }
 
+    /// [`FieldReader::push`] for a value that owns no heap data (a number, flag or
+    /// vector), from the scalar readers below: inlined into every decoder, so the
+    /// recording is kept out of line, where a lean read never goes.
+    #[inline(always)]
+    fn push_plain(&mut self, name: &'static str, value: Value, start: usize) {
+        debug_assert!(!matches!(
+            value,
+            Value::Text(_) | Value::Bytes(_) | Value::List(_) | Value::Group(_)
+        ));
+        if self.keep {
+            self.keep_plain(name, value, start);
+        } else {
+            std::mem::forget(value);
+        }
+    }
+
+    #[inline(never)]
+    fn keep_plain(&mut self, name: &'static str, value: Value, start: usize) {
+        let span = Span::new(start, self.r.pos());
+        self.fields.push(Field::new(name, value, span));
+    }
+
     /// Record an already built field (nothing in a lean read).
     pub fn push_field(&mut self, field: Field) {
         if self.keep {
@@ -352,59 +374,68 @@ impl<'a> FieldReader<'a> {
         }
     }
 
+    #[inline]
     pub fn u8(&mut self, name: &'static str) -> DecodeResult<u8> {
         let at = self.r.pos();
         let v = self.r.u8(name)?;
-        self.push(name, Value::Uint(v as u64), at);
+        self.push_plain(name, Value::Uint(v as u64), at);
         Ok(v)
     }
+    #[inline]
     pub fn hex8(&mut self, name: &'static str) -> DecodeResult<u8> {
         let at = self.r.pos();
         let v = self.r.u8(name)?;
-        self.push(name, Value::Hex(v as u64), at);
+        self.push_plain(name, Value::Hex(v as u64), at);
         Ok(v)
     }
+    #[inline]
     pub fn i8(&mut self, name: &'static str) -> DecodeResult<i8> {
         let at = self.r.pos();
         let v = self.r.i8(name)?;
-        self.push(name, Value::Int(v as i64), at);
+        self.push_plain(name, Value::Int(v as i64), at);
         Ok(v)
     }
+    #[inline]
     pub fn u16(&mut self, name: &'static str) -> DecodeResult<u16> {
         let at = self.r.pos();
         let v = self.r.u16(name)?;
-        self.push(name, Value::Uint(v as u64), at);
+        self.push_plain(name, Value::Uint(v as u64), at);
         Ok(v)
     }
+    #[inline]
     pub fn u32(&mut self, name: &'static str) -> DecodeResult<u32> {
         let at = self.r.pos();
         let v = self.r.u32(name)?;
-        self.push(name, Value::Uint(v as u64), at);
+        self.push_plain(name, Value::Uint(v as u64), at);
         Ok(v)
     }
+    #[inline]
     pub fn hex32(&mut self, name: &'static str) -> DecodeResult<u32> {
         let at = self.r.pos();
         let v = self.r.u32(name)?;
-        self.push(name, Value::Hex(v as u64), at);
+        self.push_plain(name, Value::Hex(v as u64), at);
         Ok(v)
     }
+    #[inline]
     pub fn i32(&mut self, name: &'static str) -> DecodeResult<i32> {
         let at = self.r.pos();
         let v = self.r.i32(name)?;
-        self.push(name, Value::Int(v as i64), at);
+        self.push_plain(name, Value::Int(v as i64), at);
         Ok(v)
     }
+    #[inline]
     pub fn f32(&mut self, name: &'static str) -> DecodeResult<f32> {
         let at = self.r.pos();
         let v = self.r.f32(name)?;
-        self.push(name, Value::Float(v as f64), at);
+        self.push_plain(name, Value::Float(v as f64), at);
         Ok(v)
     }
     /// An `objref` (object id).
+    #[inline]
     pub fn object_id(&mut self, name: &'static str) -> DecodeResult<u32> {
         let at = self.r.pos();
         let v = self.r.u32(name)?;
-        self.push(name, Value::ObjectId(v), at);
+        self.push_plain(name, Value::ObjectId(v), at);
         Ok(v)
     }
     /// A packed boolean; its span is the group byte it lives in.
@@ -416,42 +447,48 @@ impl<'a> FieldReader<'a> {
         Ok(v)
     }
     /// A whole byte used as a boolean (`WriteBool`).
+    #[inline]
     pub fn bool8(&mut self, name: &'static str) -> DecodeResult<bool> {
         let at = self.r.pos();
         let v = self.r.u8(name)? != 0;
-        self.push(name, Value::Bool(v), at);
+        self.push_plain(name, Value::Bool(v), at);
         Ok(v)
     }
+    #[inline]
     pub fn cf16(&mut self, name: &'static str) -> DecodeResult<f32> {
         let at = self.r.pos();
         let v = self.r.cf16(name)?;
-        self.push(name, Value::Float(v as f64), at);
+        self.push_plain(name, Value::Float(v as f64), at);
         Ok(v)
     }
+    #[inline]
     pub fn cv3(&mut self, name: &'static str) -> DecodeResult<[f32; 3]> {
         let at = self.r.pos();
         let v = self.r.cv3(name)?;
-        self.push(name, Value::Vec3(v), at);
+        self.push_plain(name, Value::Vec3(v), at);
         Ok(v)
     }
+    #[inline]
     pub fn cv4(&mut self, name: &'static str) -> DecodeResult<[f32; 3]> {
         let at = self.r.pos();
         let v = self.r.cv4(name)?;
-        self.push(name, Value::Vec3(v), at);
+        self.push_plain(name, Value::Vec3(v), at);
         Ok(v)
     }
+    #[inline]
     pub fn cv4f(&mut self, name: &'static str) -> DecodeResult<[f32; 3]> {
         let at = self.r.pos();
         let v = self.r.cv4f(name)?;
-        self.push(name, Value::Vec3(v), at);
+        self.push_plain(name, Value::Vec3(v), at);
         Ok(v)
     }
+    #[inline]
     pub fn vec3_f32(&mut self, name: &'static str) -> DecodeResult<[f32; 3]> {
         let at = self.r.pos();
         let x = self.r.f32(name)?;
         let y = self.r.f32(name)?;
         let z = self.r.f32(name)?;
-        self.push(name, Value::Vec3([x, y, z]), at);
+        self.push_plain(name, Value::Vec3([x, y, z]), at);
         Ok([x, y, z])
     }
     pub fn str8(&mut self, name: &'static str) -> DecodeResult<String> {
