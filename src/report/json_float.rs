@@ -236,6 +236,16 @@ pub fn write_f64(out: &mut Vec<u8>, v: f64) {
     }
 }
 
+/// [`write_f64`] into any writer (serde_json's serializer, which only hands over
+/// finite floats).
+pub fn write_f64_to<W: ?Sized + std::io::Write>(w: &mut W, v: f64) -> std::io::Result<()> {
+    if v.is_finite() {
+        w.write_all(zmij::Buffer::new().format_finite(v).as_bytes())
+    } else {
+        w.write_all(b"null")
+    }
+}
+
 /// A decoded field's float: a value that came from an `f32` as the `f64` nearest to
 /// the `f32`'s `Display` form (5.13, not 5.130000114…), any other as [`write_f64`];
 /// non-finite values (possible in hostile input) as strings (`"NaN"`, `"inf"`).

@@ -979,13 +979,37 @@ fn value_at(out: &mut Vec<u8>, v: &Json, indent: Option<usize>) {
 /// `diff`, the summary), written by this writer: the schema files are generated from
 /// the very types written here. serde lays the value out (keys in declaration order);
 /// the text, floats included, is this module's.
+///
+/// The compact form is serialized straight into `out` (serde_json's serializer with
+/// [`NumberText`] for the numbers), the same text as the value written by
+/// [`write_value`]: a summary holds a document per session, and building each as a
+/// value first (a `String` and a map entry per key) cost more than writing it.
 pub fn write_doc<T: serde::Serialize>(
     out: &mut Vec<u8>,
     doc: &T,
     pretty: bool,
 ) -> serde_json::Result<()> {
-    write_value(out, &serde_json::to_value(doc)?, pretty);
+    if pretty {
+        write_value(out, &serde_json::to_value(doc)?, true);
+    } else {
+        doc.serialize(&mut serde_json::Serializer::with_formatter(out, NumberText))?;
+    }
     Ok(())
+}
+
+/// serde_json's compact text with the numbers [`write_value`] writes: an `f32` as the
+/// `f64` it widens to (as a value holds it), every float through
+/// [`super::json_float::write_f64_to`].
+struct NumberText;
+
+impl serde_json::ser::Formatter for NumberText {
+    fn write_f32<W: ?Sized + Write>(&mut self, w: &mut W, v: f32) -> std::io::Result<()> {
+        super::json_float::write_f64_to(w, f64::from(v))
+    }
+
+    fn write_f64<W: ?Sized + Write>(&mut self, w: &mut W, v: f64) -> std::io::Result<()> {
+        super::json_float::write_f64_to(w, v)
+    }
 }
 
 /// [`write_doc`] as a `String` (pretty), for commands that print one document.
@@ -1005,6 +1029,73 @@ pub fn to_pretty_string(v: &Json) -> String {
 mod tests {
     use super::*;
     use crate::game::field::Span;
+
+    /// A document serialized straight into compact text reads exactly as the same
+    /// document built as a value and written by [`write_value`]: every kind of number
+    /// (an `f32` included), escapes, absent and empty parts, integer map keys, nesting.
+    #[test]
+    fn compact_documents_match_their_value_form() {
+        #[derive(serde::Serialize)]
+        struct Inner {
+            name: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            skipped: Option<u64>,
+            absent: Option<f64>,
+            counts: std::collections::BTreeMap<u8, u64>,
+        }
+        #[derive(serde::Serialize)]
+        struct Doc {
+            floats: Vec<f64>,
+            narrow: Vec<f32>,
+            ints: (u64, i64, i64, u8),
+            flag: bool,
+            text: &'static str,
+            inner: Vec<Inner>,
+            empty_list: Vec<u8>,
+            empty_map: std::collections::BTreeMap<String, u8>,
+        }
+        let doc = Doc {
+            floats: vec![
+                0.0,
+                -0.0,
+                0.1,
+                1.0,
+                1e20,
+                1e-7,
+                123.456,
+                f64::NAN,
+                f64::INFINITY,
+            ],
+            narrow: vec![0.1, 5.13, -2.5e-6, f32::MAX, f32::NEG_INFINITY],
+            ints: (u64::MAX, i64::MIN, 42, 7),
+            flag: false,
+            text: "quote \" backslash \\ tab \t nul \u{0} bell \u{7} é ✓",
+            inner: vec![
+                Inner {
+                    name: "a\nb".into(),
+                    skipped: None,
+                    absent: None,
+                    counts: [(0u8, 1u64), (255, u64::MAX)].into_iter().collect(),
+                },
+                Inner {
+                    name: String::new(),
+                    skipped: Some(3),
+                    absent: Some(1.5),
+                    counts: Default::default(),
+                },
+            ],
+            empty_list: Vec::new(),
+            empty_map: Default::default(),
+        };
+        let mut direct = Vec::new();
+        write_doc(&mut direct, &doc, false).unwrap();
+        let mut valued = Vec::new();
+        write_value(&mut valued, &serde_json::to_value(&doc).unwrap(), false);
+        assert_eq!(
+            String::from_utf8(direct).unwrap(),
+            String::from_utf8(valued).unwrap()
+        );
+    }
 
     fn via_value(fields: &[Field]) -> String {
         serde_json::to_string(&crate::game::field::fields_to_json(fields)).unwrap()
