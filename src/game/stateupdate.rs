@@ -21,6 +21,7 @@ use super::subsys::{
 };
 use super::writer::Writer;
 use crate::diag::{Code, Warning};
+use std::borrow::Cow;
 
 pub const OPCODE: u8 = 0x1C;
 
@@ -192,6 +193,84 @@ pub struct UpdatePool {
     power: Vec<Vec<PowerSetting>>,
     /// Which classes read the raw blocks seen lately.
     fits: FitMemo,
+    /// The texts of the unfit-block warnings given lately.
+    unfit_texts: UnfitTexts,
+}
+
+/// The texts of recent "subsystem block does not fit the layout" warnings, by what
+/// they say. A third-party host sends the same unfit block in update after update (a
+/// few distinct texts over thousands of updates in the shared captures), and
+/// formatting each text again was a visible share of decoding such a capture.
+#[derive(Default)]
+struct UnfitTexts {
+    recent: Vec<(UnfitKey, String)>,
+    /// The slot the next new text replaces, once all are taken.
+    next: usize,
+}
+
+/// Everything an unfit-block warning's text is made of.
+#[derive(Clone, PartialEq)]
+struct UnfitKey {
+    class: String,
+    species: u16,
+    offset: usize,
+    field: Cow<'static, str>,
+    expected: Cow<'static, str>,
+    available: usize,
+}
+
+impl UnfitKey {
+    fn says(&self, class: &ShipClass, e: &DecodeError) -> bool {
+        self.species == class.species_id
+            && self.offset == e.offset
+            && self.available == e.available
+            && self.class == class.display_name
+            && self.field == e.field
+            && self.expected == e.expected
+    }
+}
+
+impl UnfitTexts {
+    const SLOTS: usize = 16;
+
+    /// The warning text for `class` not reading a block because of `e`.
+    fn text(&mut self, class: &ShipClass, e: &DecodeError) -> String {
+        if let Some((_, text)) = self.recent.iter().find(|(k, _)| k.says(class, e)) {
+            return text.clone();
+        }
+        let text = unfit_text(class, e);
+        let entry = (
+            UnfitKey {
+                class: class.display_name.clone(),
+                species: class.species_id,
+                offset: e.offset,
+                field: e.field.clone(),
+                expected: e.expected.clone(),
+                available: e.available,
+            },
+            text.clone(),
+        );
+        if self.recent.len() < Self::SLOTS {
+            self.recent.push(entry);
+        } else {
+            self.recent[self.next] = entry;
+            self.next = (self.next + 1) % Self::SLOTS;
+        }
+        text
+    }
+}
+
+/// The text of a warning for a subsystem block that `class`'s layout does not read.
+fn unfit_text(class: &ShipClass, why: &dyn std::fmt::Display) -> String {
+    use std::fmt::Write;
+    // Sized once: `format!` grows the text a piece at a time.
+    let mut message = String::with_capacity(192);
+    let _ = write!(
+        message,
+        "subsystem block does not fit the {} layout (species {}): {why}; kept raw",
+        class.display_name, class.species_id
+    );
+    message
 }
 
 impl UpdatePool {
@@ -266,6 +345,7 @@ pub fn decode_reusing(
         class: species.and_then(|s| catalog.class(s)),
         catalog,
         fits: &mut pool.fits,
+        unfit_texts: &mut pool.unfit_texts,
     };
     if msg.first() != Some(&OPCODE) {
         d.warnings.push(Warning::new(
@@ -325,6 +405,7 @@ struct Decoder<'a, 'c> {
     class: Option<&'c ShipClass>,
     catalog: &'c ShipCatalog,
     fits: &'c mut FitMemo,
+    unfit_texts: &'c mut UnfitTexts,
 }
 
 impl Decoder<'_, '_> {
@@ -490,9 +571,10 @@ impl Decoder<'_, '_> {
                     } else {
                         Code::LayoutUnfit
                     };
-                    // Third-party hosts send such blocks often: the message is
-                    // formatted from the error, not from the error's text.
-                    self.layout_warning(class, code, e.offset, &e);
+                    // Third-party hosts send such blocks often: the text is kept for
+                    // the next block that fails the same way.
+                    let text = self.unfit_texts.text(class, &e);
+                    self.warn(code, e.offset, text);
                     self.raw_subsystem_block(at);
                     return Ok(());
                 }
@@ -512,16 +594,7 @@ impl Decoder<'_, '_> {
         offset: usize,
         why: &dyn std::fmt::Display,
     ) {
-        use std::fmt::Write;
-        // Sized once: `format!` grows the text a piece at a time, and third-party
-        // hosts send such blocks in about one datagram in ten.
-        let mut message = String::with_capacity(192);
-        let _ = write!(
-            message,
-            "subsystem block does not fit the {} layout (species {}): {why}; kept raw",
-            class.display_name, class.species_id
-        );
-        self.warn(code, offset, message);
+        self.warn(code, offset, unfit_text(class, why));
     }
 
     /// Keep the block raw and say which known layouts would read it exactly.
@@ -676,6 +749,49 @@ mod tests {
 
     fn close(a: [f32; 3], b: [f32; 3]) -> bool {
         a.iter().zip(b).all(|(x, y)| (x - y).abs() < 0.001)
+    }
+
+    /// A kept unfit-block text is given again only for the same class and the same
+    /// error: a change in any one part of either gives that part's own text.
+    #[test]
+    fn unfit_texts_are_reused_only_for_what_they_say() {
+        let cat = ShipCatalog::stock();
+        let (a, b) = (&cat.classes()[0], &cat.classes()[1]);
+        let error = DecodeError {
+            offset: 19,
+            field: "Shield Generator (shield) has-power-data bit".into(),
+            expected: "packed-bit byte with count 1..5, got 0xff".into(),
+            available: 2,
+        };
+        let mut variants = vec![(a, error.clone()), (b, error.clone())];
+        let mut e = error.clone();
+        e.offset = 20;
+        variants.push((a, e));
+        let mut e = error.clone();
+        e.available = 3;
+        variants.push((a, e));
+        let mut e = error.clone();
+        e.field = "Sensor Array (sensor) condition".into();
+        variants.push((a, e));
+        let mut e = error.clone();
+        e.expected = "1 byte(s)".into();
+        variants.push((a, e));
+        let mut renamed = a.clone();
+        renamed.display_name.push_str(" Refit");
+        let mut texts = UnfitTexts::default();
+        // Twice round, and more variants than slots the second time, so texts are
+        // both found and replaced.
+        for round in 0..2 {
+            for (class, e) in &variants {
+                assert_eq!(texts.text(class, e), unfit_text(class, e));
+                assert_eq!(texts.text(&renamed, e), unfit_text(&renamed, e));
+            }
+            for k in 0..UnfitTexts::SLOTS * round {
+                let mut e = error.clone();
+                e.offset = 100 + k;
+                assert_eq!(texts.text(a, &e), unfit_text(a, &e));
+            }
+        }
     }
 
     /// Decoding with storage from a pool that earlier, differently shaped updates
