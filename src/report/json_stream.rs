@@ -4,13 +4,14 @@
 //! `decode --format jsonl` writes millions of, is written from the pipeline's record
 //! types directly ([`PacketWriter`]), with the key layout of each sequence of field names
 //! worked out once and reused and the text of recent `f32` values cached; the other
-//! records (`info`, `flows`, `stats`, `diff`, the summary) are built as values and
-//! written by [`write_value`]. Numbers go through one float formatter
+//! records (`info`, `flows`, `stats`, `diff`, the summary) are documents of serde types
+//! ([`write_doc`]): serialized straight into the text when compact, built as values and
+//! written by [`write_value`] when pretty. Numbers go through one float formatter
 //! ([`super::json_float`]); strings are escaped as JSON requires (`\"`, `\\`, the short
 //! escapes, `\u00xx` for other control characters). Keys are written in the order of
 //! the contract (`docs/json.md`), decoded fields in wire order.
 //!
-//! Why this file is long: the writer ends at about 780 lines; the rest is tests against `serde_json`
+//! Why this file is long: the writer ends at about 1,030 lines; the rest is tests against `serde_json`
 //! as a reference (escapes, floats, integers, the fields object).
 
 use super::json_state_update::TypedWriter;
