@@ -21,7 +21,6 @@ use super::subsys::{
 };
 use super::writer::Writer;
 use crate::diag::{Code, Warning};
-use std::borrow::Cow;
 
 pub const OPCODE: u8 = 0x1C;
 
@@ -209,24 +208,15 @@ struct UnfitTexts {
 }
 
 /// Everything an unfit-block warning's text is made of.
-#[derive(Clone, PartialEq)]
 struct UnfitKey {
     class: String,
     species: u16,
-    offset: usize,
-    field: Cow<'static, str>,
-    expected: Cow<'static, str>,
-    available: usize,
+    error: DecodeError,
 }
 
 impl UnfitKey {
     fn says(&self, class: &ShipClass, e: &DecodeError) -> bool {
-        self.species == class.species_id
-            && self.offset == e.offset
-            && self.available == e.available
-            && self.class == class.display_name
-            && self.field == e.field
-            && self.expected == e.expected
+        self.species == class.species_id && self.error == *e && self.class == class.display_name
     }
 }
 
@@ -243,10 +233,7 @@ impl UnfitTexts {
             UnfitKey {
                 class: class.display_name.clone(),
                 species: class.species_id,
-                offset: e.offset,
-                field: e.field.clone(),
-                expected: e.expected.clone(),
-                available: e.available,
+                error: e.clone(),
             },
             text.clone(),
         );

@@ -229,11 +229,8 @@ fn decimal(digits: u64, buf: &mut [u8; 20]) -> usize {
 /// An `f64` as a JSON number: its shortest round-trip digits (`1.0`, `0.1`, `1e+20`),
 /// `null` when not finite. The one formatter of every `f64` bcwire writes.
 pub fn write_f64(out: &mut Vec<u8>, v: f64) {
-    if v.is_finite() {
-        out.extend_from_slice(zmij::Buffer::new().format_finite(v).as_bytes());
-    } else {
-        out.extend_from_slice(b"null");
-    }
+    // Writing into a Vec cannot fail.
+    let _ = write_f64_to(out, v);
 }
 
 /// [`write_f64`] into any writer (serde_json's serializer, which only hands over
