@@ -205,6 +205,33 @@ const THREAD_BATCH: usize = 256;
 /// Batches on their way between the threads: bounds the datagrams held at once.
 const BATCHES_IN_FLIGHT: usize = 2;
 
+/// Reads a little of every payload and of every transport message of a batch the front
+/// thread handed over, before any of its frames is handled. The front wrote them on the
+/// other core, so the first read of each is a cache miss on this one. Met one frame at
+/// a time, each miss stalled the frame that needed it (`perf annotate`: the payload's
+/// first byte in flow classification and the message list were the decoding thread's
+/// hottest instructions). Read together here, with no read waiting on another, the
+/// misses overlap (`stats` over a million stock frames, 15 interleaved runs: wall
+/// time 0.82 → 0.73 s, median).
+fn warm_up(batch: &[Item]) {
+    let mut seen = 0usize;
+    for item in batch {
+        if let Item::Frame {
+            outcome: NetOutcome::Datagram(d),
+            parsed,
+            ..
+        } = item
+        {
+            seen ^= usize::from(d.payload.first().copied().unwrap_or(0));
+            for m in parsed.iter().flat_map(|p| &p.messages) {
+                seen ^= m.len ^ m.warnings.len();
+            }
+        }
+    }
+    // Otherwise unused: `black_box` keeps the reads from being optimised away.
+    std::hint::black_box(seen);
+}
+
 /// Whether a front thread can run beside decoding: only with a second core.
 fn front_thread_pays() -> bool {
     std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
@@ -394,6 +421,7 @@ impl Pipeline {
                 }
             })?;
         for mut batch in received.iter() {
+            warm_up(&batch);
             let control = self.handle_items(&mut batch, sink)?;
             // Fresh lists sized for a batch: growing empty ones by pushes costs more.
             let payloads =
