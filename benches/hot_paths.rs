@@ -21,7 +21,7 @@ use bcwire::transport::{cipher, packet};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use std::path::PathBuf;
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 
 fn capture() -> Option<PathBuf> {

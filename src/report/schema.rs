@@ -7,7 +7,7 @@
 //! by [`super::json_stream`] straight from the pipeline's types for speed, and
 //! [`PacketRecord`] describes them. The tests validate every command's output against
 //! the generated schemas and fail when `docs/schema/` is not what these types generate
-//! (`BCWIRE_UPDATE_SCHEMA=1 cargo test --test json_schema` rewrites it).
+//! (`BCWIRE_UPDATE_SCHEMA=1 cargo test --profile test-release --test it json_schema` rewrites it).
 //!
 //! Keys absent when they do not apply are `Option` with `skip_serializing_if` (not
 //! required); keys always present that may be `null` are plain `Option`. Records deny

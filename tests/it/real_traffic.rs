@@ -16,7 +16,7 @@ use bcwire::transport::packet::{emit_packet, DataMessage, LowMessage, MessageBod
 use std::io::Cursor;
 use std::net::SocketAddr;
 
-mod common;
+use crate::common;
 
 const T0: i64 = 1_700_000_000_000_000_000;
 

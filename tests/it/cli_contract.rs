@@ -1,8 +1,6 @@
 //! The JSON contract (docs/json.md) checked against the real-peer captures' ground truth.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 

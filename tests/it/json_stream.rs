@@ -5,7 +5,7 @@
 //! (`fields_to_json`, the reference) and its names in the contract's order; and the
 //! filtered form is the full one less the messages left out.
 
-mod common;
+use crate::common;
 
 use bcwire::game::field::fields_to_json;
 use bcwire::pipeline::record::{MessageRecord, PacketBody, PacketRecord};

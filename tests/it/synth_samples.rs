@@ -2,7 +2,7 @@
 //! lines in captures/README.md; regenerating them here catches any drift.
 //!
 //! To rewrite them after an intended change: `BCWIRE_REGENERATE_SAMPLES=1 cargo test
-//! --test synth_samples`.
+//! --profile test-release --test it synth_samples`.
 
 use bcwire::synth::{self, Format, Link, SynthArgs};
 use std::path::PathBuf;

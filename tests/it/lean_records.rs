@@ -1,7 +1,7 @@
 //! A lean run (what `stats` and `info` ask for) yields the same records as a full run,
 //! fields aside: same messages, opcodes, lengths, warnings and StateUpdate values.
 
-mod common;
+use crate::common;
 
 use bcwire::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
 use bcwire::pipeline::{self, Config, Control, Detail, Pipeline, Sink};

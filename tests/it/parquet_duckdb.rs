@@ -3,9 +3,7 @@
 //! its duckdb package is missing (`.ci/run` installs it).
 #![cfg(feature = "parquet")]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -29,14 +27,11 @@ print(json.dumps(out))
 "#;
 
 fn duckdb_available() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import duckdb"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("note: python3 with the duckdb package is not installed; skipping the DuckDB query test");
-    }
-    ok
+    tool_available(
+        "duckdb",
+        runs("python3", &["-c", "import duckdb"]),
+        "python3 -m pip install duckdb",
+    )
 }
 
 fn check(capture: &std::path::Path) {
@@ -82,10 +77,9 @@ fn duckdb_counts_equal_stats() {
         return;
     }
     check(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("captures/sample.pcapng"));
-    if let Some(shared) = shared_dir() {
-        let real = shared.join("captures/openbc/b2_valentines_replay/b2_valentines_replay.pcap");
-        if real.is_file() {
-            check(&real);
-        }
+    if let Some(real) =
+        shared_file("captures/openbc/b2_valentines_replay/b2_valentines_replay.pcap")
+    {
+        check(&real);
     }
 }

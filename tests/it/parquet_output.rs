@@ -2,12 +2,10 @@
 //! compared with what `bcwire stats` counts on the same capture.
 #![cfg(feature = "parquet")]
 
-mod common;
-
+use crate::common::*;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, UInt32Type, UInt64Type, UInt8Type};
 use arrow_array::{Array, RecordBatch};
-use common::*;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@
 //! A line that is exactly `…` stands for any number of lines left out. Commands run
 //! in a scratch folder holding `captures/` (the repository's), with `NO_COLOR` set.
 //!
-//! `BCWIRE_REGENERATE_GUIDE=1 cargo test --release --test guide` rewrites the outputs
+//! `BCWIRE_REGENERATE_GUIDE=1 cargo test --profile test-release --test it guide` rewrites the outputs
 //! in the guide from what the commands print now, keeping each elision in place (the
 //! same number of lines before and after it).
 

@@ -2,9 +2,7 @@
 //! types and hex twins, with packets laid out by hand from seed 002 and the
 //! PacketLogger layouts (see docs/scrap-mechanic.md).
 
-mod common;
-
-use common::bcwire;
+use crate::common::bcwire;
 
 /// Packet layer: `[0x16][tick 1]` then raw sub-updates `[size be u16][data]`.
 const PACKET: &str = concat!(

@@ -3,15 +3,13 @@
 //! asked for; `--ignore` leaves a field out. The StateUpdate is one that `diff`
 //! fingerprints from its typed value (a known ship layout, no warnings).
 
-mod common;
-
+use crate::common::*;
 use bcwire::game::stateupdate::{self, Cf16, SubsystemData};
 use bcwire::pipeline::record::{PacketBody, PacketRecord};
 use bcwire::pipeline::{Config, Control, Pipeline, Sink};
 use bcwire::report::names::Names;
 use bcwire::synth::{self, Format, SynthArgs};
 use bcwire::transport::cipher;
-use common::*;
 use serde_json::Value;
 use std::path::PathBuf;
 

@@ -1,8 +1,6 @@
 //! `stats` over several captures (read on several threads) and over a directory.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Map, Value};
 
 const SAMPLES: &[&str] = &["sample.pcapng", "duel-sll2.pcap", "mtu400-null.pcapng"];

@@ -3,7 +3,7 @@
 //! that stops early must see exactly the records it would have seen one frame at a
 //! time, with only the frames up to its last record counted.
 
-mod common;
+use crate::common;
 
 use bcwire::pipeline::record::PacketRecord;
 use bcwire::pipeline::{self, Config, Control, Detail, Pipeline, Sink};
@@ -56,12 +56,9 @@ fn inputs() -> Vec<String> {
         .iter()
         .map(|f| format!("captures/{f}"))
         .collect();
-    if let Some(shared) = common::shared_dir() {
-        for name in ["a_single_client", "b2_valentines_replay"] {
-            let p = shared.join(format!("captures/openbc/{name}/{name}.pcapng"));
-            if p.is_file() {
-                paths.push(p.to_string_lossy().into_owned());
-            }
+    for name in ["a_single_client", "b2_valentines_replay"] {
+        if let Some(p) = common::shared_file(&format!("captures/openbc/{name}/{name}.pcapng")) {
+            paths.push(p.to_string_lossy().into_owned());
         }
     }
     paths

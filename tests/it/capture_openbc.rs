@@ -1,8 +1,6 @@
 //! The real OpenBC captures (pcap and pcapng) read completely and classified exactly as
 //! their ground truth says: every frame, direction, kind, client and session.
 
-mod common;
-
 use bcwire::capture::{CaptureFormat, CaptureReader, Frame};
 use bcwire::diag::Direction;
 use bcwire::flow::{PayloadKind, SessionTable, DEFAULT_GAME_PORT};
@@ -11,7 +9,7 @@ use serde_json::Value;
 use std::io::Read;
 use std::path::PathBuf;
 
-use common::shared_dir;
+use crate::common::shared_dir;
 
 fn captures() -> Vec<PathBuf> {
     let Some(shared) = shared_dir() else {

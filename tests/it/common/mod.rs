@@ -29,18 +29,12 @@ pub fn shared_dir() -> Option<PathBuf> {
     found
 }
 
-/// Appends "test binary::test name" to `$BCWIRE_CONFORMANCE_LOG`, so that `.ci/run` can
+/// Appends the test's path ("module::test") to `$BCWIRE_CONFORMANCE_LOG`, so that `.ci/run` can
 /// say how many tests ran against the real captures.
 fn record_conformance_test() {
     let Some(log) = std::env::var_os("BCWIRE_CONFORMANCE_LOG") else {
         return;
     };
-    let exe = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-        .unwrap_or_default();
-    // Test binaries are named "file-hash"; the file name is the useful part.
-    let file = exe.rsplit_once('-').map_or(exe.as_str(), |(f, _)| f);
     let test = std::thread::current().name().unwrap_or("?").to_string();
     if let Ok(mut f) = std::fs::OpenOptions::new()
         .create(true)
@@ -48,8 +42,44 @@ fn record_conformance_test() {
         .open(log)
     {
         use std::io::Write;
-        let _ = writeln!(f, "{file}::{test}");
+        let _ = writeln!(f, "{test}");
     }
+}
+
+/// Whether a third-party tool a test checks against is there (`kind`: browser, duckdb,
+/// tshark). Where `.ci/run` installed it, `BCWIRE_REQUIRE_<KIND>` is set and a missing
+/// tool fails the test instead of skipping it; by hand it skips with a note saying how to
+/// install it. A test that goes on is appended to `$BCWIRE_TOOL_LOG` as "kind test", so
+/// `.ci/run` can say how many of each kind ran.
+pub fn tool_available(kind: &str, available: bool, install: &str) -> bool {
+    let var = format!("BCWIRE_REQUIRE_{}", kind.to_ascii_uppercase());
+    if !available {
+        if std::env::var_os(&var).is_some() {
+            panic!("{kind} is required ({var} is set) but not usable; install: {install}");
+        }
+        eprintln!("note: {kind} not usable (install: {install}); test skipped");
+        return false;
+    }
+    if let Some(log) = std::env::var_os("BCWIRE_TOOL_LOG") {
+        let test = std::thread::current().name().unwrap_or("?").to_string();
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+        {
+            use std::io::Write;
+            let _ = writeln!(f, "{kind} {test}");
+        }
+    }
+    true
+}
+
+/// Whether `program` runs with `args` and exits 0.
+pub fn runs(program: &str, args: &[&str]) -> bool {
+    Command::new(program)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// A capture shipped in the repository (`captures/NAME`), for tests that need a real
@@ -60,11 +90,33 @@ pub fn shipped_capture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A file of the shared set (`rel` under `../shared`), or None where the set is absent
+/// or lacks it; under `BCWIRE_REQUIRE_SHARED` a missing file fails the test instead.
+pub fn shared_file(rel: &str) -> Option<PathBuf> {
+    let p = shared_dir()?.join(rel);
+    if p.is_file() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var_os("BCWIRE_REQUIRE_SHARED").is_none(),
+        "{} is missing from the shared set",
+        p.display()
+    );
+    eprintln!("note: {} not found; skipped", p.display());
+    None
+}
+
 /// (name, folder) of each shared capture.
 pub fn shared_captures() -> Vec<(String, PathBuf)> {
     let Some(dir) = shared_dir() else {
         return Vec::new();
     };
+    if std::env::var_os("BCWIRE_REQUIRE_SHARED").is_some() {
+        assert!(
+            std::fs::read_dir(dir.join("captures/openbc")).is_ok_and(|rd| rd.count() >= 2),
+            "the shared set must hold at least two captures"
+        );
+    }
     let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(dir.join("captures/openbc"))
         .map(|rd| {
             rd.flatten()

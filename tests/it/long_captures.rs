@@ -3,7 +3,7 @@
 //! bounded memory: finished sessions are compacted as they retire, the session list is
 //! capped, and the totals still count everything.
 
-mod common;
+use crate::common;
 
 use bcwire::capture::{CaptureReader, CaptureWriter, Endian, Frame, TsResolution};
 use bcwire::pipeline::summary::CaptureSummary;

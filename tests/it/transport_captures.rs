@@ -2,8 +2,6 @@
 //! ground truth (`shared/captures/openbc/*/*.frames.jsonl.gz`): cipher, message split,
 //! byte-exact re-emit, reliability tracking.
 
-mod common;
-
 use bcwire::diag::{Code, Direction};
 use bcwire::transport::cipher::{decrypt, decrypt_datagram, encrypt, DatagramKind};
 use bcwire::transport::facts::SessionFacts;
@@ -13,7 +11,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::io::BufRead;
 
-use common::shared_dir;
+use crate::common::shared_dir;
 
 struct Frame {
     frame: u64,

@@ -7,8 +7,6 @@
 //! The shared folder is found via `BCWIRE_SHARED`, `<crate>/../shared` or `/work/shared`;
 //! the test prints a note and passes when it is absent.
 
-mod common;
-
 use bcwire::diag::Code;
 use bcwire::diag::Direction;
 use bcwire::game::objects::ObjectRegistry;
@@ -19,8 +17,6 @@ use bcwire::game::ships::ShipCatalog;
 use flate2::read::GzDecoder;
 use serde_json::Value as Json;
 use std::io::{BufRead, BufReader};
-
-use common::shared_dir;
 
 /// One 0x32 game message from the ground truth.
 struct Msg {
@@ -46,8 +42,9 @@ fn hex(s: &str) -> Vec<u8> {
 }
 
 fn load(name: &str) -> Option<Capture> {
-    let dir = shared_dir()?.join("captures/openbc").join(name);
-    let file = std::fs::File::open(dir.join(format!("{name}.frames.jsonl.gz"))).ok()?;
+    let path =
+        crate::common::shared_file(&format!("captures/openbc/{name}/{name}.frames.jsonl.gz"))?;
+    let file = std::fs::File::open(path).ok()?;
     let mut cap = Capture {
         msgs: Vec::new(),
         transport: Vec::new(),

@@ -1,8 +1,6 @@
 //! Global CLI conventions: stdin input, colour rules, completions, broken pipes.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::io::Write;
 use std::process::{Command, Stdio};
 

@@ -1,7 +1,7 @@
 //! StateUpdates of the third-party captures (`shared/captures/openbc`): every one decodes
 //! without losing a byte, and the stock-compatible blocks decode with the Akira layout.
 
-mod common;
+use crate::common;
 
 use bcwire::diag::Code;
 use bcwire::game::ships::ShipCatalog;

@@ -3,9 +3,7 @@
 //! game opcodes per direction and messages per datagram, read back from the capture
 //! with `bcwire stats` and `bcwire decode`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::collections::HashMap;
 
 /// Measured figures: (name, c2s, s2c).

@@ -5,18 +5,16 @@
 //! mutated by a seeded PRNG. A short run is part of `cargo test`; the long run is
 //!
 //! ```text
-//! BCWIRE_FUZZ_ITERS=1000000 cargo test --release --test fuzz_harness -- --ignored
+//! BCWIRE_FUZZ_ITERS=1000000 cargo test --profile test-release --test it fuzz_harness -- --ignored
 //! ```
 //!
 //! A panicking input is written to `target/fuzz-findings/<target>-<hash>.bin` before
 //! the test fails. `write_fuzz_seeds` (ignored) writes the seed corpora for cargo-fuzz
 //! into `fuzz/corpus/<target>/`.
 
-#[path = "../fuzz/src/lib.rs"]
+#[path = "../../fuzz/src/lib.rs"]
 #[allow(dead_code)]
 mod targets;
-
-mod common;
 
 use bcwire::capture::{CaptureReader, Frame};
 use bcwire::net::{NetDecoder, NetOutcome};
@@ -37,7 +35,7 @@ const TARGETS: [(&str, Target); 8] = [
     ("structured", targets::structured),
 ];
 
-use common::shared_dir;
+use crate::common::shared_dir;
 
 /// Capture files of the shared folder (empty when it is absent).
 fn shared_captures() -> Vec<Vec<u8>> {
@@ -229,8 +227,8 @@ fn seeds(target: &str, captures: &[Vec<u8>]) -> Vec<Vec<u8>> {
             });
         }
         "ship_layouts" => {
-            out.push(include_bytes!("../src/game/ships.json").to_vec());
-            out.push(include_bytes!("../docs/example-ships.json").to_vec());
+            out.push(include_bytes!("../../src/game/ships.json").to_vec());
+            out.push(include_bytes!("../../docs/example-ships.json").to_vec());
         }
         "structured" => {
             let mut rng = Rng(11);

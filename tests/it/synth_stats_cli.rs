@@ -1,8 +1,6 @@
 //! Whole-session round trip: what `bcwire synth` writes, `bcwire stats` must count back.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn synth(args: &[&str], out: &std::path::Path) -> Value {

@@ -4,7 +4,7 @@
 //! The shared folder is found via `BCWIRE_SHARED`, `<crate>/../shared` or `/work/shared`;
 //! the tests skip with a note when it is absent.
 
-mod common;
+use crate::common;
 
 use bcwire::diag::Direction;
 use bcwire::pipeline::Config;

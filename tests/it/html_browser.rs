@@ -5,7 +5,7 @@
 //! tests print a note and pass. Needs the shared captures (`BCWIRE_SHARED`,
 //! `<crate>/../shared` or `/work/shared`), skipped likewise when absent.
 
-mod common;
+use crate::common;
 
 use bcwire::pipeline::Config;
 use bcwire::report::html::{self, collect::ChatLine};
@@ -13,33 +13,24 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The shared folder, through the common helper (which fails instead of skipping when
-/// `BCWIRE_REQUIRE_SHARED` is set, and records the test for `.ci/run`).
-fn shared_dir() -> Option<PathBuf> {
-    common::shared_dir()
-}
-
 fn capture(name: &str) -> Option<PathBuf> {
-    let p = shared_dir()?
-        .join("captures/openbc")
-        .join(name)
-        .join(format!("{name}.pcapng"));
-    p.is_file().then_some(p)
+    common::shared_file(&format!("captures/openbc/{name}/{name}.pcapng"))
 }
 
-/// The chromium binary, or None (with a note) when it is not installed.
+/// The chromium binary, or None (with a note) when it is not installed; under
+/// `BCWIRE_REQUIRE_BROWSER` (set by `.ci/run`) its absence fails the test.
 fn chromium() -> Option<PathBuf> {
-    let out = Command::new("which").arg("chromium").output().ok()?;
-    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    if out.status.success() && !path.is_empty() {
-        Some(PathBuf::from(path))
-    } else {
-        eprintln!(
-            "note: chromium is not installed (Debian: apt-get install -y chromium); \
-             browser test skipped"
-        );
-        None
-    }
+    let out = Command::new("which").arg("chromium").output().ok();
+    let path = out
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|p| !p.is_empty());
+    common::tool_available(
+        "browser",
+        path.is_some(),
+        "Debian: apt-get install -y chromium",
+    )
+    .then(|| PathBuf::from(path.unwrap_or_default()))
 }
 
 fn tmp(name: &str) -> PathBuf {

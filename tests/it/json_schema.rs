@@ -4,9 +4,7 @@
 //! document is rejected; and the required names and types are checked by hand on
 //! every record of captures that exercise fragments, retransmissions and GameSpy.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -43,7 +41,7 @@ fn schema_files_are_what_the_contract_types_generate() {
         let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
         assert!(
             on_disk == text,
-            "docs/schema/{file} is stale: run BCWIRE_UPDATE_SCHEMA=1 cargo test --test json_schema"
+            "docs/schema/{file} is stale: run BCWIRE_UPDATE_SCHEMA=1 cargo test --profile test-release --test it json_schema"
         );
         // Each is a schema the validator accepts.
         validator(file);

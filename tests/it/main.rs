@@ -1,0 +1,40 @@
+//! The integration tests, one crate: each file below is a module, so the suite links
+//! one test binary instead of one per file.
+
+mod capture_openbc;
+mod capture_write;
+mod cli_contract;
+mod cli_conventions;
+mod cli_errors;
+mod cli_snapshots;
+mod cli_usability;
+mod common;
+mod compressed_memory;
+mod diff_fields;
+mod display_filter;
+mod fuzz_harness;
+mod guide;
+mod hostile_captures;
+mod html_browser;
+mod html_report;
+mod json_schema;
+mod json_stream;
+mod layering;
+mod lean_records;
+mod long_captures;
+mod opcodes_openbc;
+mod parquet_duckdb;
+mod parquet_output;
+mod read_ahead;
+mod real_traffic;
+mod ship_layout_files;
+mod sm_decode_cli;
+mod stateupdate_captures;
+mod stats_many;
+mod synth_preset;
+mod synth_roundtrip;
+mod synth_samples;
+mod synth_stats_cli;
+mod synthetic_captures;
+mod transport_captures;
+mod warning_codes;
