@@ -11,6 +11,7 @@ pub mod diag;
 pub mod flow;
 pub mod game;
 pub mod net;
+pub mod outfile;
 pub mod pipeline;
 pub mod report;
 pub mod sm;

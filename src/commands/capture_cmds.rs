@@ -450,7 +450,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let pal = Palette::new(out.color);
     let first = inputs.files.first().cloned().unwrap_or_default();
     let spool = if a.write.write.is_some() && !first.is_empty() {
-        cut::prepare(&first, &a.write)?
+        cut::prepare(&first, a.input.ships.as_deref(), &a.write)?
     } else {
         None
     };
@@ -686,7 +686,7 @@ pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let palette = Palette::new(out.color);
     let first = inputs.files.first().cloned().unwrap_or_default();
     let spool = if a.write.write.is_some() && !first.is_empty() {
-        cut::prepare(&first, &a.write)?
+        cut::prepare(&first, a.input.ships.as_deref(), &a.write)?
     } else {
         None
     };
@@ -907,7 +907,7 @@ fn stats_writing(
             files.len()
         );
     };
-    let spool = cut::prepare(file, &a.write)?;
+    let spool = cut::prepare(file, a.input.ships.as_deref(), &a.write)?;
     let path = spool.as_ref().map_or_else(|| file.clone(), |s| s.path());
     let mut stats = Stats::new(a.by.map(super::stats_by), interval)
         .with_time_format(super::time_format(a.time_format));

@@ -155,8 +155,13 @@ fn wants_pcap(path: &str) -> bool {
     path.to_ascii_lowercase().ends_with(".pcap")
 }
 
-/// Checks `-w` before any reading; with standard input as the capture, spools it.
-pub fn prepare(file: &str, a: &WriteArgs) -> Result<Option<Spool>> {
+/// Checks `-w` before any reading (never the capture being read, nor the ships file);
+/// with standard input as the capture, spools it.
+pub fn prepare(
+    file: &str,
+    ships: Option<&std::path::Path>,
+    a: &WriteArgs,
+) -> Result<Option<Spool>> {
     let Some(target) = &a.write else {
         return Ok(None);
     };
@@ -165,9 +170,10 @@ pub fn prepare(file: &str, a: &WriteArgs) -> Result<Option<Spool>> {
             "--annotate needs a pcapng file: classic pcap has no packet comments ({target})"
         );
     }
-    if target == file && target != "-" {
-        anyhow::bail!("-w {target} would overwrite the capture being read");
-    }
+    let inputs: Vec<&std::path::Path> = std::iter::once(std::path::Path::new(file))
+        .chain(ships)
+        .collect();
+    crate::outfile::refuse_inputs("-w", std::path::Path::new(target), &inputs)?;
     if file == "-" {
         return spool_stdin().map(Some);
     }
@@ -190,10 +196,13 @@ pub fn finish(
     let n = if target == "-" {
         write_selected(input, shown_name, picked, target, w)?
     } else {
-        let file = std::fs::File::create(target).with_context(|| format!("creating {target}"))?;
+        let file = crate::outfile::OutputFile::create(std::path::Path::new(target))?;
         let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
         let n = write_selected(input, shown_name, picked, target, &mut out)?;
-        out.flush().with_context(|| format!("writing {target}"))?;
+        out.into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(|| format!("writing {target}"))?
+            .commit()?;
         n
     };
     if !quiet {

@@ -109,12 +109,12 @@ fn man(a: &crate::cli::ManArgs, out: Output, w: &mut dyn Write) -> anyhow::Resul
         let mut written = vec![dir.join("bcwire.1")];
         let mut text = Vec::new();
         clap_mangen::Man::new(top.clone()).render(&mut text)?;
-        std::fs::write(&written[0], &text)?;
+        crate::outfile::write_whole(&written[0], &text)?;
         for sub in top.get_subcommands().filter(|c| c.get_name() != "help") {
             let path = dir.join(format!("bcwire-{}.1", sub.get_name()));
             let mut text = Vec::new();
             clap_mangen::Man::new(page(sub)).render(&mut text)?;
-            std::fs::write(&path, text)?;
+            crate::outfile::write_whole(&path, &text)?;
             written.push(path);
         }
         if !out.quiet {

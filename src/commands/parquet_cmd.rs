@@ -67,8 +67,7 @@ fn write_one<W: Write + Send>(
 }
 
 fn write_file(path: &str, cfg: &Config, filter: &Filter, dest: &Path, o: Output) -> Result<u64> {
-    let file =
-        std::fs::File::create(dest).with_context(|| format!("cannot create {}", dest.display()))?;
+    let file = crate::outfile::OutputFile::create(dest)?;
     let (rows, w) = write_one(
         path,
         cfg,
@@ -78,7 +77,8 @@ fn write_file(path: &str, cfg: &Config, filter: &Filter, dest: &Path, o: Output)
     )?;
     w.into_inner()
         .map_err(|e| e.into_error())
-        .with_context(|| format!("writing {}", dest.display()))?;
+        .with_context(|| format!("writing {}", dest.display()))?
+        .commit()?;
     Ok(rows)
 }
 
@@ -98,9 +98,12 @@ pub fn decode_parquet(a: &DecodeArgs, out: Output, w: &mut dyn Write) -> Result<
     }
     if let Some(dir) = &a.out_dir {
         let files = super::inputs::expand(&a.files, out).files;
+        let dests: Vec<PathBuf> = files.iter().map(|f| dest_in(dir, f)).collect();
+        for d in &dests {
+            refuse_inputs(d, &files, &a.input)?;
+        }
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the directory {}", dir.display()))?;
-        let dests: Vec<PathBuf> = files.iter().map(|f| dest_in(dir, f)).collect();
         for (i, d) in dests.iter().enumerate() {
             if dests[..i].contains(d) {
                 bail!(
@@ -122,6 +125,7 @@ pub fn decode_parquet(a: &DecodeArgs, out: Output, w: &mut dyn Write) -> Result<
     let Some(dest) = &a.output else {
         bail!("--format parquet writes a file: give -o FILE (or --out-dir DIR)");
     };
+    refuse_inputs(dest, std::slice::from_ref(file), &a.input)?;
     if dest.as_os_str() == "-" {
         let stdout = std::io::stdout();
         let (_, mut s) = write_one(file, &cfg, &filter, BufWriter::new(stdout), out)?;
@@ -131,6 +135,16 @@ pub fn decode_parquet(a: &DecodeArgs, out: Output, w: &mut dyn Write) -> Result<
     let rows = write_file(file, &cfg, &filter, dest, out)?;
     writeln!(w, "{}: {rows} rows", dest.display())?;
     Ok(0)
+}
+
+/// Refuses an output that is one of the captures or the ships file.
+fn refuse_inputs(dest: &Path, files: &[String], input: &crate::cli::InputArgs) -> Result<()> {
+    let inputs: Vec<&Path> = files
+        .iter()
+        .map(Path::new)
+        .chain(input.ships.as_deref())
+        .collect();
+    crate::outfile::refuse_inputs("-o", dest, &inputs)
 }
 
 /// Every input on `workers` threads (each a whole file, its own reader), results in

@@ -5,10 +5,18 @@ use super::Output;
 use crate::cli::ReportArgs;
 use crate::pipeline::filter::{Filter, FilterSpec};
 use crate::report::html;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::io::Write;
 
 pub fn report(a: ReportArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
+    let output = std::path::Path::new(&a.output);
+    let inputs: Vec<&std::path::Path> = [Some(a.a.as_str()), a.b.as_deref()]
+        .into_iter()
+        .flatten()
+        .map(std::path::Path::new)
+        .chain(a.input.ships.as_deref())
+        .collect();
+    crate::outfile::refuse_inputs("-o", output, &inputs)?;
     let cfg = config(&a.input)?;
     let two = a.b.is_some();
     let filter = Filter::from_spec_with(
@@ -48,7 +56,7 @@ pub fn report(a: ReportArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     if a.output == "-" {
         w.write_all(page.as_bytes())?;
     } else {
-        std::fs::write(&a.output, &page).with_context(|| format!("writing {}", a.output))?;
+        crate::outfile::write_whole(output, page.as_bytes())?;
         if !out.quiet {
             eprintln!(
                 "bcwire: wrote {} ({} KiB)",

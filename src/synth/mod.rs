@@ -180,13 +180,12 @@ impl SynthArgs {
 
 /// Write the capture to `args.out` and report what it contains.
 pub fn run(args: &SynthArgs) -> anyhow::Result<SynthReport> {
-    let file = std::fs::File::create(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let file = crate::outfile::OutputFile::create(&args.out)?;
     let (report, w) = generate(args, BufWriter::with_capacity(1 << 16, file))?;
     w.into_inner()
         .map_err(|e| e.into_error())
-        .and_then(|f| f.sync_all())
-        .with_context(|| format!("writing {}", args.out.display()))?;
+        .with_context(|| format!("writing {}", args.out.display()))?
+        .commit()?;
     Ok(report)
 }
 

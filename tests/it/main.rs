@@ -23,6 +23,7 @@ mod layering;
 mod lean_records;
 mod long_captures;
 mod opcodes_openbc;
+mod output_safety;
 mod parquet_duckdb;
 mod parquet_output;
 mod read_ahead;
