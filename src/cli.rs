@@ -103,8 +103,12 @@ pub enum ListWhat {
         #[command(flatten)]
         input: InputArgs,
     },
-    /// Field names of decoded messages, by opcode.
-    Fields,
+    /// Every name `-Y` and `--fields` accept: record facts and decoded fields, with
+    /// type, unit and meaning (`--format json` for scripts).
+    Fields {
+        #[arg(long, value_enum, default_value_t = TableOrJson::Table)]
+        format: TableOrJson,
+    },
     /// Warning codes the decoders report.
     Warnings,
 }

@@ -267,6 +267,10 @@ impl DecodeSink<'_> {
         }
         match &p.body {
             PacketBody::GameSpy { .. } => self.filter.keep_gamespy(p, names),
+            // A datagram whose walk found no message (none announced, or the first one
+            // unreadable) still has its record: like a GameSpy datagram, it is kept
+            // unless a message-level condition asks for messages.
+            PacketBody::Game(g) if g.messages.is_empty() => self.filter.keep_gamespy(p, names),
             PacketBody::Game(g) => g
                 .messages
                 .iter()
@@ -332,29 +336,46 @@ impl Sink for DecodeSink<'_> {
         let descriptions = &self.descriptions;
         let describe = |id: u32| descriptions.describe(names, p.session, id);
         if let Some(sel) = &self.select {
-            let client = names.client_name(p.session, p.client);
             let cx = crate::report::select::Context {
                 packet: p,
-                client_name: client.as_deref(),
-                describe: &describe,
+                names,
+                first_ts_ns: self.first_ts_ns.unwrap_or(p.ts_ns),
+            };
+            // `-c N` counts the rows: one per selected message.
+            let left = self.count.map(|c| c.saturating_sub(self.written_all));
+            let rows = std::cell::Cell::new(0u64);
+            let keep_row = |m: &crate::pipeline::record::MessageRecord| {
+                let take = left.is_none_or(|l| rows.get() < l) && keep(m);
+                if take {
+                    rows.set(rows.get() + 1);
+                }
+                take
             };
             match self.format {
                 DecodeFormat::Csv => {
                     if self.written == 0 {
                         writeln!(self.w, "{}", sel.csv_header())?;
                     }
-                    let mut rows = String::new();
-                    sel.csv_rows(&mut self.json, &cx, &keep, &mut rows);
-                    self.w.write_all(rows.as_bytes())?;
+                    let mut text = String::new();
+                    sel.csv_rows(&mut self.json, &cx, &keep_row, &mut text);
+                    self.w.write_all(text.as_bytes())?;
                 }
                 _ => {
                     self.line.clear();
-                    sel.json_lines(&mut self.json, &cx, &keep, &mut self.line);
+                    sel.json_lines(&mut self.json, &cx, &keep_row, &mut self.line);
                     self.write_pending()?;
                 }
             }
             self.written += 1;
-            return Ok(Control::Continue);
+            self.written_all += rows.get();
+            if self.flush {
+                self.w.flush()?;
+            }
+            return Ok(if self.done() {
+                Control::Stop
+            } else {
+                Control::Continue
+            });
         }
         match self.format {
             DecodeFormat::Table => {
@@ -441,7 +462,6 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     }
     let cfg = config(&a.input)?;
     let filter = Filter::from_spec_with(&super::filter_spec(&a.filter), &cfg.ships)?;
-    super::check_display_fields(&filter, out);
     let inputs = super::inputs::expand(&a.files, out);
     let several = inputs.files.len() > 1;
     if a.write.write.is_some() && several {
@@ -614,8 +634,13 @@ struct ShowSink<'w> {
     w: &'w mut dyn Write,
     frame: Option<u64>,
     filter: Filter,
+    /// Trees printed at most.
     limit: usize,
     shown: usize,
+    /// Stop reading after this many selected datagrams (none: read on, for `-w`).
+    stop_after: Option<usize>,
+    /// Datagrams selected, printed or not.
+    matched: usize,
     palette: Palette,
     first_ts_ns: Option<i64>,
     flush: bool,
@@ -641,6 +666,9 @@ impl Sink for ShowSink<'_> {
             }
         };
         if selected {
+            self.matched += 1;
+        }
+        if selected && self.shown < self.limit {
             if self.shown > 0 {
                 writeln!(self.w)?;
             }
@@ -659,7 +687,7 @@ impl Sink for ShowSink<'_> {
         }
         let done = match self.frame {
             Some(f) => p.frame >= f,
-            None => self.shown >= self.limit,
+            None => self.stop_after.is_some_and(|n| self.matched >= n),
         };
         Ok(if done {
             Control::Stop
@@ -672,7 +700,6 @@ impl Sink for ShowSink<'_> {
 pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let filter = Filter::from_spec_with(&super::filter_spec(&a.filter), &cfg.ships)?;
-    super::check_display_fields(&filter, out);
     let inputs = super::inputs::expand(&a.files, out);
     let several = inputs.files.len() > 1;
     if a.write.write.is_some() && several {
@@ -712,6 +739,13 @@ pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             filter: file_filter(&source, &filter, &cfg, out)?,
             limit: limit - shown,
             shown: 0,
+            // `-w` writes every selected frame (up to `-c`), whatever `--limit` prints.
+            stop_after: if a.write.write.is_some() {
+                a.count.and_then(|c| usize::try_from(c).ok())
+            } else {
+                Some(limit - shown)
+            },
+            matched: 0,
             palette,
             first_ts_ns: None,
             flush,
@@ -736,6 +770,13 @@ pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             run_file(&source, &cfg, &mut sink, out)?
         };
         let here = sink.shown;
+        if sink.matched > here && !out.quiet {
+            eprintln!(
+                "bcwire: {path}: showed {here} of {} selected datagrams (--limit {}); -w \
+                 writes all of them",
+                sink.matched, a.limit
+            );
+        }
         warn_problems(path, &s, &cfg, out);
         if here == 0 && !out.quiet {
             let what = match a.frame {
@@ -846,7 +887,6 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let interval = a.interval.as_deref().map(parse_duration_ns).transpose()?;
     let filter = Filter::from_spec_with(&super::filter_spec(&a.filter), &cfg.ships)?;
-    super::check_display_fields(&filter, out);
     let inputs = super::inputs::expand(&a.files, out);
     let files = &inputs.files;
     if a.write.write.is_some() {
@@ -911,18 +951,22 @@ fn stats_writing(
     let path = spool.as_ref().map_or_else(|| file.clone(), |s| s.path());
     let mut stats = Stats::new(a.by.map(super::stats_by), interval)
         .with_time_format(super::time_format(a.time_format));
+    // The same selection as without -w (a client known from a first reading), and -w
+    // writes the frames that hold a counted message, as `decode -w` does.
+    let filter = file_filter(&path, &filter, cfg, out)?;
     let mut sink = StatsSink {
         stats: &mut stats,
         filter: filter.clone(),
         first_ts_ns: None,
     };
-    let mut sel = cut::Selecting::new(&mut sink, cut::Rule::Packets(filter), a.write.annotate);
+    let mut sel = cut::Selecting::new(&mut sink, cut::Rule::Filter(filter), a.write.annotate);
     let s = run_file(&path, cfg, &mut sel, out)?;
     let mut picked = sel.picked;
     warn_problems(file, &s, cfg, out);
     for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
         stats.add_unacked(dir, s.totals[dir.index()].unacked);
     }
+    stats.add_departures(&s.departures);
     if !cut::to_stdout(&a.write) {
         match a.format {
             TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,

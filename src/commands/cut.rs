@@ -25,8 +25,6 @@ pub enum Rule {
     Filter(Filter),
     /// The one datagram of this frame (`show --frame`).
     Frame(u64),
-    /// Those the filter's packet-level conditions keep (as `stats` counts).
-    Packets(Filter),
 }
 
 /// Wraps a command's sink: hands every record on, and notes the frames it selects.
@@ -53,11 +51,15 @@ impl<'a> Selecting<'a> {
     fn selects(&self, p: &PacketRecord, first: i64, names: &dyn Names) -> bool {
         match &self.rule {
             Rule::Frame(f) => p.frame == *f,
-            Rule::Packets(filter) => filter.keep_packet(p, first, names),
             Rule::Filter(filter) => {
                 filter.keep_packet(p, first, names)
                     && match &p.body {
                         PacketBody::GameSpy { .. } => filter.keep_gamespy(p, names),
+                        // As `decode` keeps it: a datagram whose walk found no message
+                        // is kept unless messages are asked for.
+                        PacketBody::Game(g) if g.messages.is_empty() => {
+                            filter.keep_gamespy(p, names)
+                        }
                         PacketBody::Game(g) => {
                             g.messages.iter().any(|m| filter.keep_message(p, m, names))
                         }
@@ -84,7 +86,7 @@ impl Sink for Selecting<'_> {
                     let Some(a) = &m.assembled else { continue };
                     let kept = match &self.rule {
                         Rule::Filter(f) => f.keep_message(p, m, names),
-                        Rule::Frame(_) | Rule::Packets(_) => true,
+                        Rule::Frame(_) => true,
                     };
                     if kept {
                         self.picked.extend(
@@ -99,7 +101,7 @@ impl Sink for Selecting<'_> {
             let comment = self.annotate.then(|| {
                 let keep = |m: &crate::pipeline::record::MessageRecord| match &self.rule {
                     Rule::Filter(f) => f.keep_message(p, m, names),
-                    Rule::Frame(_) | Rule::Packets(_) => true,
+                    Rule::Frame(_) => true,
                 };
                 packet_annotation(p, &keep, names)
             });

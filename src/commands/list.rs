@@ -5,13 +5,8 @@ use super::capture_cmds::{config, run_file};
 use super::inputs::{for_each, Flow};
 use super::Output;
 use crate::cli::{InputArgs, ListArgs, ListWhat};
-use crate::game::field::{Field, Value};
-use crate::game::opcodes::{opcode_name, opcode_names};
-use crate::pipeline::record::{PacketBody, PacketRecord};
-use crate::pipeline::{Control, Sink};
-use crate::report::names::Names;
+use crate::game::opcodes::opcode_names;
 use anyhow::Result;
-use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 
 pub fn list(a: ListArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
@@ -30,15 +25,7 @@ pub fn list(a: ListArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             Ok(0)
         }
         ListWhat::Clients { files, input } => clients(&files, &input, out, w),
-        ListWhat::Fields => {
-            for (opcode, paths) in fields_seen()? {
-                writeln!(w, "0x{opcode:02X} {}", opcode_name(opcode))?;
-                for p in paths {
-                    writeln!(w, "  {p}")?;
-                }
-            }
-            Ok(0)
-        }
+        ListWhat::Fields { format } => fields(format, w),
         ListWhat::Warnings => {
             for &code in crate::diag::Code::ALL {
                 writeln!(
@@ -53,6 +40,101 @@ pub fn list(a: ListArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// Every name `-Y` and `--fields` accept, as typed, with its type, unit and meaning
+/// (the record facts, then the decoded fields): as a table, or as JSON for scripts (as
+/// `tshark -G fields` serves them).
+fn fields(format: crate::cli::TableOrJson, w: &mut dyn Write) -> Result<i32> {
+    use crate::game::registry::GAME_FIELDS;
+    use crate::pipeline::facts::FACTS;
+    let opcode_list = |ops: &[u8]| ops.iter().map(|o| format!("0x{o:02X}")).collect::<Vec<_>>();
+    match format {
+        crate::cli::TableOrJson::Json => {
+            let mut list = Vec::new();
+            for f in FACTS {
+                for name in std::iter::once(f.name).chain(f.aliases.iter().copied()) {
+                    let mut description = f.description.to_string();
+                    if name != f.name {
+                        description = format!("Alias of {}: {description}", f.name);
+                    }
+                    list.push(serde_json::json!({
+                        "name": name,
+                        "kind": "fact",
+                        "type": f.ty.as_str(),
+                        "unit": f.unit,
+                        "description": description,
+                        "opcodes": [],
+                    }));
+                }
+            }
+            for f in GAME_FIELDS {
+                list.push(serde_json::json!({
+                    "name": f.name,
+                    "kind": "field",
+                    "type": f.ty.as_str(),
+                    "unit": f.unit,
+                    "description": f.description,
+                    "opcodes": opcode_list(f.opcodes),
+                }));
+            }
+            writeln!(w, "{}", serde_json::to_string_pretty(&list)?)?;
+        }
+        crate::cli::TableOrJson::Table => {
+            writeln!(w, "Record facts (every message; aliases in brackets)")?;
+            for f in FACTS {
+                let aliases = if f.aliases.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", f.aliases.join(", "))
+                };
+                writeln!(
+                    w,
+                    "  {:<24} {:<9} {:<6} {}{aliases}",
+                    f.name,
+                    f.ty.as_str(),
+                    f.unit,
+                    f.description
+                )?;
+            }
+            writeln!(w, "\nDecoded fields (opcodes that carry them in brackets)")?;
+            for f in GAME_FIELDS {
+                let ops = if f.opcodes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", opcode_ranges(f.opcodes))
+                };
+                writeln!(
+                    w,
+                    "  {:<34} {:<9} {:<6} {}{ops}",
+                    f.name,
+                    f.ty.as_str(),
+                    f.unit,
+                    f.description
+                )?;
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// Sorted opcodes as text, runs of three or more as ranges: `0x05 0x24 0x42-0xFF`.
+fn opcode_ranges(ops: &[u8]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < ops.len() {
+        let mut j = i;
+        while j + 1 < ops.len() && ops[j + 1] == ops[j].wrapping_add(1) && ops[j] != u8::MAX {
+            j += 1;
+        }
+        if j >= i + 2 {
+            parts.push(format!("0x{:02X}-0x{:02X}", ops[i], ops[j]));
+        } else {
+            parts.extend(ops[i..=j].iter().map(|o| format!("0x{o:02X}")));
+        }
+        i = j + 1;
+    }
+    parts.join(" ")
 }
 
 /// The clients of each capture, as `--client` accepts them.
@@ -92,59 +174,4 @@ fn clients(files: &[String], input: &InputArgs, out: Output, w: &mut dyn Write) 
     } else {
         0
     })
-}
-
-/// Field paths by opcode, as the decoders produce them: a synthetic session (every
-/// opcode the simulator sends) is decoded and the names of the fields collected.
-/// Groups are `parent.child`, list items `list[]`.
-pub fn fields_seen() -> Result<BTreeMap<u8, BTreeSet<String>>> {
-    let mut args = crate::synth::SynthArgs::new("-");
-    args.players = 4;
-    args.minutes = Some(2.0);
-    let (_, bytes) = crate::synth::generate(&args, Vec::new())?;
-    let reader = crate::capture::CaptureReader::new(std::io::Cursor::new(bytes))
-        .map_err(|e| anyhow::anyhow!("reading the synthetic session: {e}"))?;
-    let mut sink = FieldSink::default();
-    let cfg = crate::pipeline::Config::default();
-    crate::pipeline::Pipeline::new(cfg).run(reader, &mut sink)?;
-    Ok(sink.seen)
-}
-
-#[derive(Default)]
-struct FieldSink {
-    seen: BTreeMap<u8, BTreeSet<String>>,
-}
-
-impl Sink for FieldSink {
-    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> Result<Control> {
-        if let PacketBody::Game(g) = &p.body {
-            for m in &g.messages {
-                if let Some(game) = m.game.as_ref().or(m.assembled.as_ref().map(|a| &a.game)) {
-                    let set = self.seen.entry(game.opcode).or_default();
-                    collect(&game.fields, "", set);
-                }
-            }
-        }
-        Ok(Control::Continue)
-    }
-}
-
-fn collect(fields: &[Field], prefix: &str, set: &mut BTreeSet<String>) {
-    for f in fields {
-        let path = format!("{prefix}{}", f.name);
-        walk_value(&f.value, &path, set);
-        set.insert(path);
-    }
-}
-
-fn walk_value(v: &Value, path: &str, set: &mut BTreeSet<String>) {
-    match v {
-        Value::Group(children) => collect(children, &format!("{path}."), set),
-        Value::List(items) => {
-            for item in items {
-                walk_value(item, &format!("{path}[]"), set);
-            }
-        }
-        _ => {}
-    }
 }

@@ -139,41 +139,6 @@ fn man(a: &crate::cli::ManArgs, out: Output, w: &mut dyn Write) -> anyhow::Resul
     Ok(0)
 }
 
-/// A `-Y` field name that no decoder writes is most likely a typo: say so on stderr,
-/// pointing at it, with the nearest names (the expression still runs: fields of rare
-/// messages may be missing from the reference session the names come from).
-pub(super) fn check_display_fields(filter: &crate::pipeline::filter::Filter, out: Output) {
-    let Some(d) = filter.display() else {
-        return;
-    };
-    if d.field_names().is_empty() || out.quiet {
-        return;
-    }
-    let Ok(seen) = list::fields_seen() else {
-        return;
-    };
-    let known: std::collections::BTreeSet<String> = seen
-        .values()
-        .flatten()
-        .map(|p| p.split(['.', '[']).next().unwrap_or(p).to_string())
-        .chain(crate::pipeline::display::fact_names().map(String::from))
-        .collect();
-    for (at, name) in d.field_names() {
-        if name.contains('*') || known.contains(name) {
-            continue;
-        }
-        let hint = crate::pipeline::filter::did_you_mean(name, known.iter().map(String::as_str))
-            .map(|m| format!(" (did you mean {m}?)"))
-            .unwrap_or_default();
-        eprintln!(
-            "bcwire: warning: -Y {:?}: no decoded field is named {name:?}{hint}\n  {}\n  {}^",
-            d.text(),
-            d.text(),
-            " ".repeat(d.text()[..*at].chars().count())
-        );
-    }
-}
-
 /// The command line's `--color` as the printers take it.
 fn color_choice(c: crate::cli::ColorChoice) -> term::ColorChoice {
     match c {

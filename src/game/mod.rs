@@ -10,6 +10,7 @@ pub mod opcodes;
 pub mod path;
 pub mod phases;
 pub mod reader;
+pub mod registry;
 pub mod relay;
 pub mod ships;
 pub mod stateupdate;

@@ -207,19 +207,38 @@ impl FieldPath {
     pub fn resolve<'a>(&self, fields: &'a [Field]) -> Vec<Cow<'a, Value>> {
         let mut current: Vec<Cow<'a, Value>> = Vec::new();
         for (k, seg) in self.segments.iter().enumerate() {
-            // The groups this segment looks into: the message itself at first.
+            // The groups this segment looks into: the message itself at first, then
+            // the groups named so far and, as Wireshark's fields of repeated items,
+            // every group element of a list named without a selector.
+            let mut next = Vec::new();
             let groups: Vec<&'a [Field]> = if k == 0 {
                 vec![fields]
             } else {
-                current
-                    .iter()
-                    .filter_map(|v| match v {
-                        Cow::Borrowed(Value::Group(g)) => Some(g.as_slice()),
-                        _ => None,
-                    })
-                    .collect()
+                let mut groups = Vec::new();
+                for v in &current {
+                    match v {
+                        Cow::Borrowed(Value::Group(g)) => groups.push(g.as_slice()),
+                        Cow::Borrowed(Value::List(items)) => {
+                            groups.extend(items.iter().filter_map(|i| match i {
+                                Value::Group(g) => Some(g.as_slice()),
+                                _ => None,
+                            }))
+                        }
+                        // A vector's components by name: `position.x`.
+                        Cow::Borrowed(Value::Vec3(c)) if seg.selectors.is_empty() => {
+                            let axis = match seg.name.as_deref() {
+                                Some("x") => Some(0),
+                                Some("y") => Some(1),
+                                Some("z") => Some(2),
+                                _ => None,
+                            };
+                            next.extend(axis.map(|i| Cow::Owned(Value::Float(f64::from(c[i])))));
+                        }
+                        _ => {}
+                    }
+                }
+                groups
             };
-            let mut next = Vec::new();
             for g in groups {
                 let named: Vec<&'a Field> = g
                     .iter()
@@ -262,6 +281,12 @@ impl FieldPath {
                 break;
             }
         }
+        // A bare name not at the top names that field at any depth.
+        if current.is_empty() {
+            if let Some(name) = self.bare_name() {
+                deep(fields, name, &mut current);
+            }
+        }
         current
     }
 
@@ -291,6 +316,24 @@ impl FieldPath {
                         .all(|(x, y)| x == &Sel::Any || x == y);
                 name_ok && sel_ok
             })
+    }
+}
+
+/// The values of every field named `name` at any depth of `fields`, in wire order.
+fn deep<'a>(fields: &'a [Field], name: &str, out: &mut Vec<Cow<'a, Value>>) {
+    fn inside<'a>(v: &'a Value, name: &str, out: &mut Vec<Cow<'a, Value>>) {
+        match v {
+            Value::Group(g) => deep(g, name, out),
+            Value::List(items) => items.iter().for_each(|i| inside(i, name, out)),
+            _ => {}
+        }
+    }
+    for f in fields {
+        if f.name == name {
+            out.push(Cow::Borrowed(&f.value));
+        } else {
+            inside(&f.value, name, out);
+        }
     }
 }
 

@@ -15,9 +15,11 @@
 //! word on the right of a test is a name: `StateUpdate` for `opcode`, a ship class for
 //! `ship`, a player for `client`, `c2s`, `true`.
 
+pub use super::facts::ClientNames;
+use super::facts::{self, Fact, FactType, FactValue, RecordCx};
 use super::filter::{parse_opcode, parse_ship, ship_key};
 use super::names::Names;
-use super::record::{MessageRecord, PacketBody, PacketRecord};
+use super::record::{MessageRecord, PacketRecord};
 use crate::game::path::FieldPath;
 use crate::game::ships::ShipCatalog;
 use crate::game::{GameMessage, Value};
@@ -65,67 +67,21 @@ enum Lhs {
     },
 }
 
-/// Facts of the record and its transport message, named as in the JSON records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fact {
-    Frame,
-    Time,
-    Direction,
-    Session,
-    Client,
-    PeerId,
-    Kind,
-    UdpLength,
-    TransportType,
-    Reliable,
-    Seq,
-    Retransmission,
-    Keepalive,
-    Fragment,
-    Opcode,
-    Name,
-    Object,
-    ObjectId,
-    Ship,
-    WarningCode,
-    WarningKind,
-    Length,
-}
-
-const FACTS: [(&str, Fact); 22] = [
-    ("frame", Fact::Frame),
-    ("time", Fact::Time),
-    ("direction", Fact::Direction),
-    ("session", Fact::Session),
-    ("client", Fact::Client),
-    ("peer_id", Fact::PeerId),
-    ("kind", Fact::Kind),
-    ("udp_length", Fact::UdpLength),
-    ("transport_type", Fact::TransportType),
-    ("reliable", Fact::Reliable),
-    ("seq", Fact::Seq),
-    ("retransmission", Fact::Retransmission),
-    ("keepalive", Fact::Keepalive),
-    ("fragment", Fact::Fragment),
-    ("opcode", Fact::Opcode),
-    ("name", Fact::Name),
-    ("object", Fact::Object),
-    ("object_id", Fact::ObjectId),
-    ("ship", Fact::Ship),
-    ("warnings.code", Fact::WarningCode),
-    ("warnings.kind", Fact::WarningKind),
-    ("length", Fact::Length),
-];
-
-/// The record facts `-Y` knows, for listings and "did you mean".
+/// The record facts `-Y` knows (names and tshark aliases), for listings and "did you
+/// mean".
 pub fn fact_names() -> impl Iterator<Item = &'static str> {
-    FACTS.iter().map(|(n, _)| *n)
+    facts::FACTS
+        .iter()
+        .flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().copied()))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
     Eq,
+    /// Wireshark 4's `!=`: the field is there and none of its values is equal.
     Ne,
+    /// Wireshark 4's `~=`: some value of the field is not equal.
+    AnyNe,
     Lt,
     Le,
     Gt,
@@ -138,6 +94,8 @@ enum Op {
 enum Operand {
     Num(f64),
     Text(String),
+    /// Another field or fact (`udp_length > length`).
+    Field(Box<Lhs>),
 }
 
 /// One value a name holds for a message.
@@ -174,7 +132,7 @@ fn rule_name(r: &Rule) -> &'static str {
         Rule::or_expr | Rule::and_expr | Rule::unary | Rule::test | Rule::path => {
             "a field or a fact"
         }
-        Rule::cmp_op => "a comparison (==, !=, <, <=, >, >=, &, contains)",
+        Rule::cmp_op => "a comparison (==, !=, ~=, <, <=, >, >=, &, contains)",
         Rule::and_op | Rule::or_op => "and, or",
         Rule::not_op => "not",
         Rule::string => "a \"string\"",
@@ -259,41 +217,32 @@ impl DisplayFilter {
 
     /// Whether message `m` of packet `p` matches. A GameSpy datagram is one message
     /// with no transport facts. `client_names` are the names the whole capture gave
-    /// its clients, when it was read once already.
+    /// its clients, when it was read once already; `first_ts_ns` is the capture time
+    /// of the file's first frame (for `time_relative`).
     pub fn matches(
         &self,
         p: &PacketRecord,
         m: Option<&MessageRecord>,
         names: &dyn Names,
         client_names: Option<&ClientNames>,
+        first_ts_ns: i64,
     ) -> bool {
         eval(
             &self.root,
-            &Cx {
-                p,
-                m,
+            &RecordCx {
+                packet: p,
+                message: m,
                 names,
                 client_names,
+                first_ts_ns,
             },
         )
     }
 }
 
-/// (session, client) → the player name the capture gave that client.
-pub type ClientNames = std::collections::HashMap<(usize, usize), String>;
-
-struct Cx<'a> {
-    p: &'a PacketRecord,
-    m: Option<&'a MessageRecord>,
-    names: &'a dyn Names,
-    client_names: Option<&'a ClientNames>,
-}
-
-impl<'a> Cx<'a> {
-    fn game(&self) -> Option<&'a GameMessage> {
-        let m = self.m?;
-        m.game.as_ref().or(m.assembled.as_ref().map(|a| &a.game))
-    }
+fn game<'a>(cx: &RecordCx<'a>) -> Option<&'a GameMessage> {
+    let m = cx.message?;
+    m.game.as_ref().or(m.assembled.as_ref().map(|a| &a.game))
 }
 
 fn compile(
@@ -338,6 +287,26 @@ fn compile(
     }
 }
 
+/// A name on either side of a test: a record fact (or its tshark alias), else a
+/// decoded field path, which must name a registered field.
+fn name_lhs(name: &str, text: &str, span: pest::Span<'_>) -> Result<Lhs, DisplayFilterError> {
+    if let Some(f) = facts::lookup(name) {
+        return Ok(Lhs::Fact(f.fact));
+    }
+    let field = name.strip_prefix("fields.").unwrap_or(name);
+    let parsed: FieldPath = field
+        .parse()
+        .map_err(|e: crate::game::path::PathError| located(text, span, e.to_string()))?;
+    if !super::field_names::is_known_field(field) {
+        return Err(located(text, span, super::field_names::unknown(name)));
+    }
+    Ok(Lhs::Path {
+        path: parsed,
+        at: span.start(),
+        first: field.split(['.', '[']).next().unwrap_or(field).to_string(),
+    })
+}
+
 fn compile_test(
     pair: Pair<'_, Rule>,
     text: &str,
@@ -346,26 +315,14 @@ fn compile_test(
     let mut inner = pair.into_inner();
     let path = inner.next().expect("a test starts with a path");
     let name = path.as_str();
-    let lhs = match FACTS.iter().find(|(n, _)| *n == name) {
-        Some((_, fact)) => Lhs::Fact(*fact),
-        None => {
-            let field = name.strip_prefix("fields.").unwrap_or(name);
-            let parsed: FieldPath = field.parse().map_err(|e: crate::game::path::PathError| {
-                located(text, path.as_span(), e.to_string())
-            })?;
-            Lhs::Path {
-                path: parsed,
-                at: path.as_span().start(),
-                first: field.split(['.', '[']).next().unwrap_or(field).to_string(),
-            }
-        }
-    };
+    let lhs = name_lhs(name, text, path.as_span())?;
     let Some(op) = inner.next() else {
         return Ok(Test { lhs, cmp: None });
     };
     let op_kind = match op.as_str().to_ascii_lowercase().as_str() {
         "==" | "eq" => Op::Eq,
         "!=" | "ne" => Op::Ne,
+        "~=" | "any_ne" => Op::AnyNe,
         "<" => Op::Lt,
         "<=" => Op::Le,
         ">" => Op::Gt,
@@ -393,7 +350,7 @@ fn compile_test(
         }
         _ => name_operand(&lhs, &rhs, text, ships)?,
     };
-    if op_kind == Op::BitAnd && !matches!(operand, Operand::Num(_)) {
+    if op_kind == Op::BitAnd && !matches!(operand, Operand::Num(_) | Operand::Field(_)) {
         return Err(located(
             text,
             op.as_span(),
@@ -407,7 +364,9 @@ fn compile_test(
 }
 
 /// A bare word on the right of a test: an opcode name for `opcode`, a ship class for
-/// `ship` (checked, with "did you mean"), otherwise the word as text.
+/// `ship` (checked, with "did you mean"), a player for `client`; otherwise another field
+/// when a field has that name (`udp_length > length`), else the word as text (`c2s`,
+/// `true`).
 fn name_operand(
     lhs: &Lhs,
     rhs: &Pair<'_, Rule>,
@@ -422,6 +381,22 @@ fn name_operand(
         Lhs::Fact(Fact::Ship) => parse_ship(word, ships)
             .map(Operand::Text)
             .map_err(|e| located(text, rhs.as_span(), format!("{e:#}"))),
+        // These compare with words of their own: players, directions, kinds, opcode
+        // names, warning codes.
+        Lhs::Fact(
+            Fact::Client
+            | Fact::ClientName
+            | Fact::Direction
+            | Fact::Kind
+            | Fact::Name
+            | Fact::WarningCode
+            | Fact::WarningKind,
+        ) => Ok(Operand::Text(word.to_string())),
+        _ if facts::lookup(word).is_some()
+            || (word.contains(['.', '_']) && super::field_names::is_known_field(word)) =>
+        {
+            name_lhs(word, text, rhs.as_span()).map(|l| Operand::Field(Box::new(l)))
+        }
         _ => Ok(Operand::Text(word.to_string())),
     }
 }
@@ -459,7 +434,7 @@ fn unescape(s: &str) -> String {
     out
 }
 
-fn eval(n: &Node, cx: &Cx<'_>) -> bool {
+fn eval(n: &Node, cx: &RecordCx<'_>) -> bool {
     match n {
         Node::Or(v) => v.iter().any(|n| eval(n, cx)),
         Node::And(v) => v.iter().all(|n| eval(n, cx)),
@@ -468,19 +443,44 @@ fn eval(n: &Node, cx: &Cx<'_>) -> bool {
     }
 }
 
-fn test(t: &Test, cx: &Cx<'_>) -> bool {
+fn test(t: &Test, cx: &RecordCx<'_>) -> bool {
     let mut vals = Vec::new();
     values(&t.lhs, cx, &mut vals);
-    match &t.cmp {
-        None => match t.lhs {
-            // A yes/no fact alone asks whether it is true.
-            Lhs::Fact(Fact::Reliable | Fact::Retransmission | Fact::Keepalive) => {
-                vals.contains(&Val::Bool(true))
-            }
+    let Some((op, rhs)) = &t.cmp else {
+        // A yes/no fact alone asks whether it is true; any other name, whether it is
+        // there.
+        return match t.lhs {
+            Lhs::Fact(f) if facts::info(f).ty == FactType::Bool => vals.contains(&Val::Bool(true)),
             _ => !vals.is_empty(),
-        },
-        Some((Op::Ne, rhs)) => !vals.iter().any(|v| equal(&t.lhs, v, rhs)),
-        Some((op, rhs)) => vals.iter().any(|v| compare(&t.lhs, *op, v, rhs)),
+        };
+    };
+    // The right side's values: one literal, or every value of another field.
+    let rhs_vals: Vec<Operand>;
+    let rhs_list: &[Operand] = match rhs {
+        Operand::Field(other) => {
+            let mut vs = Vec::new();
+            values(other, cx, &mut vs);
+            rhs_vals = vs
+                .into_iter()
+                .filter_map(|v| match v {
+                    Val::Num(n) => Some(Operand::Num(n)),
+                    Val::Bool(b) => Some(Operand::Num(f64::from(u8::from(b)))),
+                    Val::Text(t) => Some(Operand::Text(t.into_owned())),
+                    Val::Group => None,
+                })
+                .collect();
+            &rhs_vals
+        }
+        _ => std::slice::from_ref(rhs),
+    };
+    let any = |f: &dyn Fn(&Val<'_>, &Operand) -> bool| {
+        vals.iter().any(|v| rhs_list.iter().any(|r| f(v, r)))
+    };
+    match op {
+        // Absent, a field is equal to nothing and unequal to nothing (Wireshark 4).
+        Op::Ne => !vals.is_empty() && !rhs_list.is_empty() && !any(&|v, r| equal(&t.lhs, v, r)),
+        Op::AnyNe => any(&|v, r| !equal(&t.lhs, v, r)),
+        op => any(&|v, r| compare(&t.lhs, *op, v, r)),
     }
 }
 
@@ -493,7 +493,7 @@ fn equal(lhs: &Lhs, v: &Val<'_>, rhs: &Operand) -> bool {
         }
         (Val::Text(a), Operand::Text(b)) => match lhs {
             // Players and ship classes are named as people type them.
-            Lhs::Fact(Fact::Client) => a.eq_ignore_ascii_case(b),
+            Lhs::Fact(Fact::Client | Fact::ClientName) => a.eq_ignore_ascii_case(b),
             Lhs::Fact(Fact::Ship) => ship_key(a) == *b,
             _ => a == b,
         },
@@ -513,10 +513,11 @@ fn compare(lhs: &Lhs, op: Op, v: &Val<'_>, rhs: &Operand) -> bool {
     let rhs_num = match rhs {
         Operand::Num(n) => Some(*n),
         Operand::Text(t) => parse_number(t),
+        Operand::Field(_) => None,
     };
     match op {
         Op::Eq => equal(lhs, v, rhs),
-        Op::Ne => !equal(lhs, v, rhs),
+        Op::Ne | Op::AnyNe => !equal(lhs, v, rhs),
         Op::Lt | Op::Le | Op::Gt | Op::Ge => match (num(v), rhs_num) {
             (Some(a), Some(b)) => match op {
                 Op::Lt => a < b,
@@ -537,86 +538,25 @@ fn compare(lhs: &Lhs, op: Op, v: &Val<'_>, rhs: &Operand) -> bool {
     }
 }
 
-fn values<'a>(lhs: &Lhs, cx: &Cx<'a>, out: &mut Vec<Val<'a>>) {
-    let p = cx.p;
-    let game_packet = match &p.body {
-        PacketBody::Game(g) => Some(g),
-        PacketBody::GameSpy { .. } => None,
-    };
-    let num = |n: u64| Val::Num(n as f64);
+fn values<'a>(lhs: &Lhs, cx: &RecordCx<'a>, out: &mut Vec<Val<'a>>) {
     match lhs {
-        Lhs::Fact(f) => match f {
-            Fact::Frame => out.push(num(p.frame)),
-            Fact::Time => out.push(Val::Num(p.ts_ns as f64 / 1e9)),
-            Fact::Direction => out.push(Val::Text(Cow::Borrowed(p.direction.as_str()))),
-            Fact::Session => out.push(num(p.session as u64)),
-            Fact::Client => {
-                let known = cx.client_names.and_then(|c| c.get(&(p.session, p.client)));
-                match known {
-                    Some(n) => out.push(Val::Text(Cow::Borrowed(n.as_str()))),
-                    None => {
-                        if let Some(n) = cx.names.client_name(p.session, p.client) {
-                            out.push(Val::Text(Cow::Owned(n)));
-                        }
-                    }
-                }
-                out.push(num(u64::from(p.client_port())));
+        Lhs::Fact(f) => {
+            let mut found = Vec::new();
+            facts::values(*f, cx, &mut found);
+            out.extend(found.into_iter().map(|v| match v {
+                FactValue::Uint(n) | FactValue::Hex(n) => Val::Num(n as f64),
+                FactValue::Float(x) => Val::Num(x),
+                FactValue::Bool(b) => Val::Bool(b),
+                FactValue::Text(t) => Val::Text(t),
+            }));
+            // A client is also matched by its player's name, as Wireshark matches an
+            // address by its host name.
+            if *f == Fact::Client {
+                out.extend(cx.client_name().map(Val::Text));
             }
-            Fact::PeerId => out.extend(game_packet.map(|g| num(u64::from(g.peer_id)))),
-            Fact::Kind => out.push(Val::Text(Cow::Borrowed(if game_packet.is_some() {
-                "game"
-            } else {
-                "gamespy"
-            }))),
-            Fact::UdpLength => out.push(num(p.udp_len as u64)),
-            Fact::TransportType => out.extend(cx.m.map(|m| num(u64::from(m.transport_type)))),
-            Fact::Reliable => out.extend(cx.m.map(|m| Val::Bool(m.reliable()))),
-            Fact::Seq => out.extend(cx.m.and_then(|m| m.seq()).map(|s| num(u64::from(s)))),
-            Fact::Retransmission => out.extend(cx.m.map(|m| Val::Bool(m.retransmission))),
-            Fact::Keepalive => out.extend(cx.m.map(|m| Val::Bool(m.keepalive))),
-            Fact::Fragment => out.extend(
-                cx.m.and_then(|m| m.fragment())
-                    .map(|f| num(u64::from(f.index))),
-            ),
-            Fact::Length => out.extend(cx.m.map(|m| num(m.length as u64))),
-            Fact::Opcode => out.extend(cx.game().map(|g| num(u64::from(g.opcode)))),
-            Fact::Name => out.extend(cx.game().map(|g| Val::Text(Cow::Borrowed(g.name)))),
-            Fact::ObjectId => out.extend(
-                cx.game()
-                    .and_then(|g| g.object_id())
-                    .map(|o| num(u64::from(o))),
-            ),
-            Fact::Object => {
-                let obj = cx.game().and_then(|g| g.object_id());
-                if let Some(d) = obj.and_then(|o| cx.names.describe_object(p.session, o)) {
-                    out.push(Val::Text(Cow::Owned(d)));
-                }
-            }
-            Fact::Ship => {
-                let obj = cx.game().and_then(|g| g.object_id());
-                if let Some(c) = obj.and_then(|o| cx.names.object_class(p.session, o)) {
-                    out.push(Val::Text(Cow::Owned(c)));
-                }
-            }
-            Fact::WarningCode | Fact::WarningKind => {
-                let packet_warnings = game_packet.map_or(&[][..], |g| &g.warnings[..]);
-                let message_warnings = cx.m.map_or(&[][..], |m| &m.warnings[..]);
-                let game_warnings = cx.game().map_or(&[][..], |g| &g.warnings[..]);
-                for w in packet_warnings
-                    .iter()
-                    .chain(message_warnings)
-                    .chain(game_warnings)
-                {
-                    out.push(Val::Text(Cow::Borrowed(if *f == Fact::WarningCode {
-                        w.code.as_str()
-                    } else {
-                        w.code.kind().as_str()
-                    })));
-                }
-            }
-        },
+        }
         Lhs::Path { path, .. } => {
-            let fields = match (cx.game(), cx.m) {
+            let fields = match (game(cx), cx.message) {
                 (Some(g), _) => &g.fields[..],
                 (None, Some(m)) => match &m.transport {
                     super::record::TransportInfo::Low { fields, .. } => &fields[..],

@@ -340,6 +340,27 @@ pub struct Filter {
     display: Option<std::sync::Arc<DisplayFilter>>,
     /// The names the capture gave its clients, for `-Y` tests of `client`.
     client_names: Option<std::sync::Arc<ClientNames>>,
+    /// Capture time of the first frame of the file being read (for `-Y`'s
+    /// `time_relative`), noted by the first [`Filter::keep_packet`]; `i64::MIN` until
+    /// then.
+    first_ts_ns: FirstTs,
+}
+
+/// The capture time of a file's first frame, shared by the clones of a filter.
+#[derive(Debug, Clone)]
+struct FirstTs(std::sync::Arc<std::sync::atomic::AtomicI64>);
+
+impl Default for FirstTs {
+    fn default() -> Self {
+        FirstTs(std::sync::Arc::new(std::sync::atomic::AtomicI64::new(
+            i64::MIN,
+        )))
+    }
+}
+
+/// A fresh "no frame seen yet" for [`Filter::first_ts_ns`].
+fn no_first_ts() -> FirstTs {
+    FirstTs::default()
 }
 
 impl Filter {
@@ -384,6 +405,7 @@ impl Filter {
                 .map(|t| DisplayFilter::parse(t, ships).map(std::sync::Arc::new))
                 .transpose()?,
             client_names: None,
+            first_ts_ns: no_first_ts(),
         })
     }
 
@@ -399,6 +421,7 @@ impl Filter {
         }
         Ok(Filter {
             learned: Default::default(),
+            first_ts_ns: no_first_ts(),
             ..self.clone()
         })
     }
@@ -414,6 +437,7 @@ impl Filter {
     /// names no client, or two by different means, is an error listing the clients.
     pub fn for_capture(&self, summary: &CaptureSummary) -> Result<Filter> {
         let mut filter = self.clone();
+        filter.first_ts_ns = no_first_ts();
         if self.display.as_ref().is_some_and(|d| d.mentions_client()) {
             let named = summary.sessions.iter().flat_map(|s| {
                 s.clients
@@ -498,23 +522,34 @@ impl Filter {
         self.display.as_ref().is_some_and(|d| d.reads_fields())
     }
 
-    /// Whether a GameSpy datagram of a kept packet is kept: with no message-level
-    /// condition, or when only `-Y` is given and it matches the datagram's facts.
+    /// Whether a GameSpy datagram of a kept packet is kept: it has no game message, so
+    /// it fails a condition that asks for one (`--opcode`, `--object`, `--ship`), passes
+    /// `--exclude` (as `-Y 'not opcode == X'` passes it), and is tested by `-Y` on its
+    /// datagram facts.
     pub fn keep_gamespy(&self, p: &PacketRecord, names: &dyn Names) -> bool {
+        if !self.opcodes.is_empty() || self.object.is_some() || self.ship.is_some() {
+            return false;
+        }
         match &self.display {
-            None => self.selects_all_messages(),
-            Some(d) => {
-                self.opcodes.is_empty()
-                    && self.exclude.is_empty()
-                    && self.object.is_none()
-                    && self.ship.is_none()
-                    && d.matches(p, None, names, self.client_names.as_deref())
-            }
+            None => true,
+            Some(d) => d.matches(
+                p,
+                None,
+                names,
+                self.client_names.as_deref(),
+                self.first_ts(p),
+            ),
         }
     }
 
     /// Packet-level conditions: frame, time, direction, client.
     pub fn keep_packet(&self, p: &PacketRecord, first_ts_ns: i64, names: &dyn Names) -> bool {
+        let _ = self.first_ts_ns.0.compare_exchange(
+            i64::MIN,
+            first_ts_ns,
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         if self.frames.is_some_and(|r| !r.contains(p.frame)) {
             return false;
         }
@@ -562,13 +597,31 @@ impl Filter {
         found
     }
 
+    /// The first frame's capture time as noted, else `p`'s own.
+    fn first_ts(&self, p: &PacketRecord) -> i64 {
+        match self
+            .first_ts_ns
+            .0
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            i64::MIN => p.ts_ns,
+            t => t,
+        }
+    }
+
     /// Message-level conditions: opcode, object, ship class, `-Y`.
     pub fn keep_message(&self, p: &PacketRecord, m: &MessageRecord, names: &dyn Names) -> bool {
         if self.selects_all_messages() {
             return true;
         }
         if let Some(d) = &self.display {
-            if !d.matches(p, Some(m), names, self.client_names.as_deref()) {
+            if !d.matches(
+                p,
+                Some(m),
+                names,
+                self.client_names.as_deref(),
+                self.first_ts(p),
+            ) {
                 return false;
             }
         }

@@ -7,6 +7,8 @@
 //! end of each session; both read the same per-stream state, kept in one place.
 
 pub mod display;
+pub mod facts;
+pub mod field_names;
 pub mod filter;
 pub mod front;
 pub mod names;

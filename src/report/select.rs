@@ -8,41 +8,28 @@
 //! syntax is [`crate::game::path`]'s.
 
 use super::json_stream::{str_json, u64_json, PacketWriter};
+use crate::game::field::hex_padded;
 use crate::game::path::FieldPath;
 use crate::game::{GameMessage, Value};
+use crate::pipeline::facts::{self, Fact, FactValue, RecordCx};
+use crate::pipeline::field_names;
+use crate::pipeline::names::Names;
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord};
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// Keys of the packet and message records a column can name.
-const RECORD_KEYS: &[&str] = &[
-    "frame",
-    "time",
-    "src",
-    "dst",
-    "direction",
-    "session",
-    "client",
-    "client_name",
-    "peer_id",
-    "offset",
-    "length",
-    "transport_type",
-    "reliable",
-    "seq",
-    "retransmission",
-    "opcode",
-    "opcode_hex",
-    "name",
-    "object",
-];
-
 #[derive(Debug, Clone)]
 enum Column {
-    Record(&'static str),
+    /// A record fact (`frame`, `opcode`, `udp.srcport`, …).
+    Fact(Fact),
     /// A decoded value; `Some(true)`: of `assembled.fields`, `Some(false)`: of
-    /// `fields`, `None`: the message's own, else the assembled one's.
-    Field(Option<bool>, FieldPath),
+    /// `fields`, `None`: the message's own, else the assembled one's. `hex`: the
+    /// `_hex` twin of the path, its values as `0x` text.
+    Field {
+        scope: Option<bool>,
+        path: FieldPath,
+        hex: bool,
+    },
 }
 
 /// The columns of `--fields`, parsed once.
@@ -55,27 +42,27 @@ pub struct Selection {
 /// One value of a column for one message.
 enum Cell<'a> {
     None,
-    Text(Cow<'a, str>),
-    Uint(u64),
-    Float(f64),
-    Bool(bool),
+    Facts(Vec<FactValue<'a>>),
     Values(Vec<Cow<'a, Value>>),
+    /// `_hex` twins: `0x` text.
+    Hex(Vec<String>),
 }
 
-/// What a message is read against: its packet, its record, the names.
+/// What a message is read against: its packet, the names, the file's first frame.
 pub struct Context<'a> {
     pub packet: &'a PacketRecord,
-    pub client_name: Option<&'a str>,
-    pub describe: &'a dyn Fn(u32) -> Option<std::rc::Rc<str>>,
+    pub names: &'a dyn Names,
+    pub first_ts_ns: i64,
 }
 
 impl Selection {
-    /// Parse `PATH,…` (already split); a malformed path is refused with its place.
+    /// Parse `PATH,…` (already split); a malformed path or a name no field has is
+    /// refused with its place and the closest names.
     pub fn parse(paths: &[String]) -> Result<Selection, String> {
         let mut columns = Vec::with_capacity(paths.len());
         for text in paths {
-            let column = if let Some(k) = RECORD_KEYS.iter().find(|k| **k == text) {
-                Column::Record(k)
+            let column = if let Some(f) = facts::lookup(text) {
+                Column::Fact(f.fact)
             } else {
                 let (scope, rest) = if let Some(r) = text.strip_prefix("assembled.fields.") {
                     (Some(true), r)
@@ -87,7 +74,26 @@ impl Selection {
                 let p: FieldPath = rest
                     .parse()
                     .map_err(|e| format!("--fields {text:?}: not a field path ({e})"))?;
-                Column::Field(scope, p)
+                if !field_names::is_known_field(rest) {
+                    return Err(format!("--fields: {}", field_names::unknown(text)));
+                }
+                // `flags_hex` is the JSON twin of `flags` when no decoder writes it.
+                let twin = rest
+                    .strip_suffix("_hex")
+                    .filter(|base| !field_names::is_exact_field(rest) && !base.is_empty())
+                    .and_then(|base| base.parse::<FieldPath>().ok());
+                match twin {
+                    Some(base) => Column::Field {
+                        scope,
+                        path: base,
+                        hex: true,
+                    },
+                    None => Column::Field {
+                        scope,
+                        path: p,
+                        hex: false,
+                    },
+                }
             };
             columns.push(column);
         }
@@ -110,50 +116,46 @@ impl Selection {
     }
 
     fn cell<'a>(&self, c: &Column, cx: &Context<'a>, m: &'a MessageRecord) -> Cell<'a> {
-        let p = cx.packet;
-        let game: Option<&'a GameMessage> = m.game.as_ref();
-        let assembled: Option<&'a GameMessage> = m.assembled.as_ref().map(|a| &a.game);
-        let either = game.or(assembled);
         match c {
-            Column::Record(k) => match *k {
-                "frame" => Cell::Uint(p.frame),
-                "time" => Cell::Float(super::json::time_seconds(p.ts_ns)),
-                "src" => Cell::Text(p.src.to_string().into()),
-                "dst" => Cell::Text(p.dst.to_string().into()),
-                "direction" => Cell::Text(p.direction.as_str().into()),
-                "session" => Cell::Uint(p.session as u64),
-                "client" => Cell::Uint(p.client as u64),
-                "client_name" => cx.client_name.map_or(Cell::None, |n| Cell::Text(n.into())),
-                "peer_id" => match &p.body {
-                    PacketBody::Game(g) => Cell::Uint(g.peer_id as u64),
-                    PacketBody::GameSpy { .. } => Cell::None,
-                },
-                "offset" => Cell::Uint(m.offset as u64),
-                "length" => Cell::Uint(m.length as u64),
-                "transport_type" => Cell::Uint(m.transport_type as u64),
-                "reliable" => Cell::Bool(m.reliable()),
-                "seq" => m.seq().map_or(Cell::None, |s| Cell::Uint(s as u64)),
-                "retransmission" => Cell::Bool(m.retransmission),
-                "opcode" => either.map_or(Cell::None, |g| Cell::Uint(g.opcode as u64)),
-                "opcode_hex" => either.map_or(Cell::None, |g| {
-                    Cell::Text(format!("0x{:02X}", g.opcode).into())
-                }),
-                "name" => either.map_or(Cell::None, |g| Cell::Text(g.name.into())),
-                "object" => either
-                    .and_then(super::json::object_of)
-                    .and_then(cx.describe)
-                    .map_or(Cell::None, |n| Cell::Text(n.to_string().into())),
-                _ => Cell::None,
-            },
-            Column::Field(scope, path) => {
+            Column::Fact(f) => {
+                let rcx = RecordCx {
+                    packet: cx.packet,
+                    message: Some(m),
+                    names: cx.names,
+                    client_names: None,
+                    first_ts_ns: cx.first_ts_ns,
+                };
+                let mut vs = Vec::new();
+                facts::values(*f, &rcx, &mut vs);
+                if vs.is_empty() {
+                    Cell::None
+                } else {
+                    Cell::Facts(vs)
+                }
+            }
+            Column::Field { scope, path, hex } => {
+                let game: Option<&'a GameMessage> = m.game.as_ref();
+                let assembled: Option<&'a GameMessage> = m.assembled.as_ref().map(|a| &a.game);
                 let g = match scope {
                     Some(true) => assembled,
                     Some(false) => game,
-                    None => either,
+                    None => game.or(assembled),
                 };
-                match g.map(|g| path.resolve(&g.fields)) {
-                    Some(v) if !v.is_empty() => Cell::Values(v),
-                    _ => Cell::None,
+                let vs = g.map(|g| path.resolve(&g.fields)).unwrap_or_default();
+                if vs.is_empty() {
+                    Cell::None
+                } else if *hex {
+                    Cell::Hex(
+                        vs.iter()
+                            .filter_map(|v| match v.as_ref() {
+                                Value::Uint(n) | Value::Hex(n) => Some(hex_padded(*n)),
+                                Value::ObjectId(id) => Some(format!("0x{id:08X}")),
+                                _ => None,
+                            })
+                            .collect(),
+                    )
+                } else {
+                    Cell::Values(vs)
                 }
             }
         }
@@ -176,13 +178,11 @@ impl Selection {
                 if k > 0 {
                     out.push(',');
                 }
+                // Several values (a pattern, a repeated name, `port`): `;` between them.
                 let text = match self.cell(c, cx, m) {
                     Cell::None => String::new(),
-                    Cell::Text(t) => t.into_owned(),
-                    Cell::Uint(n) => n.to_string(),
-                    Cell::Float(f) => format!("{f:.6}"),
-                    Cell::Bool(b) => b.to_string(),
-                    // Several values (a pattern, a repeated name): `;` between them.
+                    Cell::Facts(vs) => vs.iter().map(fact_text).collect::<Vec<_>>().join(";"),
+                    Cell::Hex(vs) => vs.join(";"),
                     Cell::Values(vs) => vs
                         .iter()
                         .map(|v| match v.as_ref() {
@@ -222,32 +222,72 @@ impl Selection {
                 }
                 str_json(out, text);
                 out.push(b':');
+                let pattern = matches!(c, Column::Field { path, .. } if path.is_pattern());
                 match self.cell(c, cx, m) {
                     Cell::None => out.extend_from_slice(b"null"),
-                    Cell::Text(t) => str_json(out, &t),
-                    Cell::Uint(n) => u64_json(out, n),
-                    Cell::Float(f) => super::json_float::write_f64(out, f),
-                    Cell::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
-                    // A pattern is always an array, however many values it finds.
-                    Cell::Values(vs)
-                        if vs.len() == 1 && !matches!(c, Column::Field(_, p) if p.is_pattern()) =>
-                    {
-                        w.value(out, &vs[0])
+                    // A fact with one value is that value; `port`, `ip` and the
+                    // warnings are arrays.
+                    Cell::Facts(vs) => {
+                        let many = matches!(
+                            c,
+                            Column::Fact(
+                                Fact::Port | Fact::Ip | Fact::WarningCode | Fact::WarningKind
+                            )
+                        );
+                        json_array(out, many || vs.len() > 1, &vs, |out, v| fact_json(out, v));
                     }
+                    Cell::Hex(vs) => {
+                        json_array(out, pattern || vs.len() > 1, &vs, |out, v| str_json(out, v))
+                    }
+                    // A pattern is always an array, however many values it finds.
                     Cell::Values(vs) => {
-                        out.push(b'[');
-                        for (i, v) in vs.iter().enumerate() {
-                            if i > 0 {
-                                out.push(b',');
-                            }
-                            w.value(out, v);
-                        }
-                        out.push(b']');
+                        json_array(out, pattern || vs.len() > 1, &vs, |out, v| w.value(out, v))
                     }
                 }
             }
             out.extend_from_slice(b"}\n");
         }
+    }
+}
+
+/// `vs` as one JSON value, or as an array when `array`.
+fn json_array<T>(out: &mut Vec<u8>, array: bool, vs: &[T], mut one: impl FnMut(&mut Vec<u8>, &T)) {
+    if !array {
+        if let Some(v) = vs.first() {
+            one(out, v);
+        }
+        return;
+    }
+    out.push(b'[');
+    for (i, v) in vs.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        one(out, v);
+    }
+    out.push(b']');
+}
+
+/// A fact's value as CSV text: hex-based numbers as `0x1C`, times with the six
+/// decimals of the default CSV.
+fn fact_text(v: &FactValue<'_>) -> String {
+    match v {
+        FactValue::Uint(n) => n.to_string(),
+        FactValue::Hex(n) => hex_padded(*n),
+        FactValue::Float(f) => format!("{f:.6}"),
+        FactValue::Bool(b) => b.to_string(),
+        FactValue::Text(t) => t.to_string(),
+    }
+}
+
+/// A fact's value in JSON: numbers as numbers (hex-based ones too, as the records
+/// write `opcode`).
+fn fact_json(out: &mut Vec<u8>, v: &FactValue<'_>) {
+    match v {
+        FactValue::Uint(n) | FactValue::Hex(n) => u64_json(out, *n),
+        FactValue::Float(f) => super::json_float::write_f64(out, *f),
+        FactValue::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        FactValue::Text(t) => str_json(out, t),
     }
 }
 
@@ -274,9 +314,15 @@ mod tests {
             "assembled.fields.player_name".into(),
         ])
         .unwrap();
-        assert!(matches!(s.columns[0], Column::Record("frame")));
-        assert!(matches!(s.columns[1], Column::Field(None, _)));
-        assert!(matches!(s.columns[2], Column::Field(Some(true), _)));
+        assert!(matches!(s.columns[0], Column::Fact(Fact::Frame)));
+        assert!(matches!(s.columns[1], Column::Field { scope: None, .. }));
+        assert!(matches!(
+            s.columns[2],
+            Column::Field {
+                scope: Some(true),
+                ..
+            }
+        ));
         assert_eq!(
             s.csv_header(),
             "frame,subsystems[hull].condition_pct,assembled.fields.player_name"

@@ -12,6 +12,7 @@ mod common;
 mod compressed_memory;
 mod diff_fields;
 mod display_filter;
+mod field_registry;
 mod fuzz_harness;
 mod guide;
 mod hostile_captures;

@@ -1,0 +1,474 @@
+//! The field registry (`game::registry::GAME_FIELDS`) against what the decoders
+//! produce: every field path decoded from the shipped captures, the shared real-peer
+//! captures, synthetic sessions and a set of constructed messages (opcodes no capture
+//! carries, non-stock and damaged forms) must have an entry of the same type that lists
+//! the opcode it came with.
+//!
+//! The defect this catches: a decoder field added, renamed or retyped without its
+//! registry entry, so that the table the display filter and `list fields` rely on no
+//! longer names what the decoders produce. The static checks below catch an entry
+//! added out of order, twice, with a name nobody can type, or without its vector
+//! components and JSON twin.
+
+use crate::common;
+use bcwire::game::field::{Field, Value};
+use bcwire::game::objects::ObjectRegistry;
+use bcwire::game::opcodes::{self, DecodeContext};
+use bcwire::game::registry::{lookup, FieldType, GameField, GAME_FIELDS};
+use bcwire::game::ships::ShipCatalog;
+use bcwire::game::stateupdate;
+use bcwire::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
+use bcwire::pipeline::{self, Config, Control, Pipeline, Sink};
+use bcwire::report::names::Names;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Names whose value has another type under some opcode than the entry's, and that
+/// other type. A naming rule to qualify them is still to come; until then each is one
+/// entry, and these are the only mismatches allowed.
+const TYPE_CLASHES: &[(&str, FieldType)] = &[
+    // A non-stock 19-byte TorpedoFire carries a cv4 aim point instead of the cvb group.
+    ("aim_point", FieldType::Vec3),
+    // A start-warp event tail's destination vector, after the header's object.
+    ("destination", FieldType::Vec3),
+    // A player-list event tail's u8 (0x17); the transport peer-info / disconnect hex.
+    ("peer_id", FieldType::Uint),
+    ("peer_id", FieldType::Hex),
+];
+
+/// Entries no input of this test decodes: the fields of a transport boot (0x04), which
+/// neither the captures nor the simulator contain (transport bodies come only from
+/// captures).
+const NOT_DECODED_HERE: &[&str] = &["boot_reason", "boot_reason_name", "slot"];
+
+/// Where a field was decoded: a game message of an opcode, or a connection-management
+/// message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Origin {
+    Opcode(u8),
+    Transport,
+}
+
+/// Every (path, origin, type) decoded, with a place it was seen, and every opcode
+/// decoded (with fields or without).
+#[derive(Default)]
+struct Seen {
+    fields: BTreeMap<(String, Origin, &'static str), String>,
+    opcodes: BTreeSet<u8>,
+}
+
+impl Seen {
+    fn add(&mut self, fields: &[Field], origin: Origin, place: &str) {
+        if let Origin::Opcode(op) = origin {
+            self.opcodes.insert(op);
+        }
+        let mut out = Vec::new();
+        paths(fields, "", &mut out);
+        for (path, ty) in out {
+            self.fields
+                .entry((path, origin, ty.as_str()))
+                .or_insert_with(|| place.to_string());
+        }
+    }
+}
+
+/// Field paths with list elements unmarked: `subsystems[].condition_pct` is
+/// `subsystems.condition_pct` (the walk of `commands::list`'s `fields_seen`).
+fn paths(fields: &[Field], prefix: &str, out: &mut Vec<(String, FieldType)>) {
+    for f in fields {
+        let path = format!("{prefix}{}", f.name);
+        value_paths(&f.value, &path, out);
+        out.push((path, FieldType::of(&f.value)));
+    }
+}
+
+fn value_paths(v: &Value, path: &str, out: &mut Vec<(String, FieldType)>) {
+    match v {
+        Value::Group(children) => paths(children, &format!("{path}."), out),
+        Value::List(items) => {
+            for item in items {
+                if let Value::Group(children) = item {
+                    paths(children, &format!("{path}."), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+struct Collect<'a> {
+    seen: &'a mut Seen,
+    place: String,
+}
+
+impl Sink for Collect<'_> {
+    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> anyhow::Result<Control> {
+        let PacketBody::Game(g) = &p.body else {
+            return Ok(Control::Continue);
+        };
+        let place = format!("{} frame {}", self.place, p.frame);
+        for m in &g.messages {
+            for game in m.game.iter().chain(m.assembled.iter().map(|a| &a.game)) {
+                self.seen
+                    .add(&game.fields, Origin::Opcode(game.opcode), &place);
+            }
+            if let TransportInfo::Low { fields, .. } = &m.transport {
+                self.seen.add(fields, Origin::Transport, &place);
+            }
+        }
+        Ok(Control::Continue)
+    }
+}
+
+fn run(reader: bcwire::capture::CaptureReader, place: &str, seen: &mut Seen) {
+    let mut sink = Collect {
+        seen,
+        place: place.to_string(),
+    };
+    Pipeline::new(Config::default())
+        .run(reader, &mut sink)
+        .unwrap_or_else(|e| panic!("{place}: {e}"));
+}
+
+fn run_file(path: &std::path::Path, seen: &mut Seen) {
+    let p = path.to_str().expect("utf-8 path");
+    run(pipeline::open(p).unwrap(), p, seen);
+}
+
+fn run_synth(args: &bcwire::synth::SynthArgs, place: &str, seen: &mut Seen) {
+    let (_, bytes) = bcwire::synth::generate(args, Vec::new()).unwrap();
+    let reader = bcwire::capture::CaptureReader::new(std::io::Cursor::new(bytes)).unwrap();
+    run(reader, place, seen);
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+/// An Akira creation captured in the openbc sessions (0x03, slot 0, team 2).
+const AKIRA: &str = "03000208800000ffffff3f010000b042000084c2000092c2f54a6f3ffe8c963e84e34b3e38784e3c00000000000000054361647932064d756c746931ffff64ffffffffffffff64ffffffffffff64ffffffffffffffffff646001ffffff64ffffffffffffff6400ff64ffffff6401ff";
+
+/// Messages no capture is sure to carry: one per named opcode (the decoders' own clean
+/// vectors) and the non-stock and damaged forms with fields of their own.
+fn constructed() -> Vec<Vec<u8>> {
+    let mut v: Vec<Vec<u8>> = [
+        "000c022b3e610025004d756c7469706c617965722e457069736f64652e4d697373696f6e312e4d697373696f6e31",
+        "01",
+        "0201 09800000 10000440 02 010203",
+        AKIRA,
+        "0402",
+        "0601010000df008000000000401a000040",
+        "06298100004e00800000000000ffffff3f0000000000001841",
+        "0728810000d800800000000000050000400000000000000000",
+        "0801010000da00800000000000050000 40",
+        "090c010000dc00800000000000050000 40ffff0340",
+        "0a04010000 6c008000 00000000 05000040 01",
+        "0b01010000df008000 00000000 05000040",
+        "0c02000000 00000000 00000000 00000000",
+        "0d0c010000580080000000000005000040ffff0340",
+        "0e02000000e2008000 00000000 05000040",
+        "0f02000000e4008000 00000000 05000040",
+        "102a810000ec0080000000000005000040 064d756c746932 0000803f 000000c0 00006040 00001041",
+        "110c010000760080000000000005000040 07000040",
+        "1205010000e0008000000000000500004000",
+        "13",
+        "14ffffff3f",
+        "15248100005000800000000000ffff034001277711b89d472544",
+        "1621",
+        "1766080000f100800000000000ffffff3f02",
+        "1805004361647932",
+        "1910000040020100 7f00 ffff0340 7f000040",
+        "1affff03400100007f02ffff0740",
+        "1b05010000fe008000ffffff3f0500004003",
+        "1d01000000",
+        "1effff0340",
+        "1fffffff3f060000004d756c74693100",
+        "20000800736372697074732f07004170702e70796320",
+        "210215d331b8010067800f8d8fa1a71d01a48d1ac50100c49167e4ef55c14700",
+        "22 0700 4170702e707963",
+        "23 0700 4170702e707963",
+        "25 0500 612e707963 010203",
+        "27",
+        "28",
+        "29ffff0740214365df54aa52e360",
+        "2a20",
+        "2c0100000002006767",
+        "2d030000000200676f",
+        "350801ffff",
+        "3600000000020000000100000000",
+        "3702000000000000000000000000000000",
+        "3802000000",
+        "39",
+        "3f 02000000 01000000 00000000 0a000000 01",
+        "40 01 03000000 1e000000",
+        "41 04000000 00",
+        // Settings with checksum-correction data (third packed bit set).
+        "00 00004841 66 03 01004d 090807",
+        // An opcode without a known layout; trailing bytes; a short Settings.
+        "cd010203",
+        "2800",
+        "000c022b3e6100ff00",
+        // Events: too short for the header; an undocumented class; a char event and a
+        // subsystem-control event with opcodes that do not name their byte; an
+        // object-pointer tail the opcode does not name; a player list in 0x17.
+        "0801020304",
+        "06 34120000 4e008000 00000000 00000000 0102",
+        "0a 05010000 6c008000 00000000 05000040 01",
+        "12 04010000 e0008000 00000000 05000040 01",
+        "0c 0c010000 76008000 00000000 05000040 07000040",
+        // TorpedoFire without a target, and with a non-stock 5-byte aim point.
+        "19 10000040 02 04 7f0000",
+        "19 10000040 02 01 7f0000 ffff0340 7f0000 0040",
+        // Creations: an undocumented object class; a synthetic prefix; a species
+        // without a layout (both below).
+        "02 01 34120000 10000440 0102",
+        // Mission init with a time limit; a score change with a killer and updates.
+        "35 08 01 0a 58020000 0a",
+        "36 02000000 01000000 0a000000 03000000 01000000 01 02000000 05000000",
+        // StateUpdates of an unknown class: a raw block; an odd power block; bytes
+        // after the last field; a header cut short.
+        "1cffffff3fcccc4c3e2000ffffff20ffffffffffff20",
+        "1c ffffff3f 00000000 80 01cc02",
+        "1c ffffff3f 00000000 10 0000 ff",
+        "1cffffff3f00",
+    ]
+    .iter()
+    .map(|s| hex(s))
+    .collect();
+    let akira = hex(AKIRA);
+    let mut synthetic = akira.clone();
+    synthetic[3..7].copy_from_slice(&[1, 0, 0, 0]);
+    v.push(synthetic);
+    let mut no_layout = akira.clone();
+    no_layout[11] = 20; // CommArray: a species without a stock layout
+    v.push(no_layout);
+    // Not here: a creation cut inside its subsystem blob. Its decoder leaves the records
+    // read so far as `record` groups and the cut record's fields at the top level,
+    // outside the naming rule (as do a checksum tree, a collision's contacts and a score
+    // change's updates cut inside their repeated part).
+    v
+}
+
+/// Decode [`constructed`] and some StateUpdates of a known class (the Akira).
+fn decode_constructed(seen: &mut Seen) {
+    let registry = ObjectRegistry::default();
+    let catalog = ShipCatalog::stock();
+    let ctx = DecodeContext::new(&registry, &catalog);
+    for msg in constructed() {
+        let m = opcodes::decode(&msg, &ctx);
+        seen.add(&m.fields, Origin::Opcode(m.opcode), "constructed message");
+    }
+    // Seed 001 examples 1 (client power block) and 2 (host subsystem block), then a
+    // block the Akira layout does not read.
+    for s in [
+        "1CFFFFFF3F0080E1419D0000B042000084C2000092C22137FB0B684630BB5E000001CC02CC04CC",
+        "1CFFFFFF3F00A01B422008FF60FFFFFFFFFFFFFFFFFFFFFFFF",
+        "1CFFFFFF3F00A01B42200BFF",
+    ] {
+        let m = stateupdate::decode(&hex(s), Some(1), &catalog);
+        seen.add(
+            &m.fields,
+            Origin::Opcode(m.opcode),
+            "constructed StateUpdate",
+        );
+    }
+}
+
+fn allowed_type(entry: &GameField, ty: &str) -> bool {
+    entry.ty.as_str() == ty
+        || TYPE_CLASHES
+            .iter()
+            .any(|(n, t)| *n == entry.name && t.as_str() == ty)
+}
+
+#[test]
+fn every_decoded_field_has_a_registry_entry() {
+    let mut seen = Seen::default();
+    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+    let mut files: Vec<_> = std::fs::read_dir(&shipped)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pcap" || e == "pcapng"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3, "shipped captures: {files:?}");
+    for f in &files {
+        run_file(f, &mut seen);
+    }
+    let shared = common::shared_captures();
+    for (name, folder) in &shared {
+        run_file(&folder.join(format!("{name}.pcapng")), &mut seen);
+    }
+    // The session `bcwire list fields` decodes, and the stock-battle preset (0x15
+    // collisions, the measured message mix).
+    let mut args = bcwire::synth::SynthArgs::new("-");
+    args.players = 4;
+    args.minutes = Some(2.0);
+    run_synth(&args, "synthetic session", &mut seen);
+    let mut battle = bcwire::synth::SynthArgs::new("-");
+    battle.preset = Some(bcwire::synth::Preset::StockBattle);
+    battle.minutes = Some(1.0);
+    battle.loss = 0.02;
+    run_synth(&battle, "synth --preset stock-battle", &mut seen);
+    decode_constructed(&mut seen);
+
+    let mut problems = Vec::new();
+    for ((path, origin, ty), place) in &seen.fields {
+        let Some(entry) = lookup(path) else {
+            problems.push(format!(
+                "{path} ({ty}, {origin:?}, {place}): no registry entry"
+            ));
+            continue;
+        };
+        if !allowed_type(entry, ty) {
+            problems.push(format!(
+                "{path} ({origin:?}, {place}): decoded as {ty}, registered as {}",
+                entry.ty.as_str()
+            ));
+        }
+        match origin {
+            Origin::Opcode(op) if !entry.opcodes.contains(op) => problems.push(format!(
+                "{path} ({place}): opcode 0x{op:02X} not among {:02X?}",
+                entry.opcodes
+            )),
+            Origin::Transport if !entry.description.contains("Transport: ") => {
+                problems.push(format!(
+                    "{path} ({place}): a transport field without a \"Transport: \" description"
+                ))
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "decoded fields the registry does not describe:\n{}",
+        problems.join("\n")
+    );
+
+    // And the other way: every entry names a field some input decodes, but for the
+    // JSON twins, the vector components (not fields of their own) and these.
+    let decoded: BTreeSet<&str> = seen
+        .fields
+        .keys()
+        .filter_map(|(p, _, _)| lookup(p).map(|e| e.name))
+        .collect();
+    let component = |name: &str| {
+        name.rsplit_once('.').is_some_and(|(parent, c)| {
+            ["x", "y", "z"].contains(&c) && GAME_FIELDS.iter().any(|f| f.name == parent)
+        }) && !name.starts_with("orientation.")
+    };
+    let unseen: Vec<&str> = GAME_FIELDS
+        .iter()
+        .map(|f| f.name)
+        .filter(|n| !decoded.contains(n) && !component(n))
+        .filter(|n| !entry(n).description.contains("(JSON twin)"))
+        .collect();
+    assert_eq!(unseen, NOT_DECODED_HERE, "entries no input decodes");
+
+    // The inputs reach what they are here for: every named opcode and the transport.
+    for (op, name) in opcodes::opcode_names() {
+        assert!(seen.opcodes.contains(&op), "no {name} (0x{op:02X}) decoded");
+    }
+    assert!(seen
+        .fields
+        .keys()
+        .any(|(p, o, _)| *o == Origin::Transport && p == "address"));
+    if !shared.is_empty() {
+        assert!(seen.fields.len() > 300, "{} paths", seen.fields.len());
+    }
+}
+
+fn entry(name: &str) -> &'static GameField {
+    GAME_FIELDS
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no entry {name}"))
+}
+
+#[test]
+fn the_table_is_sorted_unique_and_typeable() {
+    for w in GAME_FIELDS.windows(2) {
+        assert!(
+            w[0].name < w[1].name,
+            "out of order or repeated: {} then {}",
+            w[0].name,
+            w[1].name
+        );
+    }
+    for f in GAME_FIELDS {
+        let name_ok = !f.name.is_empty()
+            && f.name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.')
+            && f.name.split('.').all(|seg| !seg.is_empty());
+        assert!(name_ok, "name {:?}", f.name);
+        assert!(
+            !f.description.is_empty() && !f.description.contains('\n'),
+            "{}: one-line description",
+            f.name
+        );
+        assert!(
+            f.opcodes.windows(2).all(|w| w[0] < w[1]),
+            "{}: opcodes not sorted",
+            f.name
+        );
+        // Connection-management fields have no opcode, and say so.
+        assert_eq!(
+            f.opcodes.is_empty(),
+            f.description.starts_with("Transport: "),
+            "{}: opcodes {:02X?}, description {:?}",
+            f.name,
+            f.opcodes,
+            f.description
+        );
+        assert_eq!(lookup(f.name).map(|e| e.name), Some(f.name));
+    }
+}
+
+#[test]
+fn vectors_have_components_and_ids_have_json_twins() {
+    let vec3 = |f: &GameField| {
+        f.ty == FieldType::Vec3
+            || TYPE_CLASHES
+                .iter()
+                .any(|(n, t)| *n == f.name && *t == FieldType::Vec3)
+    };
+    let hexish = |f: &GameField| {
+        matches!(f.ty, FieldType::Hex | FieldType::ObjectId)
+            || TYPE_CLASHES
+                .iter()
+                .any(|(n, t)| *n == f.name && *t == FieldType::Hex)
+    };
+    for f in GAME_FIELDS {
+        if vec3(f) {
+            for c in ["x", "y", "z"] {
+                let comp = entry(&format!("{}.{c}", f.name));
+                assert_eq!(comp.ty, FieldType::Float, "{}", comp.name);
+                if f.ty == FieldType::Vec3 {
+                    assert_eq!(comp.unit, f.unit, "{}", comp.name);
+                }
+            }
+        }
+        if hexish(f) {
+            let twin = entry(&format!("{}_hex", f.name));
+            assert_eq!(twin.ty, FieldType::Text, "{}", twin.name);
+            assert!(twin.description.contains("(JSON twin)"), "{}", twin.name);
+        }
+        if f.description.contains("(JSON twin)") {
+            let base = f.name.strip_suffix("_hex").expect("a twin ends in _hex");
+            assert!(hexish(entry(base)), "{} twins {base}", f.name);
+        }
+    }
+}
+
+#[test]
+fn catch_all_fields_list_the_opcodes_they_can_come_with() {
+    let known: Vec<u8> = opcodes::opcode_names().map(|(op, _)| op).collect();
+    assert_eq!(entry("trailing").opcodes, &known[..]);
+    let unknown: Vec<u8> = (0..=255u8).filter(|op| !known.contains(op)).collect();
+    assert_eq!(entry("byte_count").opcodes, &unknown[..]);
+    assert_eq!(entry("raw").opcodes, &unknown[..]);
+}
