@@ -394,3 +394,149 @@ impl Aligner {
         Ok(())
     }
 }
+
+/// Hand-built digest sequences with answers worked out by hand from the rule in the
+/// docs of [`next_step`] and `docs/json.md` ("Flows are aligned message by message"),
+/// not from a second implementation of it.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::diff::{DiffResult, FlowKey, MessageDigest};
+
+    const FLOW: FlowKey = FlowKey {
+        session: 0,
+        client: 0,
+        direction: Direction::S2C,
+    };
+
+    /// A digest whose opcode is `n`, so that every number is its own opcode.
+    fn d(n: u64) -> MessageDigest {
+        MessageDigest::new(n as u8, n)
+    }
+
+    fn deque(v: &[u64]) -> VecDeque<u64> {
+        v.iter().map(|&n| d(n).raw()).collect()
+    }
+
+    /// Aligns one flow of A against one flow of B, pushing A's messages first.
+    fn align(a: &[MessageDigest], b: &[MessageDigest]) -> DiffResult {
+        let mut al = Aligner::new(20);
+        for (side, seq) in [(Side::A, a), (Side::B, b)] {
+            for m in seq {
+                al.push(side, FLOW, *m).unwrap();
+            }
+            al.end(side).unwrap();
+        }
+        let mut r = DiffResult::default();
+        al.finish(&mut r).unwrap();
+        r
+    }
+
+    fn divergences(r: &DiffResult) -> Vec<(usize, usize, Option<u8>, Option<u8>)> {
+        r.divergences
+            .iter()
+            .map(|x| (x.index, x.b_index, x.a_opcode, x.b_opcode))
+            .collect()
+    }
+
+    fn digests(v: &[u64]) -> Vec<MessageDigest> {
+        v.iter().map(|&n| d(n)).collect()
+    }
+
+    // B lacks A's third message: A has one extra at index 2.
+    // Catches: next_step not looking ahead (every differing front taken as a pair).
+    #[test]
+    fn one_lost_message_is_one_extra_in_a() {
+        assert_eq!(next_step(&deque(&[3, 4]), &deque(&[4])), Step::ExtraInA(1));
+        let r = align(&digests(&[1, 2, 3, 4]), &digests(&[1, 2, 4]));
+        assert_eq!(divergences(&r), [(2, 2, Some(3), None)]);
+        // Message 3 has no twin in B: one unmatched in A, none in B.
+        assert_eq!(r.unmatched, [(Direction::S2C, 3, 1, 0)]);
+        assert!(r.wanted.is_empty());
+    }
+
+    // Catches: an added message taken as standing for A's message (a pair, as when
+    // next_step does not look ahead) instead of an extra in B.
+    #[test]
+    fn an_added_message_is_one_extra_in_b() {
+        assert_eq!(next_step(&deque(&[3]), &deque(&[9, 3])), Step::ExtraInB(1));
+        let r = align(&digests(&[1, 2, 3]), &digests(&[1, 2, 9, 3]));
+        assert_eq!(divergences(&r), [(2, 2, None, Some(9))]);
+        assert_eq!(r.unmatched, [(Direction::S2C, 9, 0, 1)]);
+    }
+
+    // Catches: B's side tried before A's at equal run length (the docs: "A's first on
+    // a tie"); a swapped pair is exactly such a tie.
+    #[test]
+    fn a_swapped_pair_is_a_tie_won_by_a() {
+        assert_eq!(
+            next_step(&deque(&[2, 3, 4]), &deque(&[3, 2, 4])),
+            Step::ExtraInA(1)
+        );
+        let r = align(&digests(&[1, 2, 3, 4]), &digests(&[1, 3, 2, 4]));
+        // A's 2 is skipped as extra, the 3s pair off, then B's 2 is extra: the first
+        // divergence is at index 1 on both sides, and every message has its twin.
+        assert_eq!(divergences(&r), [(1, 1, Some(2), None)]);
+        assert!(r.unmatched.is_empty(), "{:?}", r.unmatched);
+    }
+
+    // The docs: "the shortest run of extra messages on one side", whichever side.
+    // Catches: next_step not looking ahead (no run found, a pair instead).
+    #[test]
+    fn the_shortest_run_wins_whichever_side_has_it() {
+        // A would realign after 3 extras (a[3] == b[0] == 9), B after 2 (b[2] == a[0]).
+        assert_eq!(
+            next_step(&deque(&[1, 2, 3, 9]), &deque(&[9, 8, 1])),
+            Step::ExtraInB(2)
+        );
+        assert_eq!(
+            next_step(&deque(&[9, 8, 1]), &deque(&[1, 2, 3, 9])),
+            Step::ExtraInA(2)
+        );
+    }
+
+    // Catches: the same-opcode test for a pair whose fields are to be fetched inverted
+    // (no field comparison wanted for two StateUpdates standing for each other).
+    #[test]
+    fn same_place_different_content_is_a_pair() {
+        let (x, y) = (MessageDigest::new(0x1C, 1), MessageDigest::new(0x1C, 2));
+        let a = [d(1), x, d(3)];
+        let b = [d(1), y, d(3)];
+        let r = align(&a, &b);
+        assert_eq!(divergences(&r), [(1, 1, Some(0x1C), Some(0x1C))]);
+        assert_eq!(r.wanted.iter().copied().collect::<Vec<_>>(), [(FLOW, 1, 1)]);
+        assert_eq!(r.unmatched, [(Direction::S2C, 0x1C, 1, 1)]);
+    }
+
+    // Catches: the look-ahead loop stopping one short of the window (a run of
+    // RESYNC_WINDOW - 1 extra messages is the longest the window of RESYNC_WINDOW
+    // digests can show followed by the message that realigns).
+    #[test]
+    fn the_longest_run_the_window_shows_still_realigns() {
+        let run = RESYNC_WINDOW - 1;
+        let mut a = vec![d(1)];
+        a.extend((0..run).map(|i| MessageDigest::new(0x80, i as u64)));
+        a.extend([d(2), d(3)]);
+        let r = align(&a, &digests(&[1, 2, 3]));
+        assert_eq!(divergences(&r), [(1, 1, Some(0x80), None)]);
+        assert_eq!(r.unmatched, [(Direction::S2C, 0x80, run as u64, 0)]);
+    }
+
+    // architecture.md and the docs of RESYNC_WINDOW: a run of "up to 32" / "at most
+    // this many" extra messages is skipped and the sequences meet again after it.
+    // Catches: a look-ahead that cannot see RESYNC_WINDOW extras followed by the twin.
+    #[test]
+    #[ignore = "next_step looks at most RESYNC_WINDOW - 1 (31) messages ahead: a run of 32 \
+                extras, which the docs promise to skip, is paired instead"]
+    fn a_run_of_resync_window_extras_realigns_as_documented() {
+        let mut a = vec![d(1)];
+        a.extend((0..RESYNC_WINDOW).map(|i| MessageDigest::new(0x80, i as u64)));
+        a.extend([d(2), d(3)]);
+        let r = align(&a, &digests(&[1, 2, 3]));
+        assert_eq!(divergences(&r), [(1, 1, Some(0x80), None)]);
+        assert_eq!(
+            r.unmatched,
+            [(Direction::S2C, 0x80, RESYNC_WINDOW as u64, 0)]
+        );
+    }
+}

@@ -1,6 +1,8 @@
 //! The integration tests, one crate: each file below is a module, so the suite links
 //! one test binary instead of one per file.
 
+mod boundaries;
+mod capture_edit;
 mod capture_openbc;
 mod capture_write;
 mod cli_contract;
@@ -8,8 +10,10 @@ mod cli_conventions;
 mod cli_errors;
 mod cli_snapshots;
 mod cli_usability;
+mod client_selection;
 mod common;
 mod compressed_memory;
+mod diff_alignment;
 mod diff_fields;
 mod display_filter;
 mod field_registry;
@@ -31,6 +35,7 @@ mod read_ahead;
 mod real_traffic;
 mod ship_layout_files;
 mod sm_decode_cli;
+mod stateupdate_by_hand;
 mod stateupdate_captures;
 mod stats_many;
 mod synth_preset;
