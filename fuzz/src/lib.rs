@@ -295,6 +295,13 @@ pub fn run_pipeline(capture: Vec<u8>) -> Option<bcwire::pipeline::summary::Captu
     let summary = Pipeline::new(Config::default())
         .run(reader, &mut sink)
         .expect("the render sink never fails");
+    // Every game-port datagram the session table takes keeps its record, however
+    // damaged: none may vanish between the count and the records.
+    assert_eq!(
+        sink.records,
+        summary.game_frames + summary.gamespy_frames,
+        "records vs game and GameSpy frames"
+    );
     let _ = sink.stats.render(Palette::new(false));
     use bcwire::report::json_stream::doc_to_pretty_string;
     doc_to_pretty_string(&sink.stats.to_doc()).expect("stats serialize");
@@ -313,6 +320,91 @@ pub fn run_pipeline(capture: Vec<u8>) -> Option<bcwire::pipeline::summary::Captu
 /// The whole pipeline on arbitrary capture bytes.
 pub fn pipeline(data: &[u8]) {
     let _ = run_pipeline(data.to_vec());
+}
+
+/// Arbitrary bytes to the Scrap Mechanic decoder at every layer, statefully, and every
+/// rendering of the result. Every field and warning of an update lies inside the
+/// rebuilt update it describes.
+pub fn sm_decode(data: &[u8]) {
+    use bcwire::sm::render::{located_warnings, packet_json, write_text, Origin};
+    use bcwire::sm::{Decoder, Layer, Options};
+    for layer in [Layer::Wire, Layer::Packet, Layer::Payload] {
+        let mut decoder = Decoder::new(Options {
+            layer,
+            max_output: 1 << 16,
+            stateful: true,
+        });
+        // Decode twice so the controller table learned from the first pass is used.
+        for _ in 0..2 {
+            let report = decoder.decode(data);
+            for d in report.streams.iter().flat_map(|s| &s.subs) {
+                let len = d.sub.data.len();
+                for f in &d.update.fields {
+                    let end = f.span.start as usize + f.span.len as usize;
+                    assert!(end <= len, "field {} span ends at {end} > {len}", f.name);
+                }
+                for w in &d.update.warnings {
+                    if let Some(o) = w.offset {
+                        assert!(o <= len, "warning {} at {o} > {len}", w.code);
+                    }
+                }
+            }
+            let origin = Origin {
+                index: 0,
+                line: None,
+            };
+            let mut sink = Vec::new();
+            let _ = write_text(&mut sink, &report, origin);
+            let json = packet_json(&report, origin);
+            serde_json::from_str::<serde_json::Value>(&json.to_string())
+                .expect("the packet's JSON parses");
+            let _ = located_warnings(&report, origin);
+        }
+    }
+}
+
+/// Seeds for [`sm_decode`]: the seed document's worked example (a raw update, then a
+/// delta on it) at the packet and wire layers, in a compound packet, and a stream of
+/// one update of every documented kind, each laid out as the specification gives it.
+pub fn sm_seeds() -> Vec<Vec<u8>> {
+    use bcwire::sm::delta::{emit_delta, emit_raw};
+    use bcwire::sm::packet::{emit_compound, emit_update_packet, emit_wire};
+    let first = [0x64, 0, 0, 0, 1, 0, 0, 0];
+    let second = [0x64, 0, 0, 0, 2, 0, 0, 0];
+    let mut stream = Vec::new();
+    let _ = emit_raw(&first, &mut stream);
+    let _ = emit_delta(&first, &second, &mut stream);
+    let packet = emit_update_packet(0x16, 5, &stream);
+    let mut out = vec![
+        emit_wire(&packet),
+        packet.clone(),
+        emit_compound(&[(0x16, &packet[1..]), (0x15, &packet[1..]), (0x02, &[1, 2])]),
+    ];
+    let updates: [&[u8]; 8] = [
+        // CreateRigidBody static: controller 1, id, world, quaternion, position.
+        &[
+            0x20, 1, 0, 0, 0, 9, 0, 1, 0x3f, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        ],
+        // UpdateRigidBody static, RemoveRigidBody.
+        &[0x60, 0, 0, 0, 9, 1, 0, 0, 0, 2],
+        &[0xa0, 0, 0, 0, 9],
+        // CreateContainer with no slots; UpdateContainer with no change.
+        &[0x24, 0, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0],
+        &[0x64, 0, 0, 0, 3, 0, 0, 0],
+        // UpdateCharacter, UpdateLift, UpdateTool.
+        &[0x66, 0, 0, 0, 4, 0],
+        &[0x67, 0, 0, 0, 5, 0, 0, 0, 3],
+        &[0x68, 0, 0, 0, 6, 0, 0, 0, 7],
+    ];
+    let mut many = Vec::new();
+    for u in updates {
+        let _ = emit_raw(u, &mut many);
+    }
+    let packet = emit_update_packet(0x16, 9, &many);
+    out.push(emit_wire(&packet));
+    out.push(packet);
+    out
 }
 
 const SERVER: &str = "10.0.0.1:22101";

@@ -110,7 +110,7 @@ codes! {
     MalformedBody = "malformed_body", Transport, Malformed,
         "a connection-level (low type) message body does not have its documented shape";
     DamagedFrame = "damaged_frame", Transport, Malformed,
-        "byte 0 cannot start a packet in its direction, yet the frame belongs to a known game flow; decoded as far as it goes";
+        "byte 0 cannot start a packet in its direction (damaged, or on a flow that has carried no game packet yet possibly no game packet at all); the frame keeps its record, decoded as far as it goes";
     SeqGap = "seq_gap", Transport, Sequence,
         "a new reliable message skipped sequence numbers on its counter";
     SeqOutOfOrder = "seq_out_of_order", Transport, Sequence,

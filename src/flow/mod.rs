@@ -130,11 +130,20 @@ pub struct Classified {
     pub kind: PayloadKind,
     pub new_session: bool,
     pub new_client: bool,
-    /// Set when the payload's byte 0 cannot start a game packet in its direction, yet
-    /// it belongs to a known game flow (a client that already sent or received game
-    /// packets): byte 0 is damaged. `kind` is then [`PayloadKind::Bc`] with the
-    /// byte found, so that the frame is decoded as far as it goes.
-    pub damaged: Option<NotBcReason>,
+    /// Set when the payload's byte 0 cannot start a game packet in its direction: byte 0
+    /// is damaged (or, on a flow that has carried no game packet yet, the datagram may
+    /// be no game packet at all). `kind` is then [`PayloadKind::Bc`] with the byte
+    /// found, so that the frame keeps its record and is decoded as far as it goes.
+    pub damaged: Option<Damaged>,
+}
+
+/// Why a datagram on the game port was taken as a damaged game packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Damaged {
+    /// What byte 0 got wrong.
+    pub why: NotBcReason,
+    /// The client had already sent or received game packets (not only GameSpy text).
+    pub game_flow: bool,
 }
 
 /// Packet and byte counts, indexed by [`Direction::index`].
@@ -456,17 +465,21 @@ impl SessionTable {
                 (i, true)
             }
         };
-        // A frame of a known game flow stays in it whatever its first byte says.
+        // A datagram of two bytes or more on the game port is decoded as a game packet
+        // whatever its first byte says: one flipped bit there must not make a frame
+        // vanish from the records (a damaged host packet, a connect or a GameSpy query
+        // whose byte 0 changed). Empty and 1-byte payloads hold nothing to decode and
+        // keep their reason.
         let mut kind = kind;
         let mut damaged = None;
-        // Empty and 1-byte payloads hold nothing to decode and keep their reason.
         if let PayloadKind::NotBc(why @ NotBcReason::PeerId { .. }) = kind {
-            if !new_client && s.clients[client].is_game_client() {
-                damaged = Some(why);
-                kind = PayloadKind::Bc {
-                    peer_id: d.payload.first().copied().unwrap_or(0),
-                };
-            }
+            damaged = Some(Damaged {
+                why,
+                game_flow: !new_client && s.clients[client].is_game_client(),
+            });
+            kind = PayloadKind::Bc {
+                peer_id: d.payload.first().copied().unwrap_or(0),
+            };
         }
         s.activity.touch(d);
         s.counters.add(direction, kind, d.payload.len());

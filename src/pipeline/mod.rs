@@ -556,24 +556,32 @@ impl Pipeline {
                     .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
                 let stream = (c.session, c.client, c.direction);
                 let mut g = self.game_packet(plain, parsed, stream, d.ts_ns, d.frame);
-                if let Some(why) = c.damaged {
-                    // A frame of a known game flow whose byte 0 cannot start a game
-                    // packet: kept in its flow, decoded as far as it goes, and said so.
+                if let Some(damage) = c.damaged {
+                    // A frame whose byte 0 cannot start a game packet: kept in its flow,
+                    // decoded as far as it goes, and said so.
                     self.summary.damaged_frames += 1;
                     let counts = self.counts.entry(stream).or_default();
                     counts.damaged += 1;
                     counts.warnings += 1;
-                    g.warnings.insert(
-                        0,
-                        Warning::new(
-                            Code::DamagedFrame,
-                            Some(0),
-                            format!(
-                                "{why}, yet the datagram belongs to a known game flow: \
-                                 byte 0 is damaged; decoded as far as it goes"
-                            ),
-                        ),
-                    );
+                    let why = damage.why;
+                    let expected = match c.direction {
+                        Direction::S2C => "the host's packets start with 0x01",
+                        Direction::C2S => "a client's packets never start with 0x00",
+                    };
+                    let message = if damage.game_flow {
+                        format!(
+                            "{why} ({expected}), yet the datagram belongs to a known game \
+                             flow: byte 0 is damaged; decoded as far as it goes"
+                        )
+                    } else {
+                        format!(
+                            "{why} ({expected}), and the flow has carried no game packet \
+                             before: byte 0 is damaged, or this is no game packet at all; \
+                             decoded as a game packet as far as it goes"
+                        )
+                    };
+                    g.warnings
+                        .insert(0, Warning::new(Code::DamagedFrame, Some(0), message));
                 }
                 PacketBody::Game(g)
             }

@@ -17,8 +17,8 @@ pub struct CaptureSummary {
     pub gamespy_frames: u64,
     /// Game frames, damaged ones included.
     pub game_frames: u64,
-    /// Game frames of a known game flow whose byte 0 cannot start a game packet in
-    /// their direction (damaged); decoded as far as they go.
+    /// Game frames whose byte 0 cannot start a game packet in their direction
+    /// (damaged); each keeps its record, decoded as far as it goes.
     pub damaged_frames: u64,
     /// Frames that were IP fragments other than the one completing their datagram
     /// (held for reassembly; the datagram counts under the frame that completes it).

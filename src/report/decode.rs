@@ -132,6 +132,33 @@ pub fn packet_lines(
                 super::text::printable(text)
             );
         }
+        // No message to give a line to (none announced, or the first one unreadable):
+        // one line for the datagram, so that every record is in the table, with what
+        // went wrong.
+        PacketBody::Game(g) if g.messages.is_empty() => {
+            let mut detail = format!("peer_id=0x{:02X} msg_count={}", g.peer_id, g.msg_count);
+            if !g.warnings.is_empty() {
+                detail.push_str(&cx.palette.warn(" ⚠"));
+                for (i, w) in g.warnings.iter().enumerate() {
+                    detail.push_str(if i == 0 { " " } else { "; " });
+                    let _ = write!(detail, "{w}");
+                }
+            }
+            let line = format!(
+                "{:>7} {:>10} {:<12} {} {:<tw$} {:<fw$} {}",
+                p.frame,
+                rel,
+                client,
+                dir,
+                "(no message)",
+                "",
+                detail,
+                tw = TRANSPORT_WIDTH,
+                fw = FLAGS_WIDTH
+            );
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
         PacketBody::Game(g) => {
             for m in g.messages.iter().filter(|m| keep(m)) {
                 let ts = transport_base(m);

@@ -325,7 +325,7 @@ pub struct CaptureInfo {
     pub last_time_ns: Option<i64>,
     pub duration: f64,
     pub game_frames: u64,
-    /// Frames of a known game flow whose first byte cannot start a packet.
+    /// Game-port frames whose first byte cannot start a packet (kept as damaged game frames).
     pub damaged_frames: u64,
     pub gamespy_frames: u64,
     /// Frames held as IP fragments of a datagram completed by a later frame.

@@ -22,6 +22,8 @@ pub mod state;
 pub mod update;
 
 #[cfg(test)]
+mod trailing;
+#[cfg(test)]
 mod vectors;
 
 pub use cli::{run, SmArgs};

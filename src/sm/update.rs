@@ -471,9 +471,13 @@ fn decode_body(b: &mut Body<'_>, u: &Update) -> DecodeResult<Option<String>> {
         }
         // Documented as carrying nothing more.
         (CREATE, CHILD_SHAPE) | (CREATE, JOINT) | (P, JOINT) => {}
-        // Every Remove the seed lists carries nothing more; Harvestable's is no different.
-        (REMOVE, RIGID_BODY..=JOINT) | (REMOVE, CONTAINER..=TOOL) => {}
-        // Undocumented object types (and P on anything but Joint): keep the bytes.
+        // A Remove names its object and carries nothing more, whatever the object type:
+        // the seed lists no body for any of them, so a byte after the id is a trailing
+        // byte (reported by `finish`) for Controller and types 9–14 as for the rest.
+        (REMOVE, _) => {}
+        // Create and Update of object types without a layout (and P on anything but
+        // Joint): the body is unknown, so all of it is kept raw and nothing can be said
+        // to lie after it.
         _ => {
             b.rest("undecoded");
         }

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 8] = [
+const TARGETS: [(&str, Target); 9] = [
     ("capture_read", targets::capture_read),
     ("net_decode", targets::net_decode),
     ("transport", targets::transport),
@@ -33,6 +33,7 @@ const TARGETS: [(&str, Target); 8] = [
     ("ship_layouts", targets::ship_layouts),
     ("pipeline", targets::pipeline),
     ("structured", targets::structured),
+    ("sm_decode", targets::sm_decode),
 ];
 
 use crate::common::shared_dir;
@@ -236,6 +237,7 @@ fn seeds(target: &str, captures: &[Vec<u8>]) -> Vec<Vec<u8>> {
                 out.push((0..256).map(|_| rng.next() as u8).collect());
             }
         }
+        "sm_decode" => out.extend(targets::sm_seeds()),
         _ => {}
     }
     out.push(Vec::new());
@@ -364,6 +366,207 @@ fn write_fuzz_seeds() {
         std::fs::create_dir_all(&dir).expect("create corpus folder");
         for (i, s) in seeds(name, &captures).iter().enumerate() {
             std::fs::write(dir.join(format!("seed-{i:04}")), s).expect("write seed");
+        }
+    }
+}
+
+/// The committed regression corpus: `fuzz/regressions/<target>/`, one file per input.
+fn regressions_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions")
+}
+
+/// The corpus stays small enough to commit and to replay on every test run.
+const MAX_CORPUS_BYTES: u64 = 4 << 20;
+
+/// Every committed regression input of every target runs without a finding: the
+/// minimised seeds, the inputs of past findings, and the inputs regression tests
+/// encode (docs/robustness.md says how a finding is added).
+#[test]
+fn regression_corpus_replays() {
+    let root = regressions_root();
+    let names: Vec<&str> = TARGETS.iter().map(|(n, _)| *n).collect();
+    for dir in std::fs::read_dir(&root)
+        .expect("fuzz/regressions")
+        .flatten()
+    {
+        let name = dir.file_name().to_string_lossy().into_owned();
+        assert!(
+            names.contains(&name.as_str()),
+            "fuzz/regressions/{name} names no target of {names:?}"
+        );
+    }
+    let mut total = 0;
+    for (name, target) in TARGETS {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(name))
+            .unwrap_or_else(|e| panic!("fuzz/regressions/{name}: {e}"))
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        assert!(!files.is_empty(), "fuzz/regressions/{name} is empty");
+        for path in files {
+            let input = std::fs::read(&path).expect("regression input");
+            total += input.len() as u64;
+            if catch_unwind(AssertUnwindSafe(|| target(&input))).is_err() {
+                panic!("{name}: regression input {} fails", path.display());
+            }
+        }
+    }
+    assert!(
+        total <= MAX_CORPUS_BYTES,
+        "the regression corpus holds {total} bytes, more than {MAX_CORPUS_BYTES}"
+    );
+}
+
+/// FNV-1a of an input: content-addressed file names, so writing the corpus again adds
+/// only what is new.
+fn input_hash(input: &[u8]) -> u64 {
+    input.iter().fold(0xCBF2_9CE4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01B3)
+    })
+}
+
+/// Seeds of one target, minimised for the committed corpus: duplicates dropped,
+/// captures cut after their first frames (the handshake and the first game messages,
+/// where most of the decoders' paths are met), smallest first, within a byte budget
+/// per target.
+fn minimised_seeds(name: &str, captures: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    const BUDGET: usize = 256 * 1024;
+    let mut seeds = seeds(name, captures);
+    if matches!(name, "capture_read" | "pipeline") {
+        seeds = seeds
+            .iter()
+            .flat_map(|s| [first_frames(s, 24), Some(s.clone())])
+            .flatten()
+            .filter(|s| s.len() <= 64 * 1024)
+            .collect();
+    }
+    seeds.sort_by_key(|s| (s.len(), input_hash(s)));
+    seeds.dedup();
+    let mut used = 0;
+    seeds.retain(|s| {
+        used += s.len();
+        used <= BUDGET
+    });
+    seeds
+}
+
+/// The first `n` frames of a capture, rewritten as a microsecond pcap of its link type.
+fn first_frames(capture: &[u8], n: usize) -> Option<Vec<u8>> {
+    use bcwire::capture::{CaptureWriter, Endian, TsResolution};
+    let mut r = CaptureReader::new(std::io::Cursor::new(capture.to_vec())).ok()?;
+    let mut w: Option<CaptureWriter<Vec<u8>>> = None;
+    for _ in 0..n {
+        let Some(Ok(f)) = r.next_frame() else { break };
+        let out = match &mut w {
+            Some(w) => w,
+            None => w.insert(
+                CaptureWriter::pcap(
+                    Vec::new(),
+                    f.link_type,
+                    TsResolution::MICRO,
+                    Endian::Little,
+                    65_535,
+                )
+                .ok()?,
+            ),
+        };
+        out.write_frame(0, f.ts_ns, f.orig_len, &f.data).ok()?;
+    }
+    Some(w?.into_inner())
+}
+
+/// Captures that regression tests of the decoder encode, as whole inputs: each is a
+/// pipeline input (and a capture_read one).
+fn regression_captures() -> Vec<(&'static str, Vec<u8>)> {
+    use bcwire::capture::{link_type, CaptureWriter, Endian, TsResolution};
+    use bcwire::net::build::{frame_udp, BuildOptions};
+    use std::net::SocketAddr;
+    let sample = std::fs::read(crate::common::shipped_capture("sample.pcapng")).expect("sample");
+    let mut out = Vec::new();
+
+    // `report::stats::tests::rates_list_empty_buckets_only_over_a_bounded_span`: a
+    // frame whose timestamp jumps 98,183 s (27 hours) ahead made `stats --interval 1s`
+    // lay out a row for every empty second in between.
+    let mut r = CaptureReader::new(std::io::Cursor::new(sample)).expect("sample");
+    let mut w = CaptureWriter::pcap(
+        Vec::new(),
+        link_type::ETHERNET,
+        TsResolution::MICRO,
+        Endian::Little,
+        65_535,
+    )
+    .expect("pcap header");
+    for i in 0..40 {
+        let f = r.next_frame().expect("frame").expect("frame");
+        let jump = if i == 39 { 98_183_500_000_000 } else { 0 };
+        w.write_frame(0, f.ts_ns + jump, f.orig_len, &f.data)
+            .expect("frame");
+    }
+    out.push(("stats-interval-timestamp-jump.pcap", w.into_inner()));
+
+    // `damaged_frames`: datagrams that lost their records. Byte 0 that cannot start a
+    // packet in its direction on a flow that has carried no game packet yet (a host
+    // packet with 0x05, a client packet with 0x00), and a datagram whose only message
+    // overran it (a fragment ACK with 4 of its 5 bytes).
+    let server: SocketAddr = "10.0.0.1:22101".parse().expect("address");
+    let client: SocketAddr = "10.0.0.2:40000".parse().expect("address");
+    let mut w = CaptureWriter::pcap(
+        Vec::new(),
+        link_type::ETHERNET,
+        TsResolution::MICRO,
+        Endian::Little,
+        65_535,
+    )
+    .expect("pcap header");
+    let datagrams: [(SocketAddr, SocketAddr, &[u8]); 3] = [
+        (server, client, &[0x05, 0x01, 0x01, 0x00, 0x00, 0x00]),
+        (client, server, &[0x00, 0x01, 0x01, 0x00, 0x00, 0x00]),
+        (client, server, &[0x02, 0x01, 0x01, 0x07, 0x00, 0x01]),
+    ];
+    for (i, (src, dst, plain)) in datagrams.into_iter().enumerate() {
+        let mut payload = plain.to_vec();
+        bcwire::transport::cipher::encrypt(&mut payload);
+        for f in frame_udp(
+            link_type::ETHERNET,
+            src,
+            dst,
+            &payload,
+            &BuildOptions::default(),
+        )
+        .expect("frame")
+        {
+            let ts = 1_700_000_000_000_000_000 + i as i64 * 1_000_000;
+            w.write_frame(0, ts, f.len() as u32, &f).expect("frame");
+        }
+    }
+    out.push((
+        "damaged-first-byte-and-overrun-only-message.pcap",
+        w.into_inner(),
+    ));
+    out
+}
+
+/// Write the committed regression corpus `fuzz/regressions/<target>/`: the minimised
+/// seeds of every target (`seed-<hash>`) and the captures regression tests encode.
+/// Files already there are kept: findings added by hand stay.
+#[test]
+#[ignore]
+fn write_regression_corpus() {
+    let captures = shared_captures();
+    let root = regressions_root();
+    for (name, _) in TARGETS {
+        let dir = root.join(name);
+        std::fs::create_dir_all(&dir).expect("create regression folder");
+        for s in minimised_seeds(name, &captures) {
+            let path = dir.join(format!("seed-{:016x}", input_hash(&s)));
+            std::fs::write(path, &s).expect("write seed");
+        }
+        if matches!(name, "capture_read" | "pipeline") {
+            for (file, bytes) in regression_captures() {
+                std::fs::write(dir.join(file), bytes).expect("write regression input");
+            }
         }
     }
 }
