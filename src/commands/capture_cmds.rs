@@ -526,7 +526,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             writeln!(sink.w, "{}", pal.heading(path))?;
         }
         let run = if a.write.write.is_some() {
-            let rule = cut::Rule::Filter(sink.filter.clone());
+            let rule = cut::Rule::Filter(Box::new(sink.filter.clone()));
             let mut sel = cut::Selecting::new(&mut sink, rule, a.write.annotate);
             let s = run_file(&source, &cfg, &mut sel, out);
             picked = sel.picked;
@@ -760,7 +760,7 @@ pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         let s = if a.write.write.is_some() {
             let rule = match a.frame {
                 Some(f) => cut::Rule::Frame(f),
-                None => cut::Rule::Filter(sink.filter.clone()),
+                None => cut::Rule::Filter(Box::new(sink.filter.clone())),
             };
             let mut sel = cut::Selecting::new(&mut sink, rule, a.write.annotate);
             let s = run_file(&source, &cfg, &mut sel, out)?;
@@ -959,7 +959,11 @@ fn stats_writing(
         filter: filter.clone(),
         first_ts_ns: None,
     };
-    let mut sel = cut::Selecting::new(&mut sink, cut::Rule::Filter(filter), a.write.annotate);
+    let mut sel = cut::Selecting::new(
+        &mut sink,
+        cut::Rule::Filter(Box::new(filter)),
+        a.write.annotate,
+    );
     let s = run_file(&path, cfg, &mut sel, out)?;
     let mut picked = sel.picked;
     warn_problems(file, &s, cfg, out);

@@ -22,7 +22,7 @@ use std::io::Write;
 /// Which records a command selects.
 pub enum Rule {
     /// Those the filter keeps, with at least one kept message (as `decode` lists).
-    Filter(Filter),
+    Filter(Box<Filter>),
     /// The one datagram of this frame (`show --frame`).
     Frame(u64),
 }

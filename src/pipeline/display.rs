@@ -88,6 +88,10 @@ enum Op {
     Ge,
     BitAnd,
     Contains,
+    /// `in {…}`: equal to one of the set's values or inside one of its ranges.
+    In,
+    /// `matches` / `~`: a text value matches the regular expression.
+    Matches,
 }
 
 #[derive(Debug, Clone)]
@@ -96,6 +100,10 @@ enum Operand {
     Text(String),
     /// Another field or fact (`udp_length > length`).
     Field(Box<Lhs>),
+    /// The members of `in {…}`: values and inclusive ranges.
+    Set(Vec<Operand>),
+    Range(f64, f64),
+    Regex(regex::Regex),
 }
 
 /// One value a name holds for a message.
@@ -127,12 +135,71 @@ fn located(text: &str, pair_span: pest::Span<'_>, message: String) -> DisplayFil
     DisplayFilterError(format!("-Y {text:?}:\n{e}"))
 }
 
+/// The mistakes a grammar error would only half explain, each said plainly at its
+/// place: a string never closed, a `(` never closed or a `)` closing nothing, and `=`
+/// where a test was meant (`==`).
+fn precheck(text: &str) -> Result<(), DisplayFilterError> {
+    let at = |start: usize, message: &str| {
+        let end = text[start..]
+            .char_indices()
+            .nth(1)
+            .map_or(text.len(), |(i, _)| start + i);
+        let span = pest::Span::new(text, start, end).expect("a char boundary");
+        located(text, span, message.to_string())
+    };
+    let bytes = text.as_bytes();
+    let mut opened: Vec<usize> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                if i >= bytes.len() {
+                    return Err(at(
+                        start,
+                        "this string is never closed: expected a closing \"",
+                    ));
+                }
+            }
+            b'(' => opened.push(i),
+            b')' if opened.pop().is_none() => {
+                return Err(at(i, "this `)` closes no `(`"));
+            }
+            b'=' => {
+                let before = i.checked_sub(1).map(|k| bytes[k]);
+                let after = bytes.get(i + 1).copied();
+                let paired =
+                    matches!(before, Some(b'=' | b'!' | b'<' | b'>' | b'~')) || after == Some(b'=');
+                if !paired {
+                    return Err(at(i, "`=` is not a test: did you mean `==`?"));
+                }
+                if after == Some(b'=') {
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if let Some(&open) = opened.last() {
+        return Err(at(open, "this `(` is never closed: expected `)`"));
+    }
+    Ok(())
+}
+
 fn rule_name(r: &Rule) -> &'static str {
     match r {
         Rule::or_expr | Rule::and_expr | Rule::unary | Rule::test | Rule::path => {
             "a field or a fact"
         }
-        Rule::cmp_op => "a comparison (==, !=, ~=, <, <=, >, >=, &, contains)",
+        Rule::cmp_op | Rule::in_op | Rule::matches_op => {
+            "a comparison (==, !=, ~=, <, <=, >, >=, &, contains, matches, in)"
+        }
+        Rule::set => "a set {…}",
         Rule::and_op | Rule::or_op => "and, or",
         Rule::not_op => "not",
         Rule::string => "a \"string\"",
@@ -147,6 +214,7 @@ impl DisplayFilter {
     /// Compile `text`; opcode and ship names are checked against the opcode table and
     /// `ships`.
     pub fn parse(text: &str, ships: &ShipCatalog) -> Result<DisplayFilter, DisplayFilterError> {
+        precheck(text)?;
         let mut pairs = Grammar::parse(Rule::filter, text).map_err(|e| {
             let e = e.renamed_rules(|r| rule_name(r).to_string());
             DisplayFilterError(format!("-Y {text:?}:\n{e}"))
@@ -213,6 +281,37 @@ impl DisplayFilter {
             }
         }
         walk(&self.root)
+    }
+
+    /// The player names the expression tests `client` or `client_name` against (text
+    /// compared for equality or membership), to check them against a capture's clients.
+    pub fn client_words(&self) -> Vec<String> {
+        fn walk(n: &Node, out: &mut Vec<String>) {
+            match n {
+                Node::Or(v) | Node::And(v) => v.iter().for_each(|n| walk(n, out)),
+                Node::Not(n) => walk(n, out),
+                Node::Test(t) => {
+                    if !matches!(t.lhs, Lhs::Fact(Fact::Client | Fact::ClientName)) {
+                        return;
+                    }
+                    let words: Vec<&Operand> = match &t.cmp {
+                        Some((Op::Eq | Op::Ne | Op::AnyNe, o)) => vec![o],
+                        Some((Op::In, Operand::Set(m))) => m.iter().collect(),
+                        _ => Vec::new(),
+                    };
+                    for w in words {
+                        if let Operand::Text(t) = w {
+                            if parse_number(t).is_none() {
+                                out.push(t.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.root, &mut out);
+        out
     }
 
     /// Whether message `m` of packet `p` matches. A GameSpy datagram is one message
@@ -319,6 +418,58 @@ fn compile_test(
     let Some(op) = inner.next() else {
         return Ok(Test { lhs, cmp: None });
     };
+    match op.as_rule() {
+        Rule::in_op => {
+            let set = inner.next().expect("`in` is followed by a set");
+            let mut members = Vec::new();
+            for item in set.into_inner() {
+                members.push(match item.as_rule() {
+                    Rule::range => {
+                        let mut ends = item.clone().into_inner();
+                        let lo = ends.next().map(|e| parse_number(e.as_str()));
+                        let hi = ends.next().map(|e| parse_number(e.as_str()));
+                        match (lo.flatten(), hi.flatten()) {
+                            (Some(lo), Some(hi)) => Operand::Range(lo, hi),
+                            _ => {
+                                return Err(located(
+                                    text,
+                                    item.as_span(),
+                                    "a range is two numbers: {10..20}".to_string(),
+                                ))
+                            }
+                        }
+                    }
+                    _ => operand(&lhs, item, text, ships)?,
+                });
+            }
+            return Ok(Test {
+                lhs,
+                cmp: Some((Op::In, Operand::Set(members))),
+            });
+        }
+        Rule::matches_op => {
+            let rhs = inner.next().expect("`matches` is followed by a string");
+            let chars = rhs.clone().into_inner().next().map_or("", |c| c.as_str());
+            let pattern = unescape(chars);
+            // Case-insensitive as in Wireshark 4; `(?-i)` in the pattern turns it off.
+            let re = regex::RegexBuilder::new(&pattern)
+                .case_insensitive(true)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| {
+                    located(
+                        text,
+                        rhs.as_span(),
+                        format!("not a regular expression: {e}"),
+                    )
+                })?;
+            return Ok(Test {
+                lhs,
+                cmp: Some((Op::Matches, Operand::Regex(re))),
+            });
+        }
+        _ => {}
+    }
     let op_kind = match op.as_str().to_ascii_lowercase().as_str() {
         "==" | "eq" => Op::Eq,
         "!=" | "ne" => Op::Ne,
@@ -331,7 +482,28 @@ fn compile_test(
         _ => Op::Contains,
     };
     let rhs = inner.next().expect("a comparison has a right side");
-    let operand = match rhs.as_rule() {
+    let operand = operand(&lhs, rhs, text, ships)?;
+    if op_kind == Op::BitAnd && !matches!(operand, Operand::Num(_) | Operand::Field(_)) {
+        return Err(located(
+            text,
+            op.as_span(),
+            "a bit test takes a number on its right (flags & 0x20)".to_string(),
+        ));
+    }
+    Ok(Test {
+        lhs,
+        cmp: Some((op_kind, operand)),
+    })
+}
+
+/// The right side of a test, or a member of a set: a number, a string, or a name.
+fn operand(
+    lhs: &Lhs,
+    rhs: Pair<'_, Rule>,
+    text: &str,
+    ships: &ShipCatalog,
+) -> Result<Operand, DisplayFilterError> {
+    Ok(match rhs.as_rule() {
         Rule::number => Operand::Num(
             parse_number(rhs.as_str())
                 .ok_or_else(|| located(text, rhs.as_span(), "not a number".to_string()))?,
@@ -348,18 +520,7 @@ fn compile_test(
                 _ => Operand::Text(text_value),
             }
         }
-        _ => name_operand(&lhs, &rhs, text, ships)?,
-    };
-    if op_kind == Op::BitAnd && !matches!(operand, Operand::Num(_) | Operand::Field(_)) {
-        return Err(located(
-            text,
-            op.as_span(),
-            "a bit test takes a number on its right (flags & 0x20)".to_string(),
-        ));
-    }
-    Ok(Test {
-        lhs,
-        cmp: Some((op_kind, operand)),
+        _ => name_operand(lhs, &rhs, text, ships)?,
     })
 }
 
@@ -416,19 +577,50 @@ fn parse_number(s: &str) -> Option<f64> {
     Some(if neg { -v } else { v })
 }
 
+/// A string literal's text: `\n`, `\t`, `\xHH`, octal `\NNN`, and `\` before any
+/// other character standing for that character (as in Wireshark's strings).
 fn unescape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
+    let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
-        if c == '\\' {
-            match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some(other) => out.push(other),
-                None => {}
-            }
-        } else {
+        if c != '\\' {
             out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('x') => {
+                let mut v = 0u32;
+                let mut n = 0;
+                while n < 2 {
+                    match chars.peek().and_then(|c| c.to_digit(16)) {
+                        Some(d) => {
+                            v = v * 16 + d;
+                            chars.next();
+                            n += 1;
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(v).unwrap_or('\u{FFFD}'));
+            }
+            Some(d @ '0'..='7') => {
+                let mut v = d.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match chars.peek().and_then(|c| c.to_digit(8)) {
+                        Some(d) => {
+                            v = v * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(v).unwrap_or('\u{FFFD}'));
+            }
+            Some(other) => out.push(other),
+            None => {}
         }
     }
     out
@@ -480,6 +672,26 @@ fn test(t: &Test, cx: &RecordCx<'_>) -> bool {
         // Absent, a field is equal to nothing and unequal to nothing (Wireshark 4).
         Op::Ne => !vals.is_empty() && !rhs_list.is_empty() && !any(&|v, r| equal(&t.lhs, v, r)),
         Op::AnyNe => any(&|v, r| !equal(&t.lhs, v, r)),
+        Op::In => {
+            let Operand::Set(members) = rhs else {
+                return false;
+            };
+            vals.iter().any(|v| {
+                members.iter().any(|m| match m {
+                    Operand::Range(lo, hi) => num_of(v).is_some_and(|x| *lo <= x && x <= *hi),
+                    m => equal(&t.lhs, v, m),
+                })
+            })
+        }
+        Op::Matches => {
+            let Operand::Regex(re) = rhs else {
+                return false;
+            };
+            vals.iter().any(|v| match v {
+                Val::Text(t) => re.is_match(t),
+                _ => false,
+            })
+        }
         op => any(&|v, r| compare(&t.lhs, *op, v, r)),
     }
 }
@@ -503,6 +715,16 @@ fn equal(lhs: &Lhs, v: &Val<'_>, rhs: &Operand) -> bool {
     }
 }
 
+/// A value as a number, where it reads as one.
+fn num_of(v: &Val<'_>) -> Option<f64> {
+    match v {
+        Val::Num(n) => Some(*n),
+        Val::Bool(b) => Some(f64::from(u8::from(*b))),
+        Val::Text(t) => parse_number(t),
+        Val::Group => None,
+    }
+}
+
 fn compare(lhs: &Lhs, op: Op, v: &Val<'_>, rhs: &Operand) -> bool {
     let num = |v: &Val<'_>| match v {
         Val::Num(n) => Some(*n),
@@ -513,11 +735,12 @@ fn compare(lhs: &Lhs, op: Op, v: &Val<'_>, rhs: &Operand) -> bool {
     let rhs_num = match rhs {
         Operand::Num(n) => Some(*n),
         Operand::Text(t) => parse_number(t),
-        Operand::Field(_) => None,
+        _ => None,
     };
     match op {
         Op::Eq => equal(lhs, v, rhs),
         Op::Ne | Op::AnyNe => !equal(lhs, v, rhs),
+        Op::In | Op::Matches => false,
         Op::Lt | Op::Le | Op::Gt | Op::Ge => match (num(v), rhs_num) {
             (Some(a), Some(b)) => match op {
                 Op::Lt => a < b,

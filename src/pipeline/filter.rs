@@ -399,9 +399,11 @@ impl Filter {
                 .transpose()?,
             frames: a.frames.as_deref().map(parse_frame_range).transpose()?,
             time: a.time.as_deref().map(parse_time_range).transpose()?,
+            // An empty expression is no filter, as in Wireshark.
             display: a
                 .display
                 .as_deref()
+                .filter(|t| !t.trim().is_empty())
                 .map(|t| DisplayFilter::parse(t, ships).map(std::sync::Arc::new))
                 .transpose()?,
             client_names: None,
@@ -444,7 +446,29 @@ impl Filter {
                     .iter()
                     .filter_map(move |c| Some(((s.index, c.index), c.name.clone()?)))
             });
-            filter.client_names = Some(std::sync::Arc::new(named.collect()));
+            let named: ClientNames = named.collect();
+            // A player name no client has is most likely a slip: the same error and
+            // "did you mean" as `--client`.
+            let d = self.display.as_ref().expect("mentions_client implies -Y");
+            for word in d.client_words() {
+                if !named.values().any(|n| n.eq_ignore_ascii_case(&word)) {
+                    let hint = did_you_mean(&word, named.values().map(String::as_str))
+                        .map(|m| format!(" (did you mean {m}?)"))
+                        .unwrap_or_default();
+                    let mut list: Vec<&str> = named.values().map(String::as_str).collect();
+                    list.sort_unstable();
+                    list.dedup();
+                    bail!(
+                        "-Y: no client {word:?} in this capture{hint}; known players: {}",
+                        if list.is_empty() {
+                            "none".to_string()
+                        } else {
+                            list.join(", ")
+                        }
+                    );
+                }
+            }
+            filter.client_names = Some(std::sync::Arc::new(named));
         }
         let Some(sel) = &self.client else {
             return Ok(filter);

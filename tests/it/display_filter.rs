@@ -183,7 +183,7 @@ fn errors_point_at_the_column() {
         ("opcode == StateUpdat", "1:11", "did you mean StateUpdate?"),
         ("opcode == and", "1:11", "expected"),
         ("flags & ", "1:9", "expected"),
-        ("(opcode == 1", "1:13", "expected"),
+        ("(opcode == 1", "1:1", "expected `)`"),
         ("ship == Galxy", "1:9", "did you mean"),
         ("flags & \"x\"", "1:7", "bit test takes a number"),
     ] {
@@ -317,4 +317,92 @@ fn unknown_field_names_are_errors() {
         SAMPLE,
     ]);
     assert!(!err.contains("no decoded field"), "{err}");
+}
+
+/// Wireshark 4's operators, each checked against the full decode read in the test.
+// Catches: `!=` true where the field is absent (GameSpy datagrams have no peer id, a
+// message without a speed has no speed), `in` ranges off by one at their ends, `matches`
+// case-sensitive by default, a name on the right read as text, `\x` escapes unread.
+#[test]
+fn wireshark_operators_select_what_the_records_say() {
+    let all = all_messages(SAMPLE);
+    let op = |m: &Value| m["opcode"].as_u64();
+    let speed = |m: &Value| m["fields"]["speed"].as_f64();
+    type Pred = Box<dyn Fn(&Value, &Value) -> bool>;
+    let cases: Vec<(&str, Pred)> = vec![
+        (
+            "peer_id != 2",
+            Box::new(|p, _| p["peer_id"].as_u64().is_some_and(|id| id != 2)),
+        ),
+        (
+            "speed != 0",
+            Box::new(move |_, m| speed(m).is_some_and(|s| s != 0.0)),
+        ),
+        (
+            "opcode in {0x1C TorpedoFire}",
+            Box::new(move |_, m| matches!(op(m), Some(0x1C | 0x19))),
+        ),
+        (
+            "seq in {10..20, 40}",
+            Box::new(|_, m| {
+                m["seq"]
+                    .as_u64()
+                    .is_some_and(|s| (10..=20).contains(&s) || s == 40)
+            }),
+        ),
+        (
+            "name matches \"^torpedo\"",
+            Box::new(|_, m| {
+                m["name"]
+                    .as_str()
+                    .is_some_and(|n| n.to_lowercase().starts_with("torpedo"))
+            }),
+        ),
+        (
+            "name matches \"(?-i)^torpedo\"",
+            Box::new(|_, m| m["name"].as_str().is_some_and(|n| n.starts_with("torpedo"))),
+        ),
+        (
+            "udp_length > length",
+            Box::new(|p, m| p["udp_length"].as_u64() > m["length"].as_u64()),
+        ),
+        (
+            "name == \"\\x53tate\\125pdate\"",
+            Box::new(|_, m| m["name"] == "StateUpdate"),
+        ),
+    ];
+    for (expr, pred) in cases {
+        let want = expected(&all, pred);
+        let got = selected(SAMPLE, expr);
+        assert_eq!(got, want, "-Y {expr}");
+        if !expr.contains("(?-i)") {
+            assert!(
+                !want.is_empty(),
+                "-Y {expr} selects something in the sample"
+            );
+        }
+    }
+}
+
+/// Mistakes are said plainly, at their place; an empty expression is no filter.
+// Catches: a grammar error listing expected rules where the cause is a missing `)`, a
+// single `=`, an unterminated string or a misspelt player.
+#[test]
+fn filter_mistakes_are_explained() {
+    let cases = [
+        ("(frame == 1", "never closed: expected `)`"),
+        ("frame == 1)", "closes no `(`"),
+        ("opcode = StateUpdate", "did you mean `==`?"),
+        ("name == \"abc", "string is never closed"),
+        ("client == Wrof", "did you mean Worf?"),
+    ];
+    for (expr, says) in cases {
+        let (code, _, err) = run(&["decode", "-Y", expr, SAMPLE]);
+        assert_eq!(code, 2, "{expr}: {err}");
+        assert!(err.contains(says), "{expr}: {err}");
+    }
+    let (code, out, _) = run(&["decode", "--format", "jsonl", "-Y", "", SAMPLE]);
+    let (_, all, _) = run(&["decode", "--format", "jsonl", SAMPLE]);
+    assert_eq!(code, 0);
+    assert_eq!(out, all);
 }
