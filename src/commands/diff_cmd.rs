@@ -10,7 +10,7 @@ use crate::pipeline::summary::CaptureSummary;
 use crate::pipeline::{Config, Control, Detail, Sink};
 use crate::report::align::{Aligner, Side};
 use crate::report::diff::{
-    self, Comparison, DiffResult, FetchSink, Fetcher, FlowKey, MessageDigest,
+    self, ClientMap, ClientPair, Comparison, DiffResult, FetchSink, Fetcher, FlowKey, MessageDigest,
 };
 use crate::report::fingerprint::LeanFingerprints;
 use crate::report::names::Names;
@@ -37,6 +37,8 @@ type Batch = Vec<Entry>;
 
 /// Counts statistics and sends the digest of every delivered message to the aligner.
 struct DigestSink<'a> {
+    /// B's clients as A numbers them (none for A).
+    map: Option<&'a ClientMap>,
     stats: Stats,
     fingerprints: LeanFingerprints<'a>,
     batch: Batch,
@@ -57,9 +59,10 @@ impl Sink for DigestSink<'_> {
         let PacketBody::Game(g) = &p.body else {
             return Ok(Control::Continue);
         };
+        let (session, client) = diff::mapped(self.map, p.session, p.client);
         let key = FlowKey {
-            session: p.session,
-            client: p.client,
+            session,
+            client,
             direction: p.direction,
         };
         for m in &g.messages {
@@ -91,8 +94,10 @@ fn read_side(
     cmp: &Comparison,
     out: Output,
     tx: SyncSender<Batch>,
+    map: Option<&ClientMap>,
 ) -> Result<(Stats, CaptureSummary)> {
     let mut sink = DigestSink {
+        map,
         stats: Stats::default(),
         fingerprints: LeanFingerprints::new(cmp, &cfg.ships),
         batch: Vec::with_capacity(BATCH),
@@ -113,6 +118,7 @@ fn read_sides(
     cfg: &Config,
     cmp: &Comparison,
     al: &mut Aligner,
+    map: &ClientMap,
 ) -> Result<Vec<Result<(Stats, CaptureSummary)>>> {
     std::thread::scope(|scope| {
         let mut readers: Vec<(Side, Receiver<Batch>)> = Vec::new();
@@ -120,7 +126,8 @@ fn read_sides(
         for &(path, side, out) in sides {
             let (tx, rx) = sync_channel(BATCHES_IN_FLIGHT);
             readers.push((side, rx));
-            handles.push(scope.spawn(move || read_side(path, cfg, cmp, out, tx)));
+            let map = (side == Side::B).then_some(map);
+            handles.push(scope.spawn(move || read_side(path, cfg, cmp, out, tx, map)));
         }
         let mut failed: Option<std::io::Error> = None;
         while !readers.is_empty() && failed.is_none() {
@@ -163,10 +170,116 @@ fn read_sides(
     })
 }
 
+/// Where a client of B stands in A: paired by player name, then slot, then client
+/// port, then order, within each session (sessions by order). B's clients left over get
+/// numbers past A's, so their flows are B's alone. Both captures are read once first
+/// for their clients (as `--client` reads a capture to learn its names).
+fn pair_clients(
+    a: &str,
+    b: &str,
+    cfg: &Config,
+    out: Output,
+) -> Result<(ClientMap, Vec<ClientPair>)> {
+    let quiet = Output {
+        progress: false,
+        verbose: 0,
+        ..out
+    };
+    let (sa, sb) = std::thread::scope(|scope| {
+        let ha = scope.spawn(|| run_file(a, cfg, &mut crate::pipeline::NullSink, quiet));
+        let sb = run_file(b, cfg, &mut crate::pipeline::NullSink, quiet);
+        let sa = ha
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("a reading thread stopped")));
+        (sa, sb)
+    });
+    let (sa, sb) = (
+        sa.with_context(|| format!("reading {a}"))?,
+        sb.with_context(|| format!("reading {b}"))?,
+    );
+    let mut map = ClientMap::new();
+    let mut pairs = Vec::new();
+    for (k, s_b) in sb.sessions.iter().enumerate() {
+        let Some(s_a) = sa.sessions.get(k) else {
+            for c in &s_b.clients {
+                map.insert(
+                    (s_b.index, c.index),
+                    (s_b.index + sa.sessions.len(), c.index),
+                );
+            }
+            continue;
+        };
+        let mut free_a: Vec<&crate::pipeline::summary::ClientSummary> =
+            s_a.clients.iter().collect();
+        let mut free_b: Vec<&crate::pipeline::summary::ClientSummary> =
+            s_b.clients.iter().collect();
+        type Same = fn(
+            &crate::pipeline::summary::ClientSummary,
+            &crate::pipeline::summary::ClientSummary,
+        ) -> bool;
+        let rules: [(&'static str, Same); 4] = [
+            ("name", |x, y| x.name.is_some() && x.name == y.name),
+            ("slot", |x, y| x.slot.is_some() && x.slot == y.slot),
+            ("port", |x, y| {
+                x.addr.is_some() && x.addr.map(|a| a.port()) == y.addr.map(|a| a.port())
+            }),
+            ("order", |_, _| true),
+        ];
+        for (by, same) in rules {
+            let mut k = 0;
+            while k < free_b.len() {
+                let cb = free_b[k];
+                match free_a.iter().position(|ca| same(ca, cb)) {
+                    Some(i) => {
+                        let ca = free_a.remove(i);
+                        free_b.remove(k);
+                        map.insert((s_b.index, cb.index), (s_a.index, ca.index));
+                        pairs.push(ClientPair {
+                            session: s_a.index,
+                            a: Some((ca.index, ca.name.clone())),
+                            b: Some((cb.index, cb.name.clone())),
+                            by,
+                        });
+                    }
+                    None => k += 1,
+                }
+            }
+        }
+        for ca in free_a {
+            pairs.push(ClientPair {
+                session: s_a.index,
+                a: Some((ca.index, ca.name.clone())),
+                b: None,
+                by: "",
+            });
+        }
+        // Only "order" can leave B's clients over when A has fewer.
+        let past = s_a.clients.iter().map(|c| c.index + 1).max().unwrap_or(0);
+        for (n, cb) in free_b.into_iter().enumerate() {
+            map.insert((s_b.index, cb.index), (s_a.index, past + n));
+            pairs.push(ClientPair {
+                session: s_a.index,
+                a: None,
+                b: Some((cb.index, cb.name.clone())),
+                by: "",
+            });
+        }
+    }
+    pairs.sort_by_key(|p| {
+        (
+            p.session,
+            p.a.as_ref().map(|a| a.0),
+            p.b.as_ref().map(|b| b.0),
+        )
+    });
+    Ok((map, pairs))
+}
+
 pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let cmp = Comparison::new(a.include_volatile, &a.ignore).map_err(anyhow::Error::msg)?;
     let mut al = Aligner::new(a.max_differences);
+    let (map, pairing) = pair_clients(&a.a, &a.b, &cfg, out)?;
     // One progress bar (A's: the two are read in step); with -v, whose warnings go to
     // stderr as they are found, one capture after the other so they do not interleave.
     let quiet_bar = Output {
@@ -174,8 +287,14 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         ..out
     };
     let results = if out.verbose > 0 {
-        let mut r = read_sides(&[(&a.a, Side::A, out)], &cfg, &cmp, &mut al)?;
-        r.extend(read_sides(&[(&a.b, Side::B, out)], &cfg, &cmp, &mut al)?);
+        let mut r = read_sides(&[(&a.a, Side::A, out)], &cfg, &cmp, &mut al, &map)?;
+        r.extend(read_sides(
+            &[(&a.b, Side::B, out)],
+            &cfg,
+            &cmp,
+            &mut al,
+            &map,
+        )?);
         r
     } else {
         // Both captures are read at once: a reading thread for each would only compete
@@ -189,11 +308,16 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             &side_cfg,
             &cmp,
             &mut al,
+            &map,
         )?
     };
     let mut read = Vec::new();
     let mut flow_names = std::collections::BTreeMap::new();
-    for (path, r) in [&a.a, &a.b].into_iter().zip(results) {
+    for ((path, r), side) in [&a.a, &a.b]
+        .into_iter()
+        .zip(results)
+        .zip([Side::A, Side::B])
+    {
         let (stats, summary) = r?;
         warn_problems(path, &summary, &cfg, out);
         read.push(stats);
@@ -201,10 +325,12 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         for s in &summary.sessions {
             for c in &s.clients {
                 let Some(name) = &c.name else { continue };
+                let map = (side == Side::B).then_some(&map);
+                let (session, client) = diff::mapped(map, s.index, c.index);
                 for direction in [Direction::C2S, Direction::S2C] {
                     let k = FlowKey {
-                        session: s.index,
-                        client: c.index,
+                        session,
+                        client,
                         direction,
                     };
                     flow_names.entry(k).or_insert_with(|| name.clone());
@@ -233,6 +359,7 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
                 &mut FetchSink {
                     fetcher,
                     wanted: &wanted,
+                    map: (side == Side::B).then_some(&map),
                 },
                 out,
             )?;
@@ -240,6 +367,7 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         diff::explain(&mut result, &fa, &fb, &cmp);
     }
     result.flow_names = flow_names;
+    result.pairing = pairing;
     match a.format {
         TableOrJson::Table => write!(
             w,

@@ -47,6 +47,27 @@ impl std::fmt::Display for FlowKey {
     }
 }
 
+/// Where B's clients stand in A: (session, client) of B → that of A. A client of B
+/// with no counterpart gets a number no client of A has, so its flows are B's alone.
+pub type ClientMap = HashMap<(usize, usize), (usize, usize)>;
+
+/// How one client of B was paired with one of A, for the printed pairing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientPair {
+    pub session: usize,
+    pub a: Option<(usize, Option<String>)>,
+    pub b: Option<(usize, Option<String>)>,
+    /// "name", "slot", "port" or "order"; empty for a client on one side only.
+    pub by: &'static str,
+}
+
+/// B's flow key as A numbers its clients.
+pub fn mapped(map: Option<&ClientMap>, session: usize, client: usize) -> (usize, usize) {
+    map.and_then(|m| m.get(&(session, client)))
+        .copied()
+        .unwrap_or((session, client))
+}
+
 /// Which fields take part in comparisons.
 #[derive(Debug, Clone)]
 pub struct Comparison {
@@ -340,6 +361,8 @@ pub struct DiffResult {
     pub wanted: BTreeSet<(FlowKey, usize, usize)>,
     /// Player names of flows, where known, for naming them.
     pub flow_names: BTreeMap<FlowKey, String>,
+    /// How B's clients were paired with A's.
+    pub pairing: Vec<ClientPair>,
 }
 
 impl DiffResult {
@@ -412,11 +435,13 @@ pub fn count_rows(r: &mut DiffResult, a: &Stats, b: &Stats) {
 pub struct FetchSink<'a> {
     pub fetcher: &'a mut Fetcher,
     pub wanted: &'a BTreeSet<(FlowKey, usize)>,
+    /// B's clients as A numbers them (none for A).
+    pub map: Option<&'a ClientMap>,
 }
 
 impl Sink for FetchSink<'_> {
     fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> anyhow::Result<Control> {
-        self.fetcher.add(p, self.wanted);
+        self.fetcher.add(p, self.wanted, self.map);
         Ok(if self.fetcher.complete(self.wanted) {
             Control::Stop
         } else {
@@ -433,10 +458,16 @@ pub struct Fetcher {
 }
 
 impl Fetcher {
-    pub fn add(&mut self, p: &PacketRecord, wanted: &BTreeSet<(FlowKey, usize)>) {
+    pub fn add(
+        &mut self,
+        p: &PacketRecord,
+        wanted: &BTreeSet<(FlowKey, usize)>,
+        map: Option<&ClientMap>,
+    ) {
+        let (session, client) = mapped(map, p.session, p.client);
         let key = FlowKey {
-            session: p.session,
-            client: p.client,
+            session,
+            client,
             direction: p.direction,
         };
         if let crate::pipeline::record::PacketBody::Game(g) = &p.body {
@@ -511,6 +542,29 @@ pub fn render(r: &DiffResult, a_name: &str, b_name: &str, pal: Palette) -> Strin
         "{}",
         pal.heading(&format!("A = {a_name}\nB = {b_name}\n"))
     );
+    if !r.pairing.is_empty() {
+        let _ = writeln!(out, "{}", pal.heading("Clients paired"));
+        let who = |c: &Option<(usize, Option<String>)>| match c {
+            Some((i, Some(n))) => format!("client {i} ({n})"),
+            Some((i, None)) => format!("client {i}"),
+            None => "-".to_string(),
+        };
+        for p in &r.pairing {
+            let how = match (&p.a, &p.b) {
+                (Some(_), Some(_)) => format!("by {}", p.by),
+                (Some(_), None) => "only in A".to_string(),
+                _ => "only in B".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "  session {}: A {} = B {}  {how}",
+                p.session,
+                who(&p.a),
+                who(&p.b)
+            );
+        }
+        out.push('\n');
+    }
     let t = side_by_side(&r.opcode_rows, ["opcode", "name"], |op| {
         crate::game::opcodes::opcode_name(op).to_string()
     });
@@ -627,6 +681,18 @@ pub fn to_doc(r: &DiffResult) -> schema::DiffDocument {
     schema::DiffDocument {
         schema_version: super::json::SCHEMA_VERSION,
         same: r.is_same(),
+        pairing: r
+            .pairing
+            .iter()
+            .map(|p| schema::ClientPairing {
+                session: p.session as u64,
+                a_client: p.a.as_ref().map(|a| a.0 as u64),
+                a_player: p.a.as_ref().and_then(|a| a.1.clone()),
+                b_client: p.b.as_ref().map(|b| b.0 as u64),
+                b_player: p.b.as_ref().and_then(|b| b.1.clone()),
+                by: (!p.by.is_empty()).then(|| p.by.to_string()),
+            })
+            .collect(),
         opcodes: r
             .opcode_rows
             .iter()

@@ -584,12 +584,30 @@ pub struct FieldMismatch {
     pub differences: Vec<FieldDifference>,
 }
 
+/// How a client of B was paired with a client of A (`diff`): by player name, then
+/// slot, then client port, then order, within a session. B's flows are numbered as A's
+/// client they were paired with.
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClientPairing {
+    pub session: u64,
+    /// A's client number; null for a client B alone has.
+    pub a_client: Option<u64>,
+    pub a_player: Option<String>,
+    /// B's own client number; null for a client A alone has.
+    pub b_client: Option<u64>,
+    pub b_player: Option<String>,
+    /// "name", "slot", "port", "order"; null for a client on one side only.
+    pub by: Option<String>,
+}
+
 /// `diff --format json`.
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiffDocument {
     pub schema_version: u32,
     pub same: bool,
+    pub pairing: Vec<ClientPairing>,
     pub opcodes: Vec<OpcodeCount>,
     pub dirty_flags: Vec<FlagCount>,
     pub flows_only_in_a: Vec<Flow>,

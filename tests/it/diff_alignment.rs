@@ -339,3 +339,62 @@ fn a_replaced_message_is_a_pair_named_by_its_frame() {
     assert_eq!(unmatched(&d), [("c2s".to_string(), 0x1C, 1, 1)]);
     let _ = j;
 }
+
+/// `diff full one-client` pairs the client by player name, whatever its number in each
+/// capture: the other players' flows are only in A and the client's flow is the same.
+// Catches: flows paired by client number (B's Worf, client 0 there, was compared with
+// A's Cady2 and reported as twenty blocks of field differences).
+#[test]
+fn flows_are_paired_by_player_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = crate::common::shipped_capture("sample.pcapng");
+    let worf = dir.path().join("worf.pcapng");
+    let cut = crate::common::bcwire(&[
+        "-q",
+        "decode",
+        full.to_str().unwrap(),
+        "--client",
+        "Worf",
+        "-w",
+        worf.to_str().unwrap(),
+    ]);
+    assert!(
+        cut.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cut.stderr)
+    );
+    let out = crate::common::bcwire(&[
+        "diff",
+        "--format",
+        "json",
+        full.to_str().unwrap(),
+        worf.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "other players only in A: different"
+    );
+    let d: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pairs = d["pairing"].as_array().unwrap();
+    let worf_pair = pairs
+        .iter()
+        .find(|p| p["a_player"] == "Worf")
+        .expect("Worf is paired");
+    assert_eq!(worf_pair["b_player"], "Worf");
+    assert_eq!(worf_pair["by"], "name");
+    assert_eq!(worf_pair["b_client"], 0, "Worf is B's only client");
+    let only_a: Vec<&str> = d["flows_only_in_a"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["player"].as_str().unwrap())
+        .collect();
+    assert_eq!(only_a, ["Cady2", "Cady2", "Picard", "Picard"]);
+    assert!(d["flows_only_in_b"].as_array().unwrap().is_empty());
+    assert!(
+        d["field_differences"].as_array().unwrap().is_empty(),
+        "Worf's flow is the same in both"
+    );
+    assert!(d["divergences"].as_array().unwrap().is_empty());
+}

@@ -109,6 +109,7 @@ pub fn compare_files(a: &CaptureReport, b: &CaptureReport, config: &Config) -> R
                 &mut FetchSink {
                     fetcher: &mut f,
                     wanted: &wanted,
+                    map: None,
                 },
             )?;
             Ok(f)
