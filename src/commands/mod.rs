@@ -5,6 +5,7 @@ mod cut;
 mod diff_cmd;
 mod inputs;
 mod list;
+mod manual;
 #[cfg(feature = "parquet")]
 mod parquet_cmd;
 mod progress;
@@ -108,15 +109,20 @@ fn man(a: &crate::cli::ManArgs, out: Output, w: &mut dyn Write) -> anyhow::Resul
         std::fs::create_dir_all(dir)?;
         let mut written = vec![dir.join("bcwire.1")];
         let mut text = Vec::new();
-        clap_mangen::Man::new(top.clone()).render(&mut text)?;
+        manual::render_command(top.clone(), None, &mut text)?;
         crate::outfile::write_whole(&written[0], &text)?;
         for sub in top.get_subcommands().filter(|c| c.get_name() != "help") {
             let path = dir.join(format!("bcwire-{}.1", sub.get_name()));
             let mut text = Vec::new();
-            clap_mangen::Man::new(page(sub)).render(&mut text)?;
+            manual::render_command(page(sub), Some(sub.get_name()), &mut text)?;
             crate::outfile::write_whole(&path, &text)?;
             written.push(path);
         }
+        let path = dir.join(format!("bcwire-{}.7", manual::FILTER_PAGE));
+        let mut text = Vec::new();
+        manual::render_filter_page(&version, &mut text)?;
+        crate::outfile::write_whole(&path, &text)?;
+        written.push(path);
         if !out.quiet {
             eprintln!(
                 "bcwire: wrote {} manual pages to {}",
@@ -127,13 +133,17 @@ fn man(a: &crate::cli::ManArgs, out: Output, w: &mut dyn Write) -> anyhow::Resul
         return Ok(0);
     }
     match &a.command {
-        None => clap_mangen::Man::new(top).render(w)?,
+        None => manual::render_command(top, None, w)?,
+        Some(name) if name == manual::FILTER_PAGE => manual::render_filter_page(&version, w)?,
         Some(name) => {
             let Some(sub) = top.find_subcommand(name) else {
                 let names: Vec<&str> = top.get_subcommands().map(|c| c.get_name()).collect();
-                anyhow::bail!("no command {name:?}; commands: {}", names.join(", "));
+                anyhow::bail!(
+                    "no command {name:?}; commands: {}; and `filter` for the -Y language",
+                    names.join(", ")
+                );
             };
-            clap_mangen::Man::new(page(sub)).render(w)?;
+            manual::render_command(page(sub), Some(sub.get_name()), w)?;
         }
     }
     Ok(0)

@@ -779,5 +779,25 @@ fn manual_page() {
     ] {
         let text = std::fs::read_to_string(dir.path().join(page)).unwrap();
         assert!(text.starts_with(".ie") || text.contains(".TH"), "{page}");
+        for section in ["EXIT STATUS", "ENVIRONMENT", "NO_COLOR", "COLUMNS"] {
+            assert!(text.contains(section), "{page} lacks {section}");
+        }
     }
+    // The filter language's page lists every record fact `-Y` reads, as
+    // `list fields --format json` gives them.
+    let filter = std::fs::read_to_string(dir.path().join("bcwire-filter.7")).unwrap();
+    assert!(filter.contains(".TH BCWIRE-FILTER 7"), "{filter}");
+    let fields: serde_json::Value =
+        serde_json::from_str(&ok(&["list", "fields", "--format", "json"])).unwrap();
+    for f in fields.as_array().unwrap() {
+        if f["kind"] == "fact" && !f["description"].as_str().unwrap().starts_with("Alias") {
+            let name = f["name"].as_str().unwrap().replace('_', "\\_");
+            assert!(
+                filter.contains(&name) || filter.contains(f["name"].as_str().unwrap()),
+                "bcwire-filter(7) lacks {}",
+                f["name"]
+            );
+        }
+    }
+    assert_eq!(ok(&["man", "filter"]), filter);
 }
