@@ -257,6 +257,9 @@ struct DecodeSink<'w> {
     select: Option<crate::report::select::Selection>,
     /// Object descriptions of recent records.
     descriptions: crate::report::names::Descriptions,
+    /// `-q`: no records (as tshark's `-q` prints no packet lines); JSON keeps its
+    /// summary, `-w` and the exit status still work.
+    quiet: bool,
 }
 
 impl DecodeSink<'_> {
@@ -330,6 +333,15 @@ impl Sink for DecodeSink<'_> {
                         .sum::<u64>();
             }
             PacketBody::GameSpy { .. } => self.gamespy_packets += 1,
+        }
+        if self.quiet {
+            self.written += 1;
+            self.written_all += 1;
+            return Ok(if self.done() {
+                Control::Stop
+            } else {
+                Control::Continue
+            });
         }
         let filter = &self.filter;
         let keep = |m: &crate::pipeline::record::MessageRecord| filter.keep_message(p, m, names);
@@ -515,6 +527,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         json: json_stream::PacketWriter::new(&cfg.ships),
         descriptions: Default::default(),
         select,
+        quiet: out.quiet,
     };
     let json = matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) && a.fields.is_empty();
     let mut picked = Vec::new();

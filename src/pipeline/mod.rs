@@ -7,6 +7,7 @@
 //! end of each session; both read the same per-stream state, kept in one place.
 
 pub mod display;
+mod display_text;
 pub mod facts;
 pub mod field_names;
 pub mod filter;

@@ -211,11 +211,13 @@ fn truncated_capture_exits_zero_with_a_warning() {
     let o = bcwire(&["info", path_str(&f)]);
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).contains("capture cut at byte"));
-    // -q silences the warning, not the result.
-    let o = bcwire(&["-q", "decode", path_str(&f)]);
+    // -q silences the warning and the records (as tshark's -q), not the summary.
+    let o = bcwire(&["-q", "decode", "--format", "jsonl", path_str(&f)]);
     assert_eq!(o.status.code(), Some(0));
     assert!(o.stderr.is_empty());
-    assert!(!o.stdout.is_empty());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("\"type\":\"summary\""), "{text}");
 }
 
 #[test]

@@ -306,7 +306,7 @@ fn unknown_field_names_are_errors() {
         "subsystems.condition_pct < 50",
         "port_bytes == \"d006\"",
     ] {
-        let (code, out, err) = run(&["decode", "-q", "-Y", good, SAMPLE, "--format", "jsonl"]);
+        let (code, out, err) = run(&["decode", "-Y", good, SAMPLE, "--format", "jsonl"]);
         assert_eq!(code, 0, "{good}: {err}");
         assert!(out.lines().count() > 1, "{good} selects something");
     }
