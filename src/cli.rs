@@ -68,6 +68,9 @@ pub enum Command {
     /// Print a manual page (roff): `bcwire man > bcwire.1`, `bcwire man decode >
     /// bcwire-decode.1`, or every page at once with `--out-dir`.
     Man(ManArgs),
+    /// bcwire's decode inside Wireshark: the Lua plugin, its installation, and the
+    /// prepared capture it shows decoded (docs/wireshark.md).
+    Wireshark(crate::commands::wireshark::WiresharkArgs),
 }
 
 #[derive(Debug, Args)]

@@ -4,7 +4,7 @@
 
 mod code;
 
-pub use code::{Code, Kind, Layer};
+pub use code::{Code, Kind, Layer, Severity};
 use serde_json::{json, Value as Json};
 use std::borrow::Cow;
 use std::fmt;

@@ -10,6 +10,7 @@ mod manual;
 mod parquet_cmd;
 mod progress;
 mod report_cmd;
+pub mod wireshark;
 
 use crate::cli::{Cli, Command};
 use crate::report::term;
@@ -88,6 +89,7 @@ fn run(command: Command, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> 
         Command::List(a) => list::list(a, out, w),
         Command::Man(a) => man(&a, out, w),
         Command::Report(a) => report_cmd::report(a, out, w),
+        Command::Wireshark(a) => wireshark::wireshark(a, out, w),
         Command::Sm(a) => {
             let mut err = io::stderr();
             crate::sm::run(&a, w, &mut err)

@@ -195,6 +195,42 @@ codes! {
         "a P update for an object that is not a Joint (only documented for Joints); body kept raw";
 }
 
+/// How serious a warning is, on the scale of Wireshark's expert items (the plugin of
+/// `bcwire wireshark` lists each code under this severity and its kind's group).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Severity {
+    /// Worth knowing; the data is readable (a non-stock peer, a mod).
+    Note,
+    /// Something went missing or out of order, or bcwire kept data raw at a bound.
+    Warn,
+    /// The bytes break the format.
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Note => "note",
+            Severity::Warn => "warn",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl Code {
+    /// The severity of this code: an error where the bytes break the format, a warning
+    /// for sequence problems and bcwire's own limits, a note for what is readable but not
+    /// stock. Trailing bytes are readable, so they only warn.
+    pub fn severity(self) -> Severity {
+        match (self, self.kind()) {
+            (Code::TrailingBytes, _) => Severity::Warn,
+            (_, Kind::Malformed) => Severity::Error,
+            (_, Kind::Sequence | Kind::Limit) => Severity::Warn,
+            (_, Kind::NonStock) => Severity::Note,
+        }
+    }
+}
+
 impl fmt::Display for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -46,3 +46,4 @@ mod synth_stats_cli;
 mod synthetic_captures;
 mod transport_captures;
 mod warning_codes;
+mod wireshark;
