@@ -568,12 +568,15 @@ impl Filter {
 
     /// Packet-level conditions: frame, time, direction, client.
     pub fn keep_packet(&self, p: &PacketRecord, first_ts_ns: i64, names: &dyn Names) -> bool {
-        let _ = self.first_ts_ns.0.compare_exchange(
-            i64::MIN,
-            first_ts_ns,
-            std::sync::atomic::Ordering::Relaxed,
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        // A plain load first: the exchange writes the line, once per file is enough.
+        if self.first_ts_ns.0.load(std::sync::atomic::Ordering::Relaxed) == i64::MIN {
+            let _ = self.first_ts_ns.0.compare_exchange(
+                i64::MIN,
+                first_ts_ns,
+                std::sync::atomic::Ordering::Relaxed,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
         if self.frames.is_some_and(|r| !r.contains(p.frame)) {
             return false;
         }
