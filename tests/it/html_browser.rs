@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-fn capture(name: &str) -> Option<PathBuf> {
+pub(crate) fn capture(name: &str) -> Option<PathBuf> {
     common::shared_file(&format!("captures/openbc/{name}/{name}.pcapng"))
 }
 
 /// The chromium binary, or None (with a note) when it is not installed; under
 /// `BCWIRE_REQUIRE_BROWSER` (set by `.ci/run`) its absence fails the test.
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     let out = Command::new("which").arg("chromium").output().ok();
     let path = out
         .filter(|o| o.status.success())
@@ -33,7 +33,7 @@ fn chromium() -> Option<PathBuf> {
     .then(|| PathBuf::from(path.unwrap_or_default()))
 }
 
-fn tmp(name: &str) -> PathBuf {
+pub(crate) fn tmp(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
 }
 
@@ -264,7 +264,7 @@ fn script_errors_are_reported_by_the_page() {
 
 /// A synthetic session written and reported through the binary: `players` clients,
 /// `minutes` long, with some loss so that there are retransmissions.
-fn generated_page(name: &str, players: u32, minutes: u32, seed: u32) -> PathBuf {
+pub(crate) fn generated_page(name: &str, players: u32, minutes: u32, seed: u32) -> PathBuf {
     let cap = tmp(&format!("{name}.pcapng"));
     let status = Command::new(env!("CARGO_BIN_EXE_bcwire"))
         .args(["-q", "synth", "--players"])
@@ -283,7 +283,7 @@ fn generated_page(name: &str, players: u32, minutes: u32, seed: u32) -> PathBuf 
 
 /// Report `captures` through the binary, add the probe script, load it in Chromium at
 /// `width` pixels and return the probe's findings.
-fn probe(bin: &Path, captures: &[PathBuf], name: &str, width: u32) -> serde_json::Value {
+pub(crate) fn probe(bin: &Path, captures: &[PathBuf], name: &str, width: u32) -> serde_json::Value {
     let page = tmp(&format!("{name}.html"));
     let status = Command::new(env!("CARGO_BIN_EXE_bcwire"))
         .args(["-q", "report"])
@@ -315,7 +315,7 @@ fn probe(bin: &Path, captures: &[PathBuf], name: &str, width: u32) -> serde_json
 }
 
 /// The facts every page must keep at 1,400 px, one capture or two.
-fn assert_page_facts(p: &serde_json::Value) {
+pub(crate) fn assert_page_facts(p: &serde_json::Value) {
     assert_eq!(p["errors"], 0, "script errors: {p}");
     assert_eq!(p["resources"], serde_json::json!([]), "network requests");
     assert!(

@@ -21,6 +21,7 @@ mod field_registry;
 mod fuzz_harness;
 mod guide;
 mod hostile_captures;
+mod html_battle;
 mod html_browser;
 mod html_report;
 mod json_schema;

@@ -6,10 +6,14 @@
 //! changes, and game events. Every table the page shows comes from the exact counters;
 //! only the drawn series are limited (and the page says when they are).
 //!
-//! Why this file is long: about 670 lines of collector; the rest is tests that feed it
+//! Why this file is long: about 1,140 lines of collector (counters, lives, tracks,
+//! events, scores and client health, kept in one pass); the rest is tests that feed it
 //! hand-built records.
 
 use super::series::thin_steps;
+use super::tally::{
+    kill_of, merge_kills, ClientHealth, Kill, Scores, MAX_HEALTH_CLIENTS, MAX_KILLS,
+};
 use crate::diag::{Code, Direction, Warning};
 use crate::game::field::{Field, Value};
 use crate::game::objects::slot_of;
@@ -173,8 +177,12 @@ pub struct Ship {
     pub born: f64,
     pub died: Option<f64>,
     pub end: f64,
-    /// Player slot from the id range (colours follow it).
+    /// The player's slot (colours follow it): the owning client's, else the creation's
+    /// owner slot, else the id's range.
     pub slot: Option<u8>,
+    /// The client (index in its session) who flew it: the sender of its creation,
+    /// else of its StateUpdates, else the holder of its creation's owner slot.
+    pub client: Option<usize>,
     /// The direction whose updates drew the track (the one with more points).
     pub track_direction: Option<Direction>,
     pub track: Vec<ShipPoint>,
@@ -332,6 +340,14 @@ pub struct CaptureReport {
     /// not drawn.
     pub updates_after_death: u64,
     pub health_dropped: u64,
+    /// The game's score totals per (session, peer id).
+    pub scores: Scores,
+    /// Kills in time order: the game's ScoreChange (with the ships of its
+    /// ObjectExploding event), else ObjectExploding events.
+    pub kills: Vec<Kill>,
+    pub kills_dropped: u64,
+    /// Connection figures per (session, client).
+    pub client_health: BTreeMap<(usize, usize), ClientHealth>,
 }
 
 impl CaptureReport {
@@ -349,6 +365,9 @@ struct LifeAcc {
     label: Option<String>,
     class: Option<String>,
     owner: Option<(u8, Option<String>)>,
+    /// The client that sent the creation, and the creation's owner slot.
+    creator: Option<usize>,
+    owner_slot: Option<u8>,
 }
 
 /// Lives kept, over all objects (ids come from the input).
@@ -390,6 +409,8 @@ pub struct Collector {
     recent: VecDeque<(f64, usize, usize, u64)>,
     /// Index into `report.clients` of each (session, client).
     client_index: HashMap<(usize, usize), usize>,
+    /// The first client that sent StateUpdates of an object: who flies it.
+    controllers: HashMap<(usize, u32), usize>,
 }
 
 impl Collector {
@@ -415,6 +436,7 @@ impl Collector {
             last_seen: HashMap::new(),
             recent: VecDeque::new(),
             client_index: HashMap::new(),
+            controllers: HashMap::new(),
         }
     }
 
@@ -432,6 +454,7 @@ impl Collector {
         let end = self.session_end.entry(p.session).or_insert(t);
         *end = end.max(t);
         self.note_gap(p, t);
+        self.note_health(p);
         let client = self.note_client(p, sec);
         let PacketBody::Game(g) = &p.body else {
             return;
@@ -457,6 +480,9 @@ impl Collector {
             } = m.transport
             {
                 let d = d.max(0);
+                if let Some(h) = self.report.client_health.get_mut(&(p.session, p.client)) {
+                    h.ack_delay(d);
+                }
                 if let Some(s) = client_sec {
                     s.acks[di] += 1;
                     s.ack_sum_ns[di] = s.ack_sum_ns[di].saturating_add(d);
@@ -481,7 +507,15 @@ impl Collector {
                 .entry(sec)
                 .or_default() += 1;
             if let Some(su) = game.state_update() {
+                if p.direction == Direction::C2S && self.controllers.len() < MAX_OBJECTS {
+                    self.controllers
+                        .entry((p.session, su.object_id))
+                        .or_insert(p.client);
+                }
                 self.state_update(p, t, su, names);
+            }
+            if let Some(body) = &game.body {
+                self.report.scores.note(p.session, body);
             }
             if let Some(Body::ObjCreate(c)) = &game.body {
                 // A creation begins a life: the ship is drawn from here, not from its
@@ -489,6 +523,7 @@ impl Collector {
                 if let Some(ship) = names.ship_of(p.session, c.object_id) {
                     if ship.object_id == c.object_id {
                         self.life(p.session, ship, t, names);
+                        self.note_creator(p, ship, c.owner_slot, m.relay_of.is_none());
                     }
                 }
             }
@@ -497,6 +532,32 @@ impl Collector {
                 self.event(p, t, game, names);
             }
         }
+    }
+
+    /// Who created a life: the client that sent its creation to the host (a host's copy
+    /// to another client says nothing of the creator), and the owner slot the first
+    /// creation message named.
+    fn note_creator(&mut self, p: &PacketRecord, ship: ShipIdentity, owner_slot: u8, own: bool) {
+        let life = self
+            .lives
+            .get_mut(&(p.session, ship.object_id))
+            .and_then(|l| l.last_mut())
+            .filter(|l| l.created_frame == ship.created_frame);
+        if let Some(l) = life {
+            if l.creator.is_none() && own && p.direction == Direction::C2S {
+                l.creator = Some(p.client);
+            }
+            l.owner_slot.get_or_insert(owner_slot);
+        }
+    }
+
+    fn note_health(&mut self, p: &PacketRecord) {
+        let key = (p.session, p.client);
+        let all = &mut self.report.client_health;
+        if all.len() >= MAX_HEALTH_CLIENTS && !all.contains_key(&key) {
+            return;
+        }
+        all.entry(key).or_default().datagram(p.direction, p.ts_ns);
     }
 
     fn note_problems(&mut self, frame: u64, warnings: &[Warning]) {
@@ -624,6 +685,8 @@ impl Collector {
                 .then(|| names.object_class(session, ship.object_id))
                 .flatten(),
             owner: names.object_owner(session, ship.object_id),
+            creator: None,
+            owner_slot: None,
         });
         if !known {
             self.uncreated.insert((session, ship.object_id));
@@ -706,6 +769,24 @@ impl Collector {
     }
 
     fn event(&mut self, p: &PacketRecord, t: f64, game: &GameMessage, names: &dyn Names) {
+        if let Some(a) = game.body.as_ref().and_then(kill_of) {
+            if self.report.kills.len() >= MAX_KILLS {
+                self.report.kills_dropped += 1;
+            } else {
+                let killer_ship = a.by.and_then(|id| self.ship_of(p.session, id, names));
+                let victim_ship = a.of.and_then(|id| self.ship_of(p.session, id, names));
+                self.report.kills.push(Kill {
+                    t,
+                    frame: p.frame,
+                    session: p.session,
+                    killer_peer: a.killer_peer,
+                    victim_peer: a.victim_peer,
+                    killer_ship,
+                    victim_ship,
+                    scored: a.scored,
+                });
+            }
+        }
         let f = &game.fields;
         let Some((kind, object, target)) = event_objects(game) else {
             if matches!(game.opcode, 0x2C | 0x2D) {
@@ -854,7 +935,13 @@ impl Collector {
                         born: l.born,
                         died: l.died,
                         end,
-                        slot: l.owner.as_ref().map(|o| o.0).or(slot_of(id)),
+                        slot: l
+                            .owner_slot
+                            .or(l.owner.as_ref().map(|o| o.0))
+                            .or(slot_of(id)),
+                        client: l
+                            .creator
+                            .or_else(|| self.controllers.get(&(session, id)).copied()),
                         track_direction: None,
                         track: Vec::new(),
                         track_relative: false,
@@ -919,6 +1006,10 @@ impl Collector {
             }
         }
         r.ships = ships.into_values().collect();
+        for s in &mut r.ships {
+            owned_by_client(&r.summary, r.t0_ns, s);
+        }
+        r.kills = merge_kills(std::mem::take(&mut r.kills));
         // Lives in time order within each session and object: the page lists them so.
         r.ships.sort_by(|a, b| {
             (a.session, a.object_id)
@@ -940,6 +1031,39 @@ impl Collector {
     }
 }
 
+/// Name a life after the client who flew it: the creator or controller found while
+/// reading, else the client holding the creation's slot in that session when the life
+/// began (the latest to join before it). The client's own name and slot win over the
+/// ship record's name field, which is the ship's name and only by default the player's.
+fn owned_by_client(summary: &CaptureSummary, t0_ns: i64, s: &mut Ship) {
+    let Some(sess) = summary.sessions.iter().find(|x| x.index == s.session) else {
+        return;
+    };
+    if s.client.is_none() {
+        let born_ns = t0_ns.saturating_add((s.born * 1e9) as i64);
+        s.client = s.slot.and_then(|slot| {
+            let holders = || sess.clients.iter().filter(|c| c.slot == Some(slot));
+            holders()
+                .filter(|c| c.first_ts_ns <= born_ns)
+                .max_by_key(|c| c.first_ts_ns)
+                .or_else(|| holders().min_by_key(|c| c.first_ts_ns))
+                .map(|c| c.index)
+        });
+    }
+    let Some(c) = s
+        .client
+        .and_then(|i| sess.clients.iter().find(|c| c.index == i))
+    else {
+        return;
+    };
+    if let Some(name) = &c.name {
+        s.player = Some(name.clone());
+    }
+    if let Some(slot) = c.slot {
+        s.slot = Some(slot);
+    }
+}
+
 /// Last known position at or before `t` (the first one if `t` is earlier).
 pub fn position_at(track: &[ShipPoint], t: f64) -> Option<[f32; 3]> {
     let i = track.partition_point(|p| p.t <= t);
@@ -958,7 +1082,7 @@ fn sort_gaps(g: &mut Vec<Gap>) {
 fn interesting(op: u8) -> bool {
     matches!(
         op,
-        0x06 | 0x07 | 0x08 | 0x14 | 0x15 | 0x19 | 0x1A | 0x29 | 0x2C | 0x2D
+        0x06 | 0x07 | 0x08 | 0x14 | 0x15 | 0x19 | 0x1A | 0x29 | 0x2C | 0x2D | 0x36
     )
 }
 

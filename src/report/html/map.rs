@@ -9,7 +9,8 @@
 
 use super::collect::{CaptureReport, Event, EventKind, Ship};
 use super::page::{
-    note_thinned, object_name, open_chart, owner_label, player_attr, ship_colour, ship_name, Page,
+    life_player, note_thinned, object_name, open_chart, owner_heading, owner_key, ship_colour,
+    ship_name, Page,
 };
 use super::series::{decimate_indices, split_budget};
 use super::svg::{esc, num, points_attr, round, Plot};
@@ -29,23 +30,25 @@ pub(super) fn drawable(p: [f32; 3]) -> bool {
 /// The lives of one player (or one slot, or none), in the legend's order.
 struct Group<'a> {
     label: String,
-    player: Option<String>,
+    /// ` data-player="…"` of the group (empty for lives of no known player).
+    player: String,
+    player_name: String,
     colour: &'static str,
     ships: Vec<(usize, &'a Ship)>,
 }
 
-fn groups<'a>(ships: &[&'a Ship]) -> Vec<Group<'a>> {
-    let mut by_owner: BTreeMap<(u8, String), Group<'a>> = BTreeMap::new();
+/// One group per player of a session: the client who flew the lives, so a player is
+/// one legend line whatever ids their ships had.
+fn groups<'a>(ships: &[&'a Ship], sessions: usize) -> Vec<Group<'a>> {
+    let mut by_owner: BTreeMap<(usize, u8, usize, String), Group<'a>> = BTreeMap::new();
     for (k, s) in ships.iter().enumerate() {
-        let label = owner_label(s);
-        let g = by_owner
-            .entry((s.slot.unwrap_or(u8::MAX), label.clone()))
-            .or_insert_with(|| Group {
-                label,
-                player: s.player.clone(),
-                colour: ship_colour(s, k),
-                ships: Vec::new(),
-            });
+        let g = by_owner.entry(owner_key(s)).or_insert_with(|| Group {
+            label: owner_heading(s, sessions),
+            player: life_player(s),
+            player_name: s.player.clone().unwrap_or_default(),
+            colour: ship_colour(s, k),
+            ships: Vec::new(),
+        });
         g.ships.push((k, s));
     }
     by_owner.into_values().collect()
@@ -137,7 +140,7 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         if relative { "x (relative)" } else { "x" },
         if relative { "y (relative)" } else { "y" },
     );
-    let groups = groups(&ships);
+    let groups = groups(&ships, c.summary.sessions.len());
     let mut hover = vec![Json::Null; ships.len()];
     for (gi, g) in groups.iter().enumerate() {
         for &(k, s) in &g.ships {
@@ -215,7 +218,7 @@ fn track(plot: &Plot, s: &Ship, k: usize, keep: usize, gi: usize, g: &Group) -> 
         .filter(|p| drawable(p.pos))
         .collect();
     let name = ship_name(s);
-    let player = player_attr(g.player.as_deref());
+    let player = &g.player;
     let mut tag = format!(
         "<g data-k=\"{k}\" data-group=\"{gi}\"{player}><polyline data-series=\"{}\" stroke=\"{col}\" points=\"{}\"/>",
         esc(&name),
@@ -249,7 +252,7 @@ fn track(plot: &Plot, s: &Ship, k: usize, keep: usize, gi: usize, g: &Group) -> 
         .collect();
     (
         tag,
-        json!({"n": name, "p": p, "g": gi, "pl": g.player, "c": col}),
+        json!({"n": name, "p": p, "g": gi, "pl": g.player_name, "c": col}),
     )
 }
 
@@ -307,7 +310,7 @@ fn event_marks(
 fn legend(id: &str, groups: &[Group], shares: &[usize], marks: bool) -> String {
     let mut h = format!("<div class=\"legend map-legend\" data-map=\"{id}\">");
     for (gi, g) in groups.iter().enumerate() {
-        let player = player_attr(g.player.as_deref());
+        let player = &g.player;
         let points: usize = g.ships.iter().map(|(k, _)| shares[*k]).sum();
         let lives = g.ships.len();
         let _ = write!(

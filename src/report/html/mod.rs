@@ -11,13 +11,16 @@
 //! point budget ([`Budget`]). The page says when it thinned anything; tables always
 //! show exact numbers.
 
+mod battle;
 pub mod collect;
+mod health;
 mod map;
 pub mod page;
 mod players;
 pub mod problems;
 pub mod series;
 pub mod svg;
+pub mod tally;
 
 pub use collect::{CaptureReport, Collector};
 pub use page::{render, Budget};

@@ -293,6 +293,40 @@
     r[0].addEventListener("input", moved);
     r[1].addEventListener("input", moved);
   });
+  // Sortable tables: a click on a column title sorts by the cells' data-v (numbers),
+  // else their text; a second click reverses.
+  Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), function (tb) {
+    var head = tb.querySelector("tr");
+    Array.prototype.forEach.call(head.children, function (th, col) {
+      th.classList.add("sort");
+      th.addEventListener("click", function () {
+        var down = th.getAttribute("data-order") !== "desc";
+        Array.prototype.forEach.call(head.children, function (o) { o.removeAttribute("data-order"); });
+        th.setAttribute("data-order", down ? "desc" : "asc");
+        var rows = Array.prototype.slice.call(tb.querySelectorAll("tr")).slice(1);
+        function key(r) {
+          var c = r.children[col], v = c && c.getAttribute("data-v");
+          return v !== null && v !== "" && !isNaN(+v) ? +v : (c ? c.textContent : "");
+        }
+        rows.sort(function (a, b) {
+          var x = key(a), y = key(b), d;
+          if (typeof x === "number" && typeof y === "number") d = x - y;
+          else if (typeof x === "number") d = 1;
+          else if (typeof y === "number") d = -1;
+          else d = String(x).localeCompare(String(y));
+          return down ? -d : d;
+        });
+        var parent = rows.length ? rows[0].parentNode : null;
+        rows.forEach(function (r) { parent.appendChild(r); });
+      });
+    });
+  });
+  // A kill's link: the time window around it, and the map.
+  document.addEventListener("click", function (ev) {
+    var a = ev.target && ev.target.closest && ev.target.closest("a.kill-link");
+    if (!a) return;
+    setWindow(+a.getAttribute("data-t0"), +a.getAttribute("data-t1"));
+  });
   var sel = document.getElementById("player");
   if (sel) sel.addEventListener("change", function () { state.player = sel.value; update(); });
   var reset = document.getElementById("window-reset");

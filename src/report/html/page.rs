@@ -123,7 +123,9 @@ impl Page {
 }
 
 /// The page's sections: anchor and title.
-const SECTIONS: [(&str, &str); 9] = [
+const SECTIONS: [(&str, &str); 11] = [
+    ("scoreboard", "Scoreboard and kill feed"),
+    ("health", "Connection health per player"),
     ("overview", "Session overview"),
     (
         "problems",
@@ -159,6 +161,8 @@ fn sections_html(pg: &mut Page, captures: &[CaptureReport]) -> String {
                 );
             }
             let html = match id {
+                "scoreboard" => super::battle::section(c),
+                "health" => super::health::section(c),
                 "overview" => overview(c),
                 "problems" => super::problems::section(c),
                 "rates" => rates(pg, c, cid),
@@ -757,6 +761,17 @@ pub(super) fn ship_colour(s: &Ship, i: usize) -> &'static str {
 }
 
 pub(super) fn ship_name(s: &Ship) -> String {
+    // Named after its class and the player who flew it, as collected (the creation's
+    // sender), not after the registry's label, which follows the id's slot.
+    if let (Some(class), Some(_)) = (&s.class, s.created_frame) {
+        let who = match (&s.player, s.slot) {
+            (Some(p), Some(slot)) => format!(" ({p}, slot {slot})"),
+            (Some(p), None) => format!(" ({p})"),
+            (None, Some(slot)) => format!(" (slot {slot})"),
+            (None, None) => String::new(),
+        };
+        return format!("{class}{who} 0x{:08X}", s.object_id);
+    }
     if s.created_frame.is_some() && !s.label.starts_with("0x") {
         return format!("{} 0x{:08X}", s.label, s.object_id);
     }
@@ -808,6 +823,34 @@ pub(super) fn owner_label(s: &Ship) -> String {
         (None, Some(slot)) => format!("slot {slot}"),
         (None, None) => "no player".to_string(),
     }
+}
+
+/// The key that groups a player's lives: session, slot (the legend's order), the
+/// client who flew them (else none), and the label.
+pub(super) fn owner_key(s: &Ship) -> (usize, u8, usize, String) {
+    (
+        s.session,
+        s.slot.unwrap_or(u8::MAX),
+        s.client.unwrap_or(usize::MAX),
+        owner_label(s),
+    )
+}
+
+/// A player group's heading: the owner, and the session when the capture has several.
+pub(super) fn owner_heading(s: &Ship, sessions: usize) -> String {
+    if sessions > 1 {
+        format!("{} · session {}", owner_label(s), s.session)
+    } else {
+        owner_label(s)
+    }
+}
+
+/// ` data-player="…"` of a life: its player, or empty (shown only with all players).
+pub(super) fn life_player(s: &Ship) -> String {
+    format!(
+        " data-player=\"{}\"",
+        esc(s.player.as_deref().unwrap_or(""))
+    )
 }
 
 fn ships(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
@@ -879,17 +922,16 @@ fn ships(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         keeps.insert(i, k);
     }
     // Grouped by player, each player's lives in the order they flew.
-    let mut groups: BTreeMap<(usize, u8, String), Vec<usize>> = BTreeMap::new();
+    let mut groups: BTreeMap<(usize, u8, usize, String), Vec<usize>> = BTreeMap::new();
     for (i, (s, _, _)) in list.iter().enumerate() {
-        groups
-            .entry((s.session, s.slot.unwrap_or(u8::MAX), owner_label(s)))
-            .or_default()
-            .push(i);
+        groups.entry(owner_key(s)).or_default().push(i);
     }
+    let sessions = c.summary.sessions.len();
     let mut n = 0;
-    for ((_, _, owner), mut members) in groups {
+    for (_, mut members) in groups {
         members.sort_by(|&a, &b| list[a].0.born.total_cmp(&list[b].0.born));
-        let player = player_attr(list[members[0]].0.player.as_deref());
+        let player = life_player(list[members[0]].0);
+        let owner = owner_heading(list[members[0]].0, sessions);
         let _ = write!(
             h,
             "<div class=\"owner\" data-owner=\"{}\"{player}><h4 class=\"owner\">{} — {} ship{}</h4>",
@@ -1598,6 +1640,7 @@ mod tests {
                 track_direction: Some(Direction::C2S),
                 track,
                 track_relative: false,
+                client: None,
                 updates: 10_000,
                 health,
             });

@@ -22,6 +22,64 @@
   out.scrollWidth = document.documentElement.scrollWidth;
   out.clientWidth = document.documentElement.clientWidth;
 
+  // The first screen: the first section's heading and whether the scoreboard's table
+  // starts inside the first 900 px of the page.
+  var firstH2 = document.querySelector("main section h2");
+  out.firstSection = firstH2 ? firstH2.textContent : "";
+  var sbHead = all("h3").filter(function (h) { return h.textContent === "Scoreboard"; })[0];
+  var sbTable = document.querySelector("table.scoreboard");
+  out.scoreboardHeading = !!sbHead && !!sbTable && !!(sbHead.compareDocumentPosition(sbTable) & Node.DOCUMENT_POSITION_FOLLOWING);
+  out.scoreboardTop = sbTable ? sbTable.getBoundingClientRect().top + window.scrollY : -1;
+  function cellsOf(tr) { return Array.prototype.slice.call(tr.children); }
+  function headOf(tb) { return cellsOf(tb.querySelector("tr")).map(function (c) { return c.textContent.replace(/ [▲▼]$/, ""); }); }
+  out.scoreboards = all("table.scoreboard").map(function (tb) {
+    return {
+      session: +tb.getAttribute("data-session"),
+      head: headOf(tb),
+      rows: all("tr", tb).slice(1).map(function (tr) {
+        return cellsOf(tr).map(function (c, i) { return i === 0 ? c.textContent : c.getAttribute("data-v"); });
+      })
+    };
+  });
+  out.kills = all("table.kills tr").slice(1).map(function (tr) {
+    var c = cellsOf(tr).map(function (x) { return x.textContent; });
+    return { t: +tr.getAttribute("data-t"), cells: c };
+  });
+  var ht = document.querySelector("table.health");
+  out.health = ht ? {
+    head: headOf(ht),
+    rows: all("tr", ht).slice(1).map(function (tr) {
+      return cellsOf(tr).map(function (c, i) { return i === 0 ? c.textContent : c.getAttribute("data-v"); });
+    }),
+    worst: all("td.worst", ht).map(function (td) { return [cellsOf(td.parentNode)[0].textContent, cellsOf(td.parentNode).indexOf(td)]; })
+  } : null;
+  // Sort the health table by its jitter column, twice: largest first, then smallest.
+  if (ht) {
+    var col = headOf(ht).indexOf("jitter ms"), th = ht.querySelector("tr").children[col];
+    var column = function () {
+      return all("tr", ht).slice(1).map(function (tr) { var v = tr.children[col].getAttribute("data-v"); return v === "" ? null : +v; });
+    };
+    th.click();
+    out.sortedDesc = column();
+    th.click();
+    out.sortedAsc = column();
+  }
+  // The first kill's link sets the window around it and leads to the map.
+  var link = document.querySelector("a.kill-link");
+  if (link) {
+    link.click();
+    out.killWindow = document.body.dataset.window;
+    out.killLink = [+link.getAttribute("data-t0"), +link.getAttribute("data-t1"), link.getAttribute("href")];
+    out.killMapPoints = all("svg.map g[data-k]").reduce(function (n, g) {
+      return n + (g.getClientRects().length && getComputedStyle(g).display !== "none" ? pointsX(g.querySelector("polyline")).length : 0);
+    }, 0);
+    document.getElementById("window-reset").click();
+  }
+  // The map legend: one line per player.
+  out.legend = all(".map-legend .group[data-group]").map(function (g) {
+    return { label: g.querySelector("label").textContent, player: g.getAttribute("data-player") };
+  });
+
   // Smallest chart text as drawn on screen (font size times the SVG's scale).
   var minText = 1e9, minTextWhat = "";
   all("svg.chart").forEach(function (svg) {
@@ -129,6 +187,9 @@
     return e.getAttribute("data-player") === who && shown(e);
   }).length;
   out.playerShipsShown = all("section#ships .owner[data-player]").filter(shown).length;
+  // Only the chosen player's lives on the map and in its legend.
+  out.mapLivesShown = all("svg.map g[data-k]").filter(shown).map(function (g) { return g.getAttribute("data-player"); });
+  out.legendShown = all(".map-legend .group[data-group]").filter(shown).map(function (g) { return g.getAttribute("data-player"); });
 
   var pre = document.createElement("pre");
   pre.id = "probe";
