@@ -20,6 +20,7 @@ mod display_filter;
 mod field_registry;
 mod fuzz_harness;
 mod guide;
+mod histogram_oracle;
 mod hostile_captures;
 mod html_battle;
 mod html_browser;
