@@ -72,6 +72,17 @@ pub fn hex_padded(v: u64) -> String {
     }
 }
 
+/// The text of a value's `_hex` twin, as the JSON records write it: `0x` and the
+/// value's natural width, eight digits for an object id; none for other kinds.
+pub fn hex_twin_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Uint(n) | Value::Hex(n) => Some(hex_padded(*n)),
+        Value::Int(n) => u64::try_from(*n).ok().map(hex_padded),
+        Value::ObjectId(id) => Some(format!("0x{id:08X}")),
+        _ => None,
+    }
+}
+
 /// Lowercase hex of a byte slice, no separators.
 pub fn hex_string(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";

@@ -65,6 +65,8 @@ enum Lhs {
         path: FieldPath,
         at: usize,
         first: String,
+        /// A `_hex` twin: the values as `0x` text.
+        hex: bool,
     },
 }
 
@@ -348,10 +350,18 @@ fn name_lhs(name: &str, text: &str, span: pest::Span<'_>) -> Result<Lhs, Display
     if !super::field_names::is_known_field(field) {
         return Err(located(text, span, super::field_names::unknown(name)));
     }
+    // `flags_hex` is the JSON twin of `flags` where no decoder writes it: the same
+    // values, as the `0x` text the records show.
+    let twin = field
+        .strip_suffix("_hex")
+        .filter(|base| !base.is_empty() && !super::field_names::is_exact_field(field))
+        .and_then(|base| base.parse::<FieldPath>().ok());
+    let hex = twin.is_some();
     Ok(Lhs::Path {
-        path: parsed,
+        path: twin.unwrap_or(parsed),
         at: span.start(),
         first: field.split(['.', '[']).next().unwrap_or(field).to_string(),
+        hex,
     })
 }
 
@@ -663,7 +673,7 @@ fn values<'a>(lhs: &Lhs, cx: &RecordCx<'a>, out: &mut Vec<Val<'a>>) {
                 out.extend(cx.client_name().map(Val::Text));
             }
         }
-        Lhs::Path { path, .. } => {
+        Lhs::Path { path, hex, .. } => {
             let fields = match (game(cx), cx.message) {
                 (Some(g), _) => &g.fields[..],
                 (None, Some(m)) => match &m.transport {
@@ -673,7 +683,11 @@ fn values<'a>(lhs: &Lhs, cx: &RecordCx<'a>, out: &mut Vec<Val<'a>>) {
                 _ => &[][..],
             };
             for v in path.resolve(fields) {
-                flatten(v.as_ref(), out);
+                if *hex {
+                    out.extend(crate::game::field::hex_twin_text(&v).map(|t| Val::Text(t.into())));
+                } else {
+                    flatten(v.as_ref(), out);
+                }
             }
         }
     }

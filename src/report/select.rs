@@ -8,7 +8,7 @@
 //! syntax is [`crate::game::path`]'s.
 
 use super::json_stream::{str_json, u64_json, PacketWriter};
-use crate::game::field::hex_padded;
+use crate::game::field::{hex_padded, hex_twin_text};
 use crate::game::path::FieldPath;
 use crate::game::{GameMessage, Value};
 use crate::pipeline::facts::{self, Fact, FactValue, RecordCx};
@@ -145,15 +145,12 @@ impl Selection {
                 if vs.is_empty() {
                     Cell::None
                 } else if *hex {
-                    Cell::Hex(
-                        vs.iter()
-                            .filter_map(|v| match v.as_ref() {
-                                Value::Uint(n) | Value::Hex(n) => Some(hex_padded(*n)),
-                                Value::ObjectId(id) => Some(format!("0x{id:08X}")),
-                                _ => None,
-                            })
-                            .collect(),
-                    )
+                    let texts: Vec<String> = vs.iter().filter_map(|v| hex_twin_text(v)).collect();
+                    if texts.is_empty() {
+                        Cell::None
+                    } else {
+                        Cell::Hex(texts)
+                    }
                 } else {
                     Cell::Values(vs)
                 }
@@ -187,6 +184,8 @@ impl Selection {
                         .iter()
                         .map(|v| match v.as_ref() {
                             Value::Text(t) => t.clone(),
+                            // Bytes are their hex text, unquoted as text is.
+                            Value::Bytes(b) => crate::game::field::hex_string(b),
                             v => {
                                 json.clear();
                                 w.value(&mut json, v);
@@ -253,8 +252,9 @@ impl Selection {
 /// `vs` as one JSON value, or as an array when `array`.
 fn json_array<T>(out: &mut Vec<u8>, array: bool, vs: &[T], mut one: impl FnMut(&mut Vec<u8>, &T)) {
     if !array {
-        if let Some(v) = vs.first() {
-            one(out, v);
+        match vs.first() {
+            Some(v) => one(out, v),
+            None => out.extend_from_slice(b"null"),
         }
         return;
     }

@@ -472,3 +472,185 @@ fn catch_all_fields_list_the_opcodes_they_can_come_with() {
     assert_eq!(entry("byte_count").opcodes, &unknown[..]);
     assert_eq!(entry("raw").opcodes, &unknown[..]);
 }
+
+/// Every name `bcwire list fields --format json` prints is accepted, as printed, by
+/// `-Y` and by `--fields` (exit 0, no warning), and `--fields` gives the same value for
+/// it in CSV as in JSON Lines, message by message (hex-based facts as `0x` text in CSV,
+/// as numbers in JSON; several values `;`-joined in CSV, an array in JSON).
+// Catches: a listed name that one option refuses or reads differently (`client` an index
+// in one and a name in the other, `opcode` 32 in one and 0x20 in the other, a `_hex`
+// twin that comes out empty).
+#[test]
+fn every_listed_name_works_in_both_options_with_one_value() {
+    let list = common::bcwire_json(&["list", "fields", "--format", "json"]);
+    let entries = list.as_array().expect("a list");
+    let names: Vec<&str> = entries
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    let hex: std::collections::HashSet<&str> = entries
+        .iter()
+        .filter(|e| e["type"] == "hex" && e["kind"] == "fact")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    // Values that are one JSON array or object by themselves (a vector, a list, a group).
+    // (A name that is also a record fact is the fact: facts are read first.)
+    let facts: std::collections::HashSet<&str> = entries
+        .iter()
+        .filter(|e| e["kind"] == "fact")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    let whole: std::collections::HashSet<&str> = entries
+        .iter()
+        .filter(|e| matches!(e["type"].as_str(), Some("vec3" | "list" | "group")))
+        .map(|e| e["name"].as_str().unwrap())
+        .filter(|n| !facts.contains(n))
+        .collect();
+    let list_like: std::collections::HashSet<&str> = entries
+        .iter()
+        .filter(|e| matches!(e["type"].as_str(), Some("vec3" | "list")))
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    let sample = common::shipped_capture("sample.pcapng");
+    let sample = sample.to_str().unwrap();
+
+    // -Y: every name in one expression, each a test of existence.
+    let expr = names.join(" or ");
+    let y = common::bcwire(&["-q", "decode", "-Y", &expr, sample]);
+    let err = String::from_utf8_lossy(&y.stderr);
+    assert_eq!(y.status.code(), Some(0), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+
+    // --fields: every name as a column, CSV against JSON Lines.
+    let cols = names.join(",");
+    let run = |format: &str| {
+        let o = common::bcwire(&["decode", "--format", format, "--fields", &cols, sample]);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        assert!(!err.contains("warning"), "{err}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let csv = run("csv");
+    let jsonl = run("jsonl");
+    let records = csv_records(&csv);
+    let mut rows = records.iter();
+    let header = rows.next().expect("a header");
+    assert_eq!(header.iter().map(String::as_str).collect::<Vec<_>>(), names);
+    let mut compared = 0usize;
+    let mut held: std::collections::HashSet<&str> = Default::default();
+    for (cells, line) in rows.zip(jsonl.lines()) {
+        let rec: serde_json::Value = serde_json::from_str(line).unwrap();
+        for (k, name) in names.iter().enumerate() {
+            let v = &rec[*name];
+            if !v.is_null() {
+                held.insert(name);
+            }
+            // One vector, list or group is one value; an array of them is several.
+            let one_value = match v {
+                serde_json::Value::Object(_) => true,
+                // A list (of anything) or a vector; a repeated one is an array of arrays.
+                serde_json::Value::Array(items) => {
+                    list_like.contains(name) && !items.iter().any(|i| i.is_array())
+                }
+                _ => false,
+            };
+            let want = if whole.contains(name) && one_value {
+                v.to_string()
+            } else {
+                csv_text(v, hex.contains(name))
+            };
+            let got = &cells[k];
+            let same = match (got.parse::<f64>(), v.as_f64()) {
+                // The CSV writes times with six decimals.
+                (Ok(a), Some(b)) if !hex.contains(name) => (a - b).abs() < 5e-7 * b.abs().max(1.0),
+                _ => *got == want,
+            };
+            if !same {
+                // Where the two texts part, with some context.
+                let at = got
+                    .chars()
+                    .zip(want.chars())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                let near = |t: &str| {
+                    t.chars()
+                        .skip(at.saturating_sub(40))
+                        .take(80)
+                        .collect::<String>()
+                };
+                panic!(
+                    "{name}: CSV and JSON Lines part at character {at}: CSV …{}… JSON …{}…",
+                    near(got),
+                    near(&want)
+                );
+            }
+            compared += 1;
+        }
+    }
+    assert_eq!(records.len() - 1, jsonl.lines().count());
+    assert!(compared > 1000);
+    // The sample holds most names; those it lacks are of opcodes it never sends.
+    assert!(
+        held.len() * 2 > names.len(),
+        "{} of {} held",
+        held.len(),
+        names.len()
+    );
+}
+
+/// A JSON Lines value as the CSV writes it.
+fn csv_text(v: &serde_json::Value, hex: bool) -> String {
+    match v {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) if hex => hex_text(n.as_u64().unwrap()),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(|i| match i {
+                serde_json::Value::Array(_) | serde_json::Value::Object(_) => i.to_string(),
+                i => csv_text(i, hex),
+            })
+            .collect::<Vec<_>>()
+            .join(";"),
+        other => other.to_string(),
+    }
+}
+
+/// `0x` and the natural width (2, 4, 8 or 16 digits), as bcwire prints hex numbers.
+fn hex_text(n: u64) -> String {
+    match n {
+        0..=0xFF => format!("0x{n:02X}"),
+        0x100..=0xFFFF => format!("0x{n:04X}"),
+        0x1_0000..=0xFFFF_FFFF => format!("0x{n:08X}"),
+        _ => format!("0x{n:016X}"),
+    }
+}
+
+/// The records of RFC 4180 CSV text (a quoted field may hold a line break).
+fn csv_records(text: &str) -> Vec<Vec<String>> {
+    let mut records = Vec::new();
+    let mut fields = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut cur)),
+            ('\n', false) => {
+                fields.push(std::mem::take(&mut cur));
+                records.push(std::mem::take(&mut fields));
+            }
+            (c, _) => cur.push(c),
+        }
+    }
+    if !cur.is_empty() || !fields.is_empty() {
+        fields.push(cur);
+        records.push(fields);
+    }
+    records
+}
