@@ -121,13 +121,21 @@ pub enum ListWhat {
 pub enum TimeFormat {
     /// Seconds since the first frame.
     R,
+    /// Absolute time of day in the local time zone.
+    A,
     /// Absolute date and time in the local time zone.
     Ad,
-    /// Absolute date and time in UTC.
+    /// Absolute year/day-of-year and time in the local time zone.
+    Adoy,
+    /// Time of day in UTC.
+    U,
+    /// Date and time in UTC.
     Ud,
+    /// Year/day-of-year and time in UTC.
+    Udoy,
     /// Seconds since the epoch (1970-01-01 UTC).
     E,
-    /// Seconds since the previous record read.
+    /// Seconds since the previous frame captured.
     D,
     /// Seconds since the previous record shown.
     Dd,
@@ -139,8 +147,10 @@ pub struct RecordArgs {
     /// Stop after this many matching records.
     #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
-    /// Time format: r (relative, default), ad / ud (local / UTC date and time),
-    /// e (epoch), d (delta from the previous record), dd (delta from the previous shown).
+    /// Time format, as tshark's: r (relative, default), a / ad / adoy (local time, with
+    /// date, with year/day of year), u / ud / udoy (the same in UTC), e (epoch),
+    /// d (delta from the previous frame), dd (delta from the previous shown); with the
+    /// capture's precision (6 digits for microseconds, 9 for nanoseconds).
     #[arg(short = 't', value_enum, value_name = "FORMAT", default_value_t = TimeFormat::R, hide_possible_values = true)]
     pub time_format: TimeFormat,
 }
@@ -287,7 +297,8 @@ pub struct ShowArgs {
     /// Stop after this many matching datagrams (as `--limit`; the smaller wins).
     #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
-    /// Time of each datagram's heading as tshark's `-t` gives it: r, ad, ud, e, d, dd
+    /// Time of each datagram's heading as tshark's `-t` gives it: r, a, ad, adoy, u, ud,
+    /// udoy, e, d, dd
     /// (without it: epoch seconds and seconds since the first frame).
     #[arg(
         short = 't',
@@ -321,7 +332,8 @@ pub struct StatsArgs {
     #[arg(long, value_name = "DURATION")]
     pub interval: Option<String>,
     /// Start of each `--interval` bucket: r (seconds since the first frame, default),
-    /// e (epoch), ud / ad (UTC / local date and time).
+    /// e (epoch), u / ud / udoy (UTC time, with date, with year/day of year), a / ad /
+    /// adoy (the same in local time).
     #[arg(short = 't', value_enum, value_name = "FORMAT", default_value_t = TimeFormat::R, hide_possible_values = true)]
     pub time_format: TimeFormat,
     #[arg(long, value_enum, default_value_t = TableOrJson::Table)]
@@ -340,7 +352,8 @@ pub struct FlowsArgs {
     #[arg(long, value_enum, default_value_t = TableOrJson::Table)]
     pub format: TableOrJson,
     /// Join and leave times: r (seconds since the first frame, default), e (epoch),
-    /// ud / ad (UTC / local date and time).
+    /// u / ud / udoy (UTC time, with date, with year/day of year), a / ad / adoy (the
+    /// same in local time).
     #[arg(short = 't', value_enum, value_name = "FORMAT", default_value_t = TimeFormat::R, hide_possible_values = true)]
     pub time_format: TimeFormat,
 }

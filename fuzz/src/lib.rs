@@ -261,7 +261,7 @@ impl Sink for RenderAll {
         let _ = packet_lines(p, &keep, &cx);
         let _ = bcwire::report::decode::packet_hex(p);
         let describe = |id: u32| names.describe_object(p.session, id).map(std::rc::Rc::from);
-        let _ = packet_csv(p, &keep, true, &describe);
+        let _ = packet_csv(p, &keep, true, &describe, "0.000000", None);
         // The one JSON writer: whatever the input, it writes JSON that parses.
         let mut json = Vec::new();
         write_packet(&mut json, p, true, None, &describe, &keep);

@@ -105,6 +105,29 @@ impl TsResolution {
         u64::try_from(units).ok()
     }
 
+    /// Digits of a second a time in this unit is printed with: tshark's automatic
+    /// precision, the power of ten at or below the units per second (9 at most), so a
+    /// microsecond file prints 6 and a nanosecond one 9.
+    pub fn digits(self) -> u8 {
+        let e = self.exponent();
+        if self.is_binary() {
+            // 2^e units per second: 10^k <= 2^e for k = floor(e * log10(2)).
+            let k = (u64::from(e.min(64)) * 30_103 / 100_000) as u8;
+            return match k {
+                0..=3 => k,
+                4..=5 => 3,
+                6..=8 => 6,
+                _ => 9,
+            };
+        }
+        match e {
+            0..=3 => e as u8,
+            4..=5 => 3,
+            6..=8 => 6,
+            _ => 9,
+        }
+    }
+
     pub fn describe(self) -> String {
         match (self.is_binary(), self.exponent()) {
             (false, 6) => "µs".to_string(),
@@ -152,6 +175,14 @@ mod tests {
         assert_eq!(TsResolution(3).to_ns(7), 7_000_000);
         assert_eq!(TsResolution(12).to_ns(7_000), 7);
         assert_eq!(TsResolution::MICRO.from_ns(1_500_000_999), Some(1_500_000));
+        assert_eq!(TsResolution::MICRO.digits(), 6);
+        assert_eq!(TsResolution::NANO.digits(), 9);
+        assert_eq!(TsResolution(3).digits(), 3);
+        assert_eq!(TsResolution(4).digits(), 3);
+        assert_eq!(TsResolution(7).digits(), 6);
+        assert_eq!(TsResolution(12).digits(), 9);
+        assert_eq!(TsResolution(0x80 | 20).digits(), 6);
+        assert_eq!(TsResolution(0x80 | 30).digits(), 9);
         assert_eq!(TsResolution(12).from_ns(7), Some(7_000));
     }
 

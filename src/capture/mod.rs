@@ -81,6 +81,9 @@ pub struct Frame {
     pub data: Vec<u8>,
     /// The pcapng packet comment (`opt_comment`), if the block has one.
     pub comment: Option<String>,
+    /// Digits of a second the frame's timestamp unit gives ([`TsResolution::digits`]):
+    /// how many its time is printed with.
+    pub ts_digits: u8,
 }
 
 /// Why a capture could not be read (further).

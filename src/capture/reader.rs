@@ -445,6 +445,7 @@ impl CaptureReader {
                     frame.data.clear();
                     frame.data.extend_from_slice(&raw.data);
                     frame.comment = None;
+                    frame.ts_digits = resolution.digits();
                     if over_snaplen {
                         let (caplen, snaplen) = (raw.incl_len, *snaplen);
                         self.note_over_snaplen(number, caplen, snaplen);
@@ -745,6 +746,7 @@ impl CaptureReader {
                     orig_len,
                     data,
                 );
+                frame.ts_digits = iface.resolution.digits();
                 if iface.snaplen != 0 && caplen > iface.snaplen as usize {
                     self.note_over_snaplen(number, caplen as u32, iface.snaplen);
                 }
@@ -775,6 +777,7 @@ impl CaptureReader {
                 // Simple packet blocks carry no timestamp: keep the previous frame's.
                 let ts = self.last_ts_ns;
                 self.fill_frame(frame, number, ts, global, iface.link_type, orig_len, data);
+                frame.ts_digits = iface.resolution.digits();
                 Ok(true)
             }
             _ => Ok(false),

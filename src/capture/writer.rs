@@ -226,6 +226,20 @@ impl<W: Write> CaptureWriter<W> {
         data: &[u8],
         comment: Option<&str>,
     ) -> io::Result<()> {
+        let comments: Vec<&str> = comment.into_iter().collect();
+        self.write_frame_comments(interface, ts_ns, orig_len, data, &comments)
+    }
+
+    /// Writes one frame with packet comments, one `opt_comment` each in this order
+    /// (dropped in classic pcap, as by [`write_frame_with`](Self::write_frame_with)).
+    pub fn write_frame_comments(
+        &mut self,
+        interface: u32,
+        ts_ns: i64,
+        orig_len: u32,
+        data: &[u8],
+        comments: &[&str],
+    ) -> io::Result<()> {
         let caplen = u32::try_from(data.len()).map_err(|_| invalid("frame too long".into()))?;
         match &mut self.kind {
             Kind::Pcap { w, resolution, .. } => {
@@ -264,9 +278,9 @@ impl<W: Write> CaptureWriter<W> {
                         "timestamp {ts_ns} ns not representable on interface {interface}"
                     ))
                 })?;
-                let options: Vec<EnhancedPacketOption> = comment
+                let options: Vec<EnhancedPacketOption> = comments
+                    .iter()
                     .map(|c| EnhancedPacketOption::Common(CommonOption::Comment(Cow::Borrowed(c))))
-                    .into_iter()
                     .collect();
                 // pcap-file's typed block takes the time as a `Duration` since 1970
                 // and wants the original length at least the captured one; a frame
@@ -292,13 +306,15 @@ impl<W: Write> CaptureWriter<W> {
                 body.extend_from_slice(&e.u32_bytes(orig_len));
                 body.extend_from_slice(data);
                 pad4(&mut body);
-                if let Some(c) = comment {
+                for c in comments {
                     let len = u16::try_from(c.len())
                         .map_err(|_| invalid("packet comment too long".into()))?;
                     body.extend_from_slice(&e.u16_bytes(OPT_COMMENT));
                     body.extend_from_slice(&e.u16_bytes(len));
                     body.extend_from_slice(c.as_bytes());
                     pad4(&mut body);
+                }
+                if !comments.is_empty() {
                     body.extend_from_slice(&[0; 4]);
                 }
                 let total =

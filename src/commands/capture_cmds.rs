@@ -9,7 +9,7 @@ use crate::cli::{
     DecodeArgs, DecodeFormat, FlowsArgs, InfoArgs, InputArgs, ShowArgs, StatsArgs, TableOrJson,
 };
 use crate::game::ships::ShipCatalog;
-use crate::pipeline::filter::{parse_duration_ns, Filter};
+use crate::pipeline::filter::{parse_duration_ns, ClientAbsent, Filter};
 use crate::pipeline::record::{PacketBody, PacketRecord};
 use crate::pipeline::summary::CaptureSummary;
 use crate::pipeline::{Config, Control, Detail, NullSink, Pipeline, Sink};
@@ -20,7 +20,7 @@ use crate::report::names::Names;
 use crate::report::schema;
 use crate::report::stats::Stats;
 use crate::report::term::Palette;
-use crate::report::timefmt::Clock;
+use crate::report::timefmt::{seconds_with, Clock};
 use anyhow::Result;
 use std::io::Write;
 
@@ -112,9 +112,14 @@ pub(super) fn file_filter(
         ..out
     };
     let s = run_file(path, cfg, &mut NullSink, quiet)?;
-    filter
-        .for_capture(&s)
-        .map_err(|e| anyhow::anyhow!("{path}: {e}"))
+    filter.for_capture(&s).map_err(|e| {
+        let text = format!("{path}: {e}");
+        if e.is::<ClientAbsent>() {
+            ClientAbsent(text).into()
+        } else {
+            anyhow::anyhow!(text)
+        }
+    })
 }
 
 /// Exit status after every input was tried: trouble if any failed.
@@ -318,7 +323,6 @@ const PENDING_JSON: usize = 1 << 16;
 impl Sink for DecodeSink<'_> {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
         self.first_ts_ns.get_or_insert(p.ts_ns);
-        let prev_read = self.clock.saw(p.ts_ns);
         if !self.keep(p, names) {
             return Ok(Control::Continue);
         }
@@ -365,8 +369,8 @@ impl Sink for DecodeSink<'_> {
             };
             match self.format {
                 DecodeFormat::Csv => {
-                    if self.written == 0 {
-                        writeln!(self.w, "{}", sel.csv_header())?;
+                    if self.items == 0 {
+                        writeln!(self.w, "{}", sel.csv_header(self.json.file.is_some()))?;
                     }
                     let mut text = String::new();
                     sel.csv_rows(&mut self.json, &cx, &keep_row, &mut text);
@@ -380,6 +384,7 @@ impl Sink for DecodeSink<'_> {
             }
             self.written += 1;
             self.written_all += rows.get();
+            self.items += 1;
             if self.flush {
                 self.w.flush()?;
             }
@@ -391,7 +396,7 @@ impl Sink for DecodeSink<'_> {
         }
         match self.format {
             DecodeFormat::Table => {
-                let time = self.clock.render(p.ts_ns, prev_read);
+                let time = self.clock.render(p.ts_ns);
                 let cx = LineContext {
                     time: &time,
                     names,
@@ -404,10 +409,12 @@ impl Sink for DecodeSink<'_> {
             }
             DecodeFormat::Csv => {
                 if self.items == 0 {
-                    writeln!(self.w, "{}", csv_header(self.hex))?;
+                    writeln!(self.w, "{}", csv_header(self.hex, self.json.file.is_some()))?;
                 }
+                let time = seconds_with(p.ts_ns, self.clock.digits());
+                let file = self.json.file.as_deref();
                 self.w
-                    .write_all(packet_csv(p, &keep, self.hex, &describe).as_bytes())?;
+                    .write_all(packet_csv(p, &keep, self.hex, &describe, &time, file).as_bytes())?;
             }
             // Written by parquet_cmd, which has a sink of its own.
             #[cfg(feature = "parquet")]
@@ -450,6 +457,10 @@ impl Sink for DecodeSink<'_> {
         } else {
             Control::Continue
         })
+    }
+
+    fn frame_read(&mut self, ts_ns: i64, ts_digits: u8) {
+        self.clock.frame(ts_ns, ts_digits);
     }
 
     /// JSON is written from typed StateUpdates; tables, CSV, `--fields` and a `-Y`
@@ -531,10 +542,24 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     };
     let json = matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) && a.fields.is_empty();
     let mut picked = Vec::new();
+    // Inputs without the `--client` asked for.
+    let mut absent = 0;
     let failed = for_each(&inputs.files, |path| {
         let source = read_path(path);
-        let f = file_filter(&source, &filter, &cfg, out)?;
+        let f = match file_filter(&source, &filter, &cfg, out) {
+            Ok(f) => f,
+            // The client may be in the other inputs: this one has nothing to select.
+            Err(e) if several && e.is::<ClientAbsent>() => {
+                absent += 1;
+                if !out.quiet {
+                    eprintln!("bcwire: note: {e}; nothing selected from it");
+                }
+                return Ok(Flow::Next);
+            }
+            Err(e) => return Err(e),
+        };
         sink.next_file(f);
+        sink.json.file = several.then(|| path.to_string());
         if several && a.format == DecodeFormat::Table {
             writeln!(sink.w, "{}", pal.heading(path))?;
         }
@@ -571,7 +596,15 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             out.quiet,
         )?;
     }
-    Ok(status(failed || inputs.failed))
+    // A client in none of the inputs is the mistake a single input makes an error of.
+    let nowhere = absent > 0 && absent == inputs.files.len();
+    if nowhere {
+        eprintln!(
+            "bcwire: error: --client: in none of the {} inputs",
+            inputs.files.len()
+        );
+    }
+    Ok(status(failed || inputs.failed || nowhere))
 }
 
 /// The `summary` record that closes one capture's records in JSON output.
@@ -664,7 +697,6 @@ struct ShowSink<'w> {
 impl Sink for ShowSink<'_> {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
-        let prev_read = self.clock.as_mut().map(|c| c.saw(p.ts_ns));
         let selected = match self.frame {
             Some(f) => p.frame == f,
             None => {
@@ -685,10 +717,7 @@ impl Sink for ShowSink<'_> {
             if self.shown > 0 {
                 writeln!(self.w)?;
             }
-            let time = self
-                .clock
-                .as_mut()
-                .map(|c| c.render(p.ts_ns, prev_read.flatten()));
+            let time = self.clock.as_mut().map(|c| c.render(p.ts_ns));
             self.w.write_all(
                 crate::report::show::render_packet(p, first, time.as_deref(), names, self.palette)
                     .as_bytes(),
@@ -707,6 +736,12 @@ impl Sink for ShowSink<'_> {
         } else {
             Control::Continue
         })
+    }
+
+    fn frame_read(&mut self, ts_ns: i64, ts_digits: u8) {
+        if let Some(c) = self.clock.as_mut() {
+            c.frame(ts_ns, ts_digits);
+        }
     }
 }
 

@@ -126,6 +126,10 @@ impl Sink for Selecting<'_> {
     fn session_ended(&mut self, session: usize) {
         self.inner.session_ended(session);
     }
+
+    fn frame_read(&mut self, ts_ns: i64, ts_digits: u8) {
+        self.inner.frame_read(ts_ns, ts_digits);
+    }
 }
 
 /// Standard input copied to a temporary file, so it can be read twice; removed when
@@ -244,9 +248,15 @@ pub fn write_selected(
         if next == picked.len() || picked[next].0 != frame.number {
             continue;
         }
-        let comment = picked[next].1.as_deref();
+        // The frame's own comment stays; `--annotate` adds its line after it.
+        let comments: Vec<&str> = frame
+            .comment
+            .as_deref()
+            .into_iter()
+            .chain(picked[next].1.as_deref())
+            .collect();
         next += 1;
-        sink.write(&frame, comment)
+        sink.write(&frame, &comments)
             .with_context(|| format!("writing frame {} to {target}", frame.number))?;
     }
     let written = sink.written;
@@ -307,7 +317,7 @@ impl<'w> Target<'w> {
         Ok(())
     }
 
-    fn write(&mut self, f: &Frame, comment: Option<&str>) -> Result<()> {
+    fn write(&mut self, f: &Frame, comments: &[&str]) -> Result<()> {
         if !self.started() {
             self.start(f.link_type)?;
         }
@@ -346,7 +356,7 @@ impl<'w> Target<'w> {
                 }
             }
         };
-        w.write_frame_with(iface, f.ts_ns, f.orig_len, &f.data, comment)?;
+        w.write_frame_comments(iface, f.ts_ns, f.orig_len, &f.data, comments)?;
         self.written += 1;
         Ok(())
     }

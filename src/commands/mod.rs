@@ -217,8 +217,12 @@ pub(super) fn time_format(t: crate::cli::TimeFormat) -> crate::report::timefmt::
     use crate::report::timefmt::TimeFormat as F;
     match t {
         T::R => F::R,
+        T::A => F::A,
         T::Ad => F::Ad,
+        T::Adoy => F::Adoy,
+        T::U => F::U,
         T::Ud => F::Ud,
+        T::Udoy => F::Udoy,
         T::E => F::E,
         T::D => F::D,
         T::Dd => F::Dd,

@@ -130,6 +130,10 @@ impl Sink for Observed<'_> {
     fn session_ended(&mut self, session: usize) {
         self.inner.session_ended(session);
     }
+
+    fn frame_read(&mut self, ts_ns: i64, ts_digits: u8) {
+        self.inner.frame_read(ts_ns, ts_digits);
+    }
 }
 
 /// One stderr line per warning: frame, where, code, message.

@@ -37,6 +37,7 @@ fn frame(number: u64, link: u32, data: Vec<u8>) -> Frame {
         orig_len: data.len() as u32,
         data,
         comment: None,
+        ts_digits: 6,
     }
 }
 

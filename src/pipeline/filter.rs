@@ -9,6 +9,19 @@ use crate::pipeline::record::{MessageRecord, PacketRecord};
 use crate::pipeline::summary::{CaptureSummary, ClientSummary};
 use anyhow::{anyhow, bail, Context, Result};
 
+/// `--client` names no client of a capture: with several inputs a note for that one
+/// (the client may be in the others), an error when it is the only one.
+#[derive(Debug)]
+pub struct ClientAbsent(pub String);
+
+impl std::fmt::Display for ClientAbsent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ClientAbsent {}
+
 /// An inclusive range with optional ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Range<T> {
@@ -502,7 +515,11 @@ impl Filter {
                     .unwrap_or_default(),
                 _ => String::new(),
             };
-            bail!("no client {given} in this capture{hint}; {}", known());
+            return Err(ClientAbsent(format!(
+                "no client {given} in this capture{hint}; {}",
+                known()
+            ))
+            .into());
         }
         if how.len() > 1 {
             bail!(
@@ -569,7 +586,12 @@ impl Filter {
     /// Packet-level conditions: frame, time, direction, client.
     pub fn keep_packet(&self, p: &PacketRecord, first_ts_ns: i64, names: &dyn Names) -> bool {
         // A plain load first: the exchange writes the line, once per file is enough.
-        if self.first_ts_ns.0.load(std::sync::atomic::Ordering::Relaxed) == i64::MIN {
+        if self
+            .first_ts_ns
+            .0
+            .load(std::sync::atomic::Ordering::Relaxed)
+            == i64::MIN
+        {
             let _ = self.first_ts_ns.0.compare_exchange(
                 i64::MIN,
                 first_ts_ns,

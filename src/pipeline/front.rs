@@ -35,6 +35,8 @@ pub struct FrameMeta {
     pub link_type: u32,
     /// The pcapng packet comment (rare: boxed to keep the common item small).
     pub comment: Option<Box<str>>,
+    /// [`Frame::ts_digits`].
+    pub ts_digits: u8,
 }
 
 impl FrameMeta {
@@ -44,6 +46,7 @@ impl FrameMeta {
             len: frame.data.len(),
             link_type: frame.link_type,
             comment: frame.comment.as_deref().map(Box::from),
+            ts_digits: frame.ts_digits,
         }
     }
 }

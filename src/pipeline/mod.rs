@@ -100,6 +100,12 @@ pub trait Sink {
     /// handed over. Lets a sink that keeps per-session state let go of it. Sessions
     /// still open when the capture ends are not announced: the run's end covers them.
     fn session_ended(&mut self, _session: usize) {}
+
+    /// A frame was read, whatever it holds (called before the record of its datagram,
+    /// if it has one): the delta and relative times of tshark's `-t d` and `-t r`
+    /// count from the frames captured, not only from the records. `ts_digits` is the
+    /// precision of its timestamp unit.
+    fn frame_read(&mut self, _ts_ns: i64, _ts_digits: u8) {}
 }
 
 /// The `not_bc` reason of UDP datagrams with the game port on neither end; their ports
@@ -476,6 +482,7 @@ impl Pipeline {
         parsed: Option<Packet>,
         sink: &mut dyn Sink,
     ) -> Result<Control> {
+        sink.frame_read(frame.ts_ns, frame.ts_digits);
         let s = &mut self.summary;
         s.frames += 1;
         s.bytes += frame.len as u64;

@@ -366,11 +366,15 @@ fn csv_field(s: &str) -> String {
 
 /// CSV rows of the messages `keep` accepts; `describe` names objects as the other
 /// views do (`Kessok Light (Cady2, slot 0)`); `hex` adds the decrypted datagram.
+/// `time` is the epoch time as the capture's precision gives it; `file`, with several
+/// inputs, the first column.
 pub fn packet_csv(
     p: &PacketRecord,
     keep: &dyn Fn(&MessageRecord) -> bool,
     hex: bool,
     describe: &dyn Fn(u32) -> Option<std::rc::Rc<str>>,
+    time: &str,
+    file: Option<&str>,
 ) -> String {
     let mut out = String::new();
     let PacketBody::Game(g) = &p.body else {
@@ -388,11 +392,15 @@ pub fn packet_csv(
             _ => frag.map(|f| f.index as u64),
         };
         let object = game.and_then(super::json::object_of);
+        if let Some(f) = file {
+            out.push_str(&csv_field(f));
+            out.push(',');
+        }
         let _ = write!(
             out,
-            "{},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             p.frame,
-            p.ts_ns as f64 / 1e9,
+            time,
             p.direction,
             p.session,
             p.client,
@@ -428,12 +436,14 @@ pub fn packet_csv(
     out
 }
 
-/// [`CSV_HEADER`] with the `plain_hex` column of `--hex`.
-pub fn csv_header(hex: bool) -> String {
+/// [`CSV_HEADER`] with the `plain_hex` column of `--hex`, after a `file` column when
+/// several inputs are read.
+pub fn csv_header(hex: bool, file: bool) -> String {
+    let head = if file { "file," } else { "" };
     if hex {
-        format!("{CSV_HEADER},plain_hex")
+        format!("{head}{CSV_HEADER},plain_hex")
     } else {
-        CSV_HEADER.to_string()
+        format!("{head}{CSV_HEADER}")
     }
 }
 

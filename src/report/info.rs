@@ -296,13 +296,13 @@ pub fn render_flows(c: &CaptureSummary, pal: Palette, time: TimeFormat) -> Strin
     let mut clock = Clock::new(time);
     let (when, unit) = match time {
         TimeFormat::E => (true, " (s)"),
-        TimeFormat::Ud => (true, " (UTC)"),
-        TimeFormat::Ad => (true, ""),
+        TimeFormat::U | TimeFormat::Ud | TimeFormat::Udoy => (true, " (UTC)"),
+        TimeFormat::A | TimeFormat::Ad | TimeFormat::Adoy => (true, ""),
         TimeFormat::R | TimeFormat::D | TimeFormat::Dd => (false, " (s)"),
     };
     let mut at = |ns: i64| {
         if when {
-            clock.render(ns, None)
+            clock.render(ns)
         } else {
             format!("{:.3}", (ns - t0) as f64 / 1e9)
         }

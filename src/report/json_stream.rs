@@ -550,6 +550,8 @@ pub struct PacketWriter {
     opcodes: Box<[Option<OpcodeText>]>,
     floats: FloatCache,
     typed: TypedWriter,
+    /// The input the records come from, written as `"file"` when several are read.
+    pub file: Option<String>,
 }
 
 impl Default for PacketWriter {
@@ -569,6 +571,7 @@ impl PacketWriter {
             opcodes: vec![None; 256].into_boxed_slice(),
             typed: TypedWriter::new(ships, &mut floats),
             floats,
+            file: None,
         }
     }
 
@@ -877,8 +880,12 @@ impl PacketWriter {
     ) {
         let mut o = Obj::new(out);
         plain_str_json(o.key(key!("type")), "packet");
+        if let Some(f) = &self.file {
+            str_json(o.key(key!("file")), f);
+        }
         u64_json(o.key(key!("frame")), p.frame);
         f64_json(o.key(key!("time")), super::json::time_seconds(p.ts_ns));
+        i64_json(o.key(key!("time_ns")), p.ts_ns);
         self.addr(o.key(key!("src")), &p.src);
         self.addr(o.key(key!("dst")), &p.dst);
         plain_str_json(o.key(key!("direction")), p.direction.as_str());

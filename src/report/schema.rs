@@ -202,9 +202,15 @@ pub struct Message {
 #[serde(deny_unknown_fields)]
 pub struct PacketRecord {
     pub r#type: PacketTag,
+    /// The input file as given, when several are read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     #[schemars(range(min = 1))]
     pub frame: u64,
     pub time: f64,
+    /// The capture timestamp in integer nanoseconds since the epoch: exact, where
+    /// `time` (a double) keeps about microseconds.
+    pub time_ns: i64,
     #[schemars(schema_with = "endpoint_schema")]
     pub src: String,
     #[schemars(schema_with = "endpoint_schema")]

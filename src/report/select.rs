@@ -106,13 +106,20 @@ impl Selection {
         })
     }
 
-    /// The CSV header: the paths as given.
-    pub fn csv_header(&self) -> String {
-        self.texts
+    /// The CSV header: the paths as given, after a `file` column when several inputs
+    /// are read.
+    pub fn csv_header(&self, file: bool) -> String {
+        let cols = self
+            .texts
             .iter()
             .map(|t| csv_quote(t))
             .collect::<Vec<_>>()
-            .join(",")
+            .join(",");
+        if file {
+            format!("file,{cols}")
+        } else {
+            cols
+        }
     }
 
     fn cell<'a>(&self, c: &Column, cx: &Context<'a>, m: &'a MessageRecord) -> Cell<'a> {
@@ -171,6 +178,10 @@ impl Selection {
         };
         let mut json = Vec::new();
         for m in g.messages.iter().filter(|m| keep(m)) {
+            if let Some(f) = &w.file {
+                out.push_str(&csv_quote(f));
+                out.push(',');
+            }
             for (k, c) in self.columns.iter().enumerate() {
                 if k > 0 {
                     out.push(',');
@@ -215,6 +226,12 @@ impl Selection {
         };
         for m in g.messages.iter().filter(|m| keep(m)) {
             out.push(b'{');
+            if let Some(f) = &w.file {
+                str_json(out, "file");
+                out.push(b':');
+                str_json(out, f);
+                out.push(b',');
+            }
             for (k, (c, text)) in self.columns.iter().zip(&self.texts).enumerate() {
                 if k > 0 {
                     out.push(b',');
@@ -324,7 +341,7 @@ mod tests {
             }
         ));
         assert_eq!(
-            s.csv_header(),
+            s.csv_header(false),
             "frame,subsystems[hull].condition_pct,assembled.fields.player_name"
         );
         assert!(Selection::parse(&["a[".into()])

@@ -556,8 +556,8 @@ impl Stats {
             let first = self.first_ts_ns.unwrap_or(0);
             let (absolute, heading) = match self.time_format {
                 TimeFormat::E => (true, "from (epoch s)"),
-                TimeFormat::Ud => (true, "from (UTC)"),
-                TimeFormat::Ad => (true, "from"),
+                TimeFormat::U | TimeFormat::Ud | TimeFormat::Udoy => (true, "from (UTC)"),
+                TimeFormat::A | TimeFormat::Ad | TimeFormat::Adoy => (true, "from"),
                 TimeFormat::R | TimeFormat::D | TimeFormat::Dd => (false, "from (s)"),
             };
             let mut clock = Clock::new(self.time_format);
@@ -571,7 +571,7 @@ impl Stats {
                     }
                 };
                 let from = if absolute {
-                    clock.render(first + start, None)
+                    clock.render(first + start)
                 } else {
                     format!("{:.1}", start as f64 / 1e9)
                 };

@@ -28,8 +28,10 @@ fn every_other(m: &MessageRecord) -> bool {
 
 const PACKET_KEYS: &[&str] = &[
     "type",
+    "file",
     "frame",
     "time",
+    "time_ns",
     "src",
     "dst",
     "direction",

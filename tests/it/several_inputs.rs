@@ -1,0 +1,145 @@
+//! Several inputs at once: rows name their file, and a `--client` found in some of
+//! them only selects from those.
+
+use crate::common;
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+fn sample() -> String {
+    common::shipped_capture("sample.pcapng")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn duel() -> String {
+    common::shipped_capture("duel-sll2.pcap")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Frame number → `frame.time_epoch` as tshark prints it (nine digits).
+fn tshark_epochs(file: &str) -> HashMap<u64, String> {
+    let out = Command::new("tshark")
+        .args(["-r", file, "-T", "fields", "-e", "frame.number"])
+        .args(["-e", "frame.time_epoch"])
+        .output()
+        .expect("run tshark");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (n, t) = l.split_once('\t')?;
+            Some((n.parse().ok()?, t.to_string()))
+        })
+        .collect()
+}
+
+/// CSV and JSON Lines rows of two inputs each say which file they come from, and that
+/// file's frame of that number, read by tshark, has the row's time. Catches rows of
+/// several inputs that cannot be told apart (frame 1 of each file alike), and a
+/// `file` naming the wrong input.
+#[test]
+fn rows_of_several_inputs_name_their_file() {
+    if !common::tool_available(
+        "tshark",
+        common::runs("tshark", &["--version"]),
+        "Debian: apt-get install -y tshark",
+    ) {
+        return;
+    }
+    let files = [sample(), duel()];
+    let epochs: HashMap<&str, HashMap<u64, String>> = files
+        .iter()
+        .map(|f| (f.as_str(), tshark_epochs(f)))
+        .collect();
+    let args = ["decode", &files[0], &files[1], "--format"];
+
+    let csv = common::bcwire(&[&args[..], &["csv"]].concat());
+    assert!(csv.status.success());
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap_or_default();
+    assert!(header.starts_with("file,frame,time,"), "{header}");
+    let mut seen = HashMap::new();
+    for row in lines {
+        let cols: Vec<&str> = row.splitn(4, ',').collect();
+        let (file, frame) = (cols[0], cols[1].parse::<u64>().unwrap());
+        let want = &epochs[file][&frame];
+        // Both captures are in microseconds: the row has six digits, tshark nine.
+        assert_eq!(format!("{}000", cols[2]), *want, "{row}");
+        *seen.entry(file.to_string()).or_insert(0) += 1;
+    }
+    assert_eq!(seen.len(), 2, "{seen:?}");
+
+    let jsonl = common::bcwire(&[&args[..], &["jsonl"]].concat());
+    assert!(jsonl.status.success());
+    let mut packets = 0;
+    for line in String::from_utf8_lossy(&jsonl.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let file = v["file"].as_str().expect("every record names its file");
+        if v["type"] != "packet" {
+            continue;
+        }
+        packets += 1;
+        let frame = v["frame"].as_u64().unwrap();
+        let want = &epochs[file][&frame];
+        let ns = v["time_ns"].as_i64().unwrap();
+        assert_eq!(
+            format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000),
+            *want
+        );
+    }
+    assert!(packets > 0);
+
+    // `--fields` rows too.
+    let sel = common::bcwire(&[&args[..], &["jsonl", "--fields", "frame"]].concat());
+    let first: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&sel.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(first["file"].as_str(), Some(files[0].as_str()), "{first}");
+
+    // One input: no `file`, as before.
+    let one = common::bcwire(&["decode", &files[0], "--format", "csv"]);
+    let head = String::from_utf8_lossy(&one.stdout);
+    assert!(head.starts_with("frame,time,"), "{}", &head[..40]);
+}
+
+/// `--client Worf` over a capture with Worf and one without: a note for the other,
+/// exit 0, and the same rows as the capture with Worf alone; a client in neither is
+/// exit 2. Catches the whole run failing (exit 2) because one input lacks the client.
+#[test]
+fn client_absent_from_some_inputs_is_a_note() {
+    let (with, without) = (sample(), duel());
+    assert!(Path::new(&without).is_file());
+    let both = common::bcwire(&[
+        "decode", &with, &without, "--client", "Worf", "--format", "csv",
+    ]);
+    let err = String::from_utf8_lossy(&both.stderr);
+    assert_eq!(both.status.code(), Some(0), "{err}");
+    assert!(err.contains("note:") && err.contains(&without), "{err}");
+    assert!(!err.contains(&format!("{with}:")), "{err}");
+    let alone = common::bcwire(&["decode", &with, "--client", "Worf", "--format", "csv"]);
+    assert!(alone.status.success());
+    let prefixed: Vec<String> = String::from_utf8_lossy(&alone.stdout)
+        .lines()
+        .skip(1)
+        .map(|l| format!("{with},{l}"))
+        .collect();
+    let rows: Vec<String> = String::from_utf8_lossy(&both.stdout)
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect();
+    assert!(!rows.is_empty());
+    assert_eq!(rows, prefixed);
+
+    let nowhere = common::bcwire(&["decode", &with, &without, "--client", "Nobody"]);
+    assert_eq!(nowhere.status.code(), Some(2));
+    // One input without the client stays an error.
+    let single = common::bcwire(&["decode", &without, "--client", "Worf"]);
+    assert_eq!(single.status.code(), Some(2));
+}
