@@ -20,23 +20,13 @@ fn duel() -> String {
 
 /// Frame number → `frame.time_epoch` as tshark prints it (nine digits).
 fn tshark_epochs(file: &str) -> HashMap<u64, String> {
-    let out = Command::new("tshark")
-        .args(["-r", file, "-T", "fields", "-e", "frame.number"])
-        .args(["-e", "frame.time_epoch"])
-        .output()
-        .expect("run tshark");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let (n, t) = l.split_once('\t')?;
-            Some((n.parse().ok()?, t.to_string()))
-        })
-        .collect()
+    common::tshark_by_frame(
+        Command::new("tshark")
+            .args(["-r", file, "-T", "fields", "-e", "frame.number"])
+            .args(["-e", "frame.time_epoch"]),
+    )
+    .into_iter()
+    .collect()
 }
 
 /// CSV and JSON Lines rows of two inputs each say which file they come from, and that

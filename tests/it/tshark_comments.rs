@@ -4,33 +4,13 @@
 use crate::common;
 use std::process::Command;
 
-fn tshark_usable() -> bool {
-    common::tool_available(
-        "tshark",
-        common::runs("tshark", &["--version"]),
-        "Debian: apt-get install -y tshark",
-    )
-}
-
 /// Frame number → the `frame.comment` values tshark shows (several joined by `,`).
 fn comments(file: &str) -> Vec<(u64, String)> {
-    let out = Command::new("tshark")
-        .args(["-r", file, "-T", "fields", "-e", "frame.number"])
-        .args(["-e", "frame.comment"])
-        .output()
-        .expect("run tshark");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let (n, c) = l.split_once('\t')?;
-            Some((n.parse().ok()?, c.to_string()))
-        })
-        .collect()
+    common::tshark_by_frame(
+        Command::new("tshark")
+            .args(["-r", file, "-T", "fields", "-e", "frame.number"])
+            .args(["-e", "frame.comment"]),
+    )
 }
 
 /// Comments put on frames 4 and 5 by editcap survive `decode -w`, alone and with
@@ -38,8 +18,7 @@ fn comments(file: &str) -> Vec<(u64, String)> {
 /// dropping the input's comments, and `--annotate` replacing them.
 #[test]
 fn written_frames_keep_their_comments() {
-    if !tshark_usable() || !common::runs("editcap", &["--version"]) {
-        eprintln!("note: tshark and editcap needed; test skipped");
+    if !common::tshark_usable() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

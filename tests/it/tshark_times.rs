@@ -13,14 +13,6 @@ const FORMATS: [&str; 10] = ["a", "ad", "adoy", "d", "dd", "e", "r", "u", "ud", 
 /// or the other way round, shows.
 const ZONE: &str = "Asia/Kolkata";
 
-fn tshark_usable() -> bool {
-    common::tool_available(
-        "tshark",
-        common::runs("tshark", &["--version"]),
-        "Debian: apt-get install -y tshark",
-    )
-}
-
 /// Frame number → tshark's time column with `-t fmt` (and `-Y` `filter`).
 fn tshark_times(file: &Path, fmt: &str, filter: Option<&str>) -> HashMap<u64, String> {
     let mut cmd = Command::new("tshark");
@@ -28,22 +20,8 @@ fn tshark_times(file: &Path, fmt: &str, filter: Option<&str>) -> HashMap<u64, St
     if let Some(f) = filter {
         cmd.args(["-Y", f]);
     }
-    let out = cmd
-        .args(["-T", "fields", "-e", "frame.number", "-e", "_ws.col.Time"])
-        .output()
-        .expect("run tshark");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let (n, t) = l.split_once('\t')?;
-            Some((n.parse().ok()?, t.to_string()))
-        })
-        .collect()
+    cmd.args(["-T", "fields", "-e", "frame.number", "-e", "_ws.col.Time"]);
+    common::tshark_by_frame(&mut cmd).into_iter().collect()
 }
 
 /// (frame, time) of each line of bcwire's table with `-t fmt` and `extra` options.
@@ -110,7 +88,7 @@ fn captures() -> Vec<PathBuf> {
 /// mtu400-null.pcapng an IP fragment's frame comes between two records).
 #[test]
 fn every_format_matches_tshark_frame_by_frame() {
-    if !tshark_usable() {
+    if !common::tshark_usable() {
         return;
     }
     for file in captures() {
@@ -139,7 +117,7 @@ fn every_format_matches_tshark_frame_by_frame() {
 /// same columns. Catches `dd` and `d` confused, or `d` reset by the selection.
 #[test]
 fn selected_records_match_tshark_display_filter() {
-    if !tshark_usable() {
+    if !common::tshark_usable() {
         return;
     }
     for file in captures() {
@@ -163,7 +141,7 @@ fn selected_records_match_tshark_display_filter() {
 /// heading left at microseconds in a nanosecond capture.
 #[test]
 fn show_heading_matches_tshark() {
-    if !tshark_usable() {
+    if !common::tshark_usable() {
         return;
     }
     let Some(file) = common::shared_file("captures/openbc/a_single_client/a_single_client.pcapng")
@@ -194,7 +172,7 @@ fn show_heading_matches_tshark() {
 /// microseconds (frames a nanosecond apart named alike) and a missing `time_ns`.
 #[test]
 fn csv_time_and_json_time_ns_match_tshark_epoch() {
-    if !tshark_usable() {
+    if !common::tshark_usable() {
         return;
     }
     for file in captures() {

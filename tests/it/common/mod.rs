@@ -74,6 +74,34 @@ pub fn tool_available(kind: &str, available: bool, install: &str) -> bool {
     true
 }
 
+/// Whether tshark is there (and editcap, which comes with it); under
+/// `BCWIRE_REQUIRE_TSHARK` its absence fails the test.
+pub fn tshark_usable() -> bool {
+    tool_available(
+        "tshark",
+        runs("tshark", &["--version"]) && runs("editcap", &["--version"]),
+        "Debian: apt-get install -y tshark",
+    )
+}
+
+/// Runs a tshark command whose output is `-T fields -e frame.number -e FIELD`, and
+/// reads it as (frame number, value) pairs in output order.
+pub fn tshark_by_frame(cmd: &mut Command) -> Vec<(u64, String)> {
+    let out = cmd.output().expect("run tshark");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (n, v) = l.split_once('\t')?;
+            Some((n.parse().ok()?, v.to_string()))
+        })
+        .collect()
+}
+
 /// Whether `program` runs with `args` and exits 0.
 pub fn runs(program: &str, args: &[&str]) -> bool {
     Command::new(program)
