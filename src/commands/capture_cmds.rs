@@ -866,6 +866,30 @@ struct StatsSink<'a> {
     stats: &'a mut Stats,
     filter: Filter,
     first_ts_ns: Option<i64>,
+    /// (session, client) of every datagram counted: whose departures count.
+    counted: std::collections::BTreeSet<(usize, usize)>,
+}
+
+impl StatsSink<'_> {
+    /// How the counted clients left: all of the capture's departures without a filter,
+    /// else those of the clients the filter kept ("Clients left" follows the filter).
+    fn departures(&self, s: &CaptureSummary) -> std::collections::BTreeMap<String, u64> {
+        if self.filter.selects_everything() {
+            return s.departures.clone();
+        }
+        let mut out = std::collections::BTreeMap::new();
+        for session in &s.sessions {
+            for c in &session.clients {
+                if !self.counted.contains(&(session.index, c.index)) {
+                    continue;
+                }
+                if let Some(how) = c.departure() {
+                    *out.entry(how).or_default() += 1;
+                }
+            }
+        }
+        out
+    }
 }
 
 impl Sink for StatsSink<'_> {
@@ -875,20 +899,30 @@ impl Sink for StatsSink<'_> {
             return Ok(Control::Continue);
         }
         let filter = &self.filter;
-        match &p.body {
+        let counted = match &p.body {
             PacketBody::GameSpy { .. } => {
-                if filter.keep_gamespy(p, names) {
+                let keep = filter.keep_gamespy(p, names);
+                if keep {
                     self.stats.add(p, names);
                 }
+                keep
             }
-            PacketBody::Game(_) if filter.selects_all_messages() => self.stats.add(p, names),
+            PacketBody::Game(_) if filter.selects_all_messages() => {
+                self.stats.add(p, names);
+                true
+            }
             // A datagram counts when one of its messages passes the message filters.
             PacketBody::Game(g) => {
-                if g.messages.iter().any(|m| filter.keep_message(p, m, names)) {
+                let keep = g.messages.iter().any(|m| filter.keep_message(p, m, names));
+                if keep {
                     self.stats
                         .add_selected(p, names, &|m| filter.keep_message(p, m, names));
                 }
+                keep
             }
+        };
+        if counted {
+            self.counted.insert((p.session, p.client));
         }
         Ok(Control::Continue)
     }
@@ -921,13 +955,15 @@ fn stats_file(
         stats,
         filter: file_filter(path, filter, cfg, out)?,
         first_ts_ns: None,
+        counted: Default::default(),
     };
     let s = run_file(path, cfg, &mut sink, out)?;
+    let departures = sink.departures(&s);
     warn_problems(path, &s, cfg, out);
     for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
         stats.add_unacked(dir, s.totals[dir.index()].unacked);
     }
-    stats.add_departures(&s.departures);
+    stats.add_departures(&departures);
     Ok(())
 }
 
@@ -1006,6 +1042,7 @@ fn stats_writing(
         stats: &mut stats,
         filter: filter.clone(),
         first_ts_ns: None,
+        counted: Default::default(),
     };
     let mut sel = cut::Selecting::new(
         &mut sink,
@@ -1014,11 +1051,12 @@ fn stats_writing(
     );
     let s = run_file(&path, cfg, &mut sel, out)?;
     let mut picked = sel.picked;
+    let departures = sink.departures(&s);
     warn_problems(file, &s, cfg, out);
     for dir in [crate::diag::Direction::C2S, crate::diag::Direction::S2C] {
         stats.add_unacked(dir, s.totals[dir.index()].unacked);
     }
-    stats.add_departures(&s.departures);
+    stats.add_departures(&departures);
     if !cut::to_stdout(&a.write) {
         match a.format {
             TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,

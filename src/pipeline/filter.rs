@@ -545,6 +545,15 @@ impl Filter {
     }
 
     /// True when no message-level condition is set (every message of a kept packet is kept).
+    /// Whether nothing is filtered out at all (no condition of any kind).
+    pub fn selects_everything(&self) -> bool {
+        self.selects_all_messages()
+            && self.direction.is_none()
+            && self.client.is_none()
+            && self.frames.is_none()
+            && self.time.is_none()
+    }
+
     pub fn selects_all_messages(&self) -> bool {
         self.opcodes.is_empty()
             && self.exclude.is_empty()

@@ -179,3 +179,35 @@ fn client_ports_keep_their_ip_fragments() {
         );
     }
 }
+
+/// "Clients left" follows the selection: `stats --client NAME` counts only how that
+/// player left, as `flows` says each client left.
+// Catches: departures taken from the whole capture whatever the filter (every client's
+// disconnect counted under `--client Kirk`).
+#[test]
+fn departures_follow_the_client_selection() {
+    let Some(cap) =
+        common::shared_file("captures/openbc/b2_valentines_replay/b2_valentines_replay.pcapng")
+    else {
+        return;
+    };
+    let cap = cap.to_str().unwrap();
+    let flows = common::bcwire_json(&["-q", "flows", cap, "--format", "json"]);
+    let mut checked = 0;
+    for s in flows["sessions"].as_array().unwrap() {
+        for c in s["clients"].as_array().unwrap() {
+            let Some(name) = c["name"].as_str() else {
+                continue;
+            };
+            let stats =
+                common::bcwire_json(&["-q", "stats", cap, "--client", name, "--format", "json"]);
+            let want = match c["left"].as_str() {
+                Some(how) => serde_json::json!({ how: 1 }),
+                None => serde_json::json!({}),
+            };
+            assert_eq!(stats["departures"], want, "{name}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "the capture names its players");
+}
