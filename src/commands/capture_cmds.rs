@@ -921,7 +921,8 @@ impl Sink for StatsSink<'_> {
                 keep
             }
         };
-        if counted {
+        // Only a filtered count needs to know whose departures to count.
+        if counted && !self.filter.selects_everything() {
             self.counted.insert((p.session, p.client));
         }
         Ok(Control::Continue)
