@@ -66,10 +66,14 @@ impl Sink for Pick {
     }
 }
 
+/// A directory of the calling test's own: the tests of this crate run at once in one
+/// process, and one removing a shared folder would pull files from under another.
 fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bcwire-diff-fields-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    tempfile::Builder::new()
+        .prefix("bcwire-diff-fields-")
+        .tempdir()
+        .expect("temp dir")
+        .keep()
 }
 
 /// `capture` with the datagram `plain` replaced by `changed` (same length), enciphered.
