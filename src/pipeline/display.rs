@@ -23,7 +23,7 @@ use super::names::Names;
 use super::record::{MessageRecord, PacketRecord};
 use crate::game::path::FieldPath;
 use crate::game::ships::ShipCatalog;
-use crate::game::{GameMessage, Value};
+use crate::game::Value;
 use pest::error::{Error as PestError, ErrorVariant};
 use pest::iterators::Pair;
 use pest::Parser as _;
@@ -68,14 +68,6 @@ enum Lhs {
         /// A `_hex` twin: the values as `0x` text.
         hex: bool,
     },
-}
-
-/// The record facts `-Y` knows (names and tshark aliases), for listings and "did you
-/// mean".
-pub fn fact_names() -> impl Iterator<Item = &'static str> {
-    facts::FACTS
-        .iter()
-        .flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().copied()))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -288,11 +280,6 @@ impl DisplayFilter {
             },
         )
     }
-}
-
-fn game<'a>(cx: &RecordCx<'a>) -> Option<&'a GameMessage> {
-    let m = cx.message?;
-    m.game.as_ref().or(m.assembled.as_ref().map(|a| &a.game))
 }
 
 fn compile(
@@ -674,7 +661,7 @@ fn values<'a>(lhs: &Lhs, cx: &RecordCx<'a>, out: &mut Vec<Val<'a>>) {
             }
         }
         Lhs::Path { path, hex, .. } => {
-            let fields = match (game(cx), cx.message) {
+            let fields = match (cx.game(), cx.message) {
                 (Some(g), _) => &g.fields[..],
                 (None, Some(m)) => match &m.transport {
                     super::record::TransportInfo::Low { fields, .. } => &fields[..],

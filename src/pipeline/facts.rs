@@ -472,6 +472,13 @@ pub const FACTS: &[FactInfo] = &[
     ),
 ];
 
+/// Every name users can type for a fact: names, then aliases.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    FACTS
+        .iter()
+        .flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().copied()))
+}
+
 /// The fact a name or alias stands for.
 pub fn lookup(name: &str) -> Option<&'static FactInfo> {
     FACTS
@@ -511,7 +518,8 @@ pub struct RecordCx<'a> {
 }
 
 impl<'a> RecordCx<'a> {
-    fn game(&self) -> Option<&'a crate::game::GameMessage> {
+    /// The game message of the transport message, or the one it completes.
+    pub fn game(&self) -> Option<&'a crate::game::GameMessage> {
         let m = self.message?;
         m.game.as_ref().or(m.assembled.as_ref().map(|a| &a.game))
     }

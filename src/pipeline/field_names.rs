@@ -50,10 +50,7 @@ pub fn is_exact_field(path: &str) -> bool {
 
 /// Every name users can type: facts, their aliases, registered game fields.
 pub fn all_names() -> impl Iterator<Item = &'static str> {
-    facts::FACTS
-        .iter()
-        .flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().copied()))
-        .chain(GAME_FIELDS.iter().map(|f| f.name))
+    facts::names().chain(GAME_FIELDS.iter().map(|f| f.name))
 }
 
 /// The error for a name that is neither a fact nor a known field, with the closest
