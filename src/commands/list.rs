@@ -46,8 +46,9 @@ pub fn list(a: ListArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
 /// (the record facts, then the decoded fields): as a table, or as JSON for scripts (as
 /// `tshark -G fields` serves them).
 fn fields(format: crate::cli::TableOrJson, w: &mut dyn Write) -> Result<i32> {
-    use crate::game::registry::GAME_FIELDS;
+    use crate::game::qualified::QUALIFIED;
     use crate::pipeline::facts::FACTS;
+    use crate::pipeline::field_names::listed_fields;
     let opcode_list = |ops: &[u8]| ops.iter().map(|o| format!("0x{o:02X}")).collect::<Vec<_>>();
     match format {
         crate::cli::TableOrJson::Json => {
@@ -68,7 +69,7 @@ fn fields(format: crate::cli::TableOrJson, w: &mut dyn Write) -> Result<i32> {
                     }));
                 }
             }
-            for f in GAME_FIELDS {
+            for f in listed_fields().chain(QUALIFIED) {
                 list.push(serde_json::json!({
                     "name": f.name,
                     "kind": "field",
@@ -98,7 +99,16 @@ fn fields(format: crate::cli::TableOrJson, w: &mut dyn Write) -> Result<i32> {
                 )?;
             }
             writeln!(w, "\nDecoded fields (opcodes that carry them in brackets)")?;
-            for f in GAME_FIELDS {
+            let qualified_heading = std::iter::once(None).chain(QUALIFIED.iter().map(Some));
+            for f in listed_fields().map(Some).chain(qualified_heading) {
+                let Some(f) = f else {
+                    writeln!(
+                        w,
+                        "\nQualified fields (one meaning of a name several messages share; \
+                         bcwire-filter(7))"
+                    )?;
+                    continue;
+                };
                 let ops = if f.opcodes.is_empty() {
                     String::new()
                 } else {

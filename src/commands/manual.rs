@@ -240,6 +240,12 @@ pub fn render_filter_page(version: &str, w: &mut dyn Write) -> std::io::Result<(
          every element (subsystems.condition_pct); a selector picks one \
          (subsystems[hull].condition_pct, position[0]); a vector's components are .x, .y \
          and .z; a bare name not at the top is looked for at any depth (power_pct). A \
+         name may be qualified by the message it is read from: the opcode's name in \
+         lower case, event for the serialized events, or a connection-management type \
+         (stateupdate.flags, torpedofire.flags, score.peer_id, peer_info.name). Where a \
+         bare name is a record fact (peer_id, text, name, direction, object_id) the \
+         fact wins and the decoded field needs its qualified name; where several \
+         messages share a bare name (flags) it stands for all of them. A \
          name that is neither a fact nor a decoded field is an error, with the nearest \
          names.",
     )]);

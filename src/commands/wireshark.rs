@@ -36,8 +36,10 @@ use crate::capture::{CaptureReader, CaptureWriter, Endian, Frame, TsResolution};
 use crate::cli::{InputArgs, ListArgs, ListWhat, TableOrJson};
 use crate::diag::{Code, Kind, Warning};
 use crate::game::field::{hex_string, Field, Value};
+use crate::game::qualified;
 use crate::game::registry;
 use crate::pipeline::facts::{self, Fact, FactValue, RecordCx, FACTS};
+use crate::pipeline::field_names;
 use crate::pipeline::names::Names;
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord, TransportInfo};
 use crate::pipeline::{Control, Sink};
@@ -366,6 +368,7 @@ fn prepare(file: &str, output: &Path, input: &InputArgs, out: Output) -> Result<
         types: &types,
         first_ts_ns: None,
         datagrams: 0,
+        scope: (None, None),
     };
     let summary = super::capture_cmds::run_file(&out_str, &cfg, &mut sink, out)?;
     let datagrams = sink.datagrams;
@@ -554,6 +557,9 @@ struct DecodeWriter<'a> {
     types: &'a HashMap<String, WsType>,
     first_ts_ns: Option<i64>,
     datagrams: u64,
+    /// The game opcode or connection-management type whose fields are being written,
+    /// which picks a field's qualified name (`stateupdate.flags`).
+    scope: (Option<u8>, Option<&'static str>),
 }
 
 /// Where a field's bytes are: the decrypted datagram (`p`) or a reassembled message
@@ -727,7 +733,8 @@ impl DecodeWriter<'_> {
             base: m.payload_offset.unwrap_or(m.offset),
             ..datagram
         };
-        if let TransportInfo::Low { fields, .. } = &m.transport {
+        if let TransportInfo::Low { fields, name, .. } = &m.transport {
+            self.scope = (None, Some(name));
             self.fields(fields, "", 1, payload)?;
         }
         let object = |g: &crate::game::GameMessage| {
@@ -754,6 +761,7 @@ impl DecodeWriter<'_> {
                 g.opcode,
                 escape(&label)
             )?;
+            self.scope = (Some(g.opcode), None);
             self.fields(&g.fields, "", 1, payload)?;
             for w in &g.warnings {
                 self.warning(w, payload)?;
@@ -783,6 +791,7 @@ impl DecodeWriter<'_> {
                 a.game.opcode,
                 escape(&label)
             )?;
+            self.scope = (Some(a.game.opcode), None);
             self.fields(&a.game.fields, "", 1, whole)?;
             for w in &a.game.warnings {
                 self.warning(w, whole)?;
@@ -828,10 +837,16 @@ impl DecodeWriter<'_> {
         Ok(())
     }
 
-    /// The registered name of a concrete path and its type, if it has one.
-    fn registered(&self, path: &str) -> Option<(&'static str, WsType)> {
+    /// The registered name of a concrete path and its type, if it has one: its
+    /// qualified name where the bare one is shared or a record fact's
+    /// (`crate::game::qualified`), with the bare name when that still stands for it.
+    fn registered(&self, path: &str) -> Option<((&'static str, WsType), Option<&'static str>)> {
         let entry = registry::lookup(path)?;
-        Some((entry.name, self.ty(entry.name)?))
+        let bare = Some(entry.name).filter(|n| !field_names::is_shadowed(n));
+        match qualified::entry_for(entry.name, self.scope.0, self.scope.1) {
+            Some(q) => Some(((q.name, self.ty(q.name)?), bare)),
+            None => Some(((entry.name, self.ty(entry.name)?), None)),
+        }
     }
 
     fn value(
@@ -843,7 +858,10 @@ impl DecodeWriter<'_> {
         depth: u32,
         at: Place,
     ) -> Result<()> {
-        let reg = self.registered(path);
+        let (reg, also) = match self.registered(path) {
+            Some((reg, also)) => (Some(reg), also),
+            None => (None, None),
+        };
         // A node (vector, list, group) is its field where that is registered as one.
         let node_name = reg
             .filter(|(_, ty)| *ty == WsType::None)
@@ -915,15 +933,30 @@ impl DecodeWriter<'_> {
                     None => ("", String::new()),
                 };
                 self.item(depth, at, span, name, &cell, &label, "")?;
-                // The JSON records' `_hex` twin, as a hidden field for filters.
+                // The bare name that stands for every message's field of that name
+                // (`flags`), hidden beside the qualified one, for filters.
+                if let Some(bare) = also.filter(|_| !name.is_empty()) {
+                    if let Some(cell) = self.ty(bare).and_then(|ty| encode(ty, &s)) {
+                        self.item(depth, at, span, bare, &cell, &label, "h")?;
+                    }
+                }
+                // The JSON records' `_hex` twin, as a hidden field for filters, under
+                // each name the field has.
                 if let Some(twin) = scalar.hex_twin() {
-                    let twin_path = format!("{path}_hex");
-                    if let Some(entry) = registry::lookup(&twin_path).filter(|e| e.is_json_twin()) {
-                        if let Some(ty) = self.ty(entry.name) {
-                            if let Some(cell) = encode(ty, &Scalar::T(&twin)) {
-                                let label = format!("{leaf}_hex: {twin}");
-                                self.item(depth, at, span, entry.name, &cell, &label, "h")?;
-                            }
+                    for base in [Some(name), also].into_iter().flatten() {
+                        let twin_name = format!("{base}_hex");
+                        let Some(entry) = registry::lookup(&twin_name)
+                            .or_else(|| qualified::lookup_qualified(&twin_name))
+                            .filter(|e| e.is_json_twin() && e.name == twin_name)
+                        else {
+                            continue;
+                        };
+                        if let Some(cell) = self
+                            .ty(entry.name)
+                            .and_then(|ty| encode(ty, &Scalar::T(&twin)))
+                        {
+                            let label = format!("{leaf}_hex: {twin}");
+                            self.item(depth, at, span, entry.name, &cell, &label, "h")?;
                         }
                     }
                 }
@@ -1014,7 +1047,7 @@ mod tests {
                 f.name
             );
         }
-        for g in registry::GAME_FIELDS {
+        for g in field_names::listed_fields().chain(qualified::QUALIFIED) {
             assert!(seen.contains(g.name), "{}", g.name);
         }
         assert!(!seen.contains("frame.number"));

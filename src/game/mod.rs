@@ -9,6 +9,7 @@ pub mod objects;
 pub mod opcodes;
 pub mod path;
 pub mod phases;
+pub mod qualified;
 pub mod reader;
 pub mod registry;
 pub mod relay;

@@ -21,7 +21,6 @@ use super::facts::{self, Fact, FactType, FactValue, RecordCx};
 use super::filter::{parse_opcode, parse_ship, ship_key};
 use super::names::Names;
 use super::record::{MessageRecord, PacketRecord};
-use crate::game::path::FieldPath;
 use crate::game::ships::ShipCatalog;
 use crate::game::Value;
 use pest::error::{Error as PestError, ErrorVariant};
@@ -62,11 +61,9 @@ enum Lhs {
     /// A decoded field of the game message (`fields.` may prefix it), with the byte
     /// where it starts in the expression and its first name (for "no such field").
     Path {
-        path: FieldPath,
+        field: super::field_names::FieldRef,
         at: usize,
         first: String,
-        /// A `_hex` twin: the values as `0x` text.
-        hex: bool,
     },
 }
 
@@ -330,25 +327,13 @@ fn name_lhs(name: &str, text: &str, span: pest::Span<'_>) -> Result<Lhs, Display
     if let Some(f) = facts::lookup(name) {
         return Ok(Lhs::Fact(f.fact));
     }
-    let field = name.strip_prefix("fields.").unwrap_or(name);
-    let parsed: FieldPath = field
-        .parse()
-        .map_err(|e: crate::game::path::PathError| located(text, span, e.to_string()))?;
-    if !super::field_names::is_known_field(field) {
-        return Err(located(text, span, super::field_names::unknown(name)));
-    }
-    // `flags_hex` is the JSON twin of `flags` where no decoder writes it: the same
-    // values, as the `0x` text the records show.
-    let twin = field
-        .strip_suffix("_hex")
-        .filter(|base| !base.is_empty() && !super::field_names::is_exact_field(field))
-        .and_then(|base| base.parse::<FieldPath>().ok());
-    let hex = twin.is_some();
+    let field = super::field_names::FieldRef::parse(name)
+        .map_err(|e| located(text, span, e.to_string()))?;
+    let bare = name.strip_prefix("fields.").unwrap_or(name);
     Ok(Lhs::Path {
-        path: twin.unwrap_or(parsed),
+        field,
         at: span.start(),
-        first: field.split(['.', '[']).next().unwrap_or(field).to_string(),
-        hex,
+        first: bare.split(['.', '[']).next().unwrap_or(bare).to_string(),
     })
 }
 
@@ -660,17 +645,10 @@ fn values<'a>(lhs: &Lhs, cx: &RecordCx<'a>, out: &mut Vec<Val<'a>>) {
                 out.extend(cx.client_name().map(Val::Text));
             }
         }
-        Lhs::Path { path, hex, .. } => {
-            let fields = match (cx.game(), cx.message) {
-                (Some(g), _) => &g.fields[..],
-                (None, Some(m)) => match &m.transport {
-                    super::record::TransportInfo::Low { fields, .. } => &fields[..],
-                    _ => &[][..],
-                },
-                _ => &[][..],
-            };
-            for v in path.resolve(fields) {
-                if *hex {
+        Lhs::Path { field, .. } => {
+            let Some(m) = cx.message else { return };
+            for v in field.resolve(m) {
+                if field.hex {
                     out.extend(crate::game::field::hex_twin_text(&v).map(|t| Val::Text(t.into())));
                 } else {
                     flatten(v.as_ref(), out);

@@ -9,10 +9,9 @@
 
 use super::json_stream::{str_json, u64_json, PacketWriter};
 use crate::game::field::{hex_padded, hex_twin_text};
-use crate::game::path::FieldPath;
-use crate::game::{GameMessage, Value};
+use crate::game::Value;
 use crate::pipeline::facts::{self, Fact, FactValue, RecordCx};
-use crate::pipeline::field_names;
+use crate::pipeline::field_names::{FieldRef, FieldRefError};
 use crate::pipeline::names::Names;
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord};
 use std::borrow::Cow;
@@ -22,14 +21,8 @@ use std::fmt::Write as _;
 enum Column {
     /// A record fact (`frame`, `opcode`, `udp.srcport`, …).
     Fact(Fact),
-    /// A decoded value; `Some(true)`: of `assembled.fields`, `Some(false)`: of
-    /// `fields`, `None`: the message's own, else the assembled one's. `hex`: the
-    /// `_hex` twin of the path, its values as `0x` text.
-    Field {
-        scope: Option<bool>,
-        path: FieldPath,
-        hex: bool,
-    },
+    /// A decoded value, read as `-Y` reads it (`field_names::FieldRef`).
+    Field(FieldRef),
 }
 
 /// The columns of `--fields`, parsed once.
@@ -61,39 +54,12 @@ impl Selection {
     pub fn parse(paths: &[String]) -> Result<Selection, String> {
         let mut columns = Vec::with_capacity(paths.len());
         for text in paths {
-            let column = if let Some(f) = facts::lookup(text) {
-                Column::Fact(f.fact)
-            } else {
-                let (scope, rest) = if let Some(r) = text.strip_prefix("assembled.fields.") {
-                    (Some(true), r)
-                } else if let Some(r) = text.strip_prefix("fields.") {
-                    (Some(false), r)
-                } else {
-                    (None, text.as_str())
-                };
-                let p: FieldPath = rest
-                    .parse()
-                    .map_err(|e| format!("--fields {text:?}: not a field path ({e})"))?;
-                if !field_names::is_known_field(rest) {
-                    return Err(format!("--fields: {}", field_names::unknown(text)));
-                }
-                // `flags_hex` is the JSON twin of `flags` when no decoder writes it.
-                let twin = rest
-                    .strip_suffix("_hex")
-                    .filter(|base| !field_names::is_exact_field(rest) && !base.is_empty())
-                    .and_then(|base| base.parse::<FieldPath>().ok());
-                match twin {
-                    Some(base) => Column::Field {
-                        scope,
-                        path: base,
-                        hex: true,
-                    },
-                    None => Column::Field {
-                        scope,
-                        path: p,
-                        hex: false,
-                    },
-                }
+            let column = match facts::lookup(text) {
+                Some(f) => Column::Fact(f.fact),
+                None => Column::Field(FieldRef::parse(text).map_err(|e| match e {
+                    FieldRefError::Syntax(_) => format!("--fields {text:?}: {e}"),
+                    FieldRefError::Unknown(_) => format!("--fields: {e}"),
+                })?),
             };
             columns.push(column);
         }
@@ -140,18 +106,11 @@ impl Selection {
                     Cell::Facts(vs)
                 }
             }
-            Column::Field { scope, path, hex } => {
-                let game: Option<&'a GameMessage> = m.game.as_ref();
-                let assembled: Option<&'a GameMessage> = m.assembled.as_ref().map(|a| &a.game);
-                let g = match scope {
-                    Some(true) => assembled,
-                    Some(false) => game,
-                    None => game.or(assembled),
-                };
-                let vs = g.map(|g| path.resolve(&g.fields)).unwrap_or_default();
+            Column::Field(field) => {
+                let vs = field.resolve(m);
                 if vs.is_empty() {
                     Cell::None
-                } else if *hex {
+                } else if field.hex {
                     let texts: Vec<String> = vs.iter().filter_map(|v| hex_twin_text(v)).collect();
                     if texts.is_empty() {
                         Cell::None
@@ -238,7 +197,7 @@ impl Selection {
                 }
                 str_json(out, text);
                 out.push(b':');
-                let pattern = matches!(c, Column::Field { path, .. } if path.is_pattern());
+                let pattern = matches!(c, Column::Field(f) if f.path.is_pattern());
                 match self.cell(c, cx, m) {
                     Cell::None => out.extend_from_slice(b"null"),
                     // A fact with one value is that value; `port`, `ip` and the
@@ -322,6 +281,7 @@ fn csv_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::field_names::Part;
 
     #[test]
     fn paths_and_record_keys_are_told_apart_and_bad_paths_refused() {
@@ -332,14 +292,8 @@ mod tests {
         ])
         .unwrap();
         assert!(matches!(s.columns[0], Column::Fact(Fact::Frame)));
-        assert!(matches!(s.columns[1], Column::Field { scope: None, .. }));
-        assert!(matches!(
-            s.columns[2],
-            Column::Field {
-                scope: Some(true),
-                ..
-            }
-        ));
+        assert!(matches!(&s.columns[1], Column::Field(f) if f.part == Part::Either));
+        assert!(matches!(&s.columns[2], Column::Field(f) if f.part == Part::Assembled));
         assert_eq!(
             s.csv_header(false),
             "frame,subsystems[hull].condition_pct,assembled.fields.player_name"

@@ -654,3 +654,121 @@ fn csv_records(text: &str) -> Vec<Vec<String>> {
     }
     records
 }
+
+/// The serialized events' opcodes, from the protocol reference's opcode table.
+const EVENT_OPCODES_BY_HAND: &[u64] = &[
+    0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x15, 0x17, 0x1B,
+];
+
+/// The value a qualified name should read in one message of the full JSON Lines
+/// record, worked out from the record alone: the field of the message's own game
+/// message (else the one it completes, else a connection-management body) when the
+/// message is of the qualifier's kind.
+fn qualified_oracle(m: &serde_json::Value, name: &str) -> serde_json::Value {
+    let (qualifier, path) = name.split_once('.').unwrap();
+    let (fields, in_scope) = if let Some(op) = m["opcode"].as_u64() {
+        let in_scope = match qualifier {
+            "event" => EVENT_OPCODES_BY_HAND.contains(&op),
+            q => m["name"].as_str().unwrap().to_ascii_lowercase() == q,
+        };
+        (&m["fields"], in_scope)
+    } else if let Some(a) = m.get("assembled").filter(|a| !a.is_null()) {
+        let op = a["opcode"].as_u64().unwrap();
+        let in_scope = match qualifier {
+            "event" => EVENT_OPCODES_BY_HAND.contains(&op),
+            q => a["name"].as_str().unwrap().to_ascii_lowercase() == q,
+        };
+        (&a["fields"], in_scope)
+    } else {
+        (&m["fields"], m["transport_name"] == qualifier)
+    };
+    if in_scope {
+        fields[path].clone()
+    } else {
+        serde_json::Value::Null
+    }
+}
+
+// Catches: a qualified name that reads its field in messages of another opcode
+// (`stateupdate.flags` giving a TorpedoFire's flags), misses a message it should read
+// (a connection-management body, a reassembled message), or a `-Y` test on it that
+// keeps other messages.
+#[test]
+fn qualified_names_read_only_their_messages() {
+    let names = [
+        "stateupdate.flags",
+        "torpedofire.flags",
+        "beamfire.flags",
+        "score.peer_id",
+        "peer_info.name",
+        "peer_info.peer_id",
+        "chatmessage.text",
+        "event.class_id",
+        "objcreateteam.class_id",
+        "stateupdate.game_time",
+        "settings.game_time",
+    ];
+    let mut inputs = vec![common::shipped_capture("sample.pcapng")];
+    inputs.extend(common::shared_file(
+        "captures/openbc/b2_valentines_replay/b2_valentines_replay.pcapng",
+    ));
+    let mut held = std::collections::BTreeMap::<&str, usize>::new();
+    for input in &inputs {
+        let input = input.to_str().unwrap();
+        let full = common::bcwire(&["decode", "--format", "jsonl", input]);
+        assert!(full.status.success());
+        let messages: Vec<serde_json::Value> = String::from_utf8(full.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|r| r["type"] == "packet")
+            .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
+            .collect();
+        let cols = format!("frame,{}", names.join(","));
+        let sel = common::bcwire(&["decode", "--format", "jsonl", "--fields", &cols, input]);
+        assert!(
+            sel.status.success(),
+            "{}",
+            String::from_utf8_lossy(&sel.stderr)
+        );
+        let rows: Vec<serde_json::Value> = String::from_utf8(sel.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(rows.len(), messages.len(), "{input}: one row per message");
+        for (row, m) in rows.iter().zip(&messages) {
+            for name in names {
+                let want = qualified_oracle(m, name);
+                assert_eq!(row[name], want, "{input} frame {}: {name}", row["frame"]);
+                if !want.is_null() {
+                    *held.entry(name).or_default() += 1;
+                }
+            }
+        }
+        // `-Y NAME` keeps exactly the messages that hold it.
+        for name in names {
+            let want = messages
+                .iter()
+                .filter(|m| !qualified_oracle(m, name).is_null())
+                .count();
+            let y = common::bcwire(&["decode", "--format", "jsonl", "-Y", name, input]);
+            assert!(y.status.success(), "{}", String::from_utf8_lossy(&y.stderr));
+            let got: usize = String::from_utf8(y.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                .filter(|r| r["type"] == "packet")
+                .map(|r| r["messages"].as_array().map_or(0, Vec::len))
+                .sum();
+            assert_eq!(got, want, "{input}: -Y {name}");
+        }
+    }
+    // The inputs hold every one of these names somewhere, so no check above is empty.
+    for name in names {
+        assert!(
+            held.get(name).copied().unwrap_or(0) > 0,
+            "no message holds {name}"
+        );
+    }
+}
