@@ -506,7 +506,7 @@ mod tests {
         );
         assert_eq!(Scope::parse("subsystems"), None);
         assert_eq!(
-            split("score.peer_id").map(|(s, p)| (s, p)),
+            split("score.peer_id"),
             Some((Scope::Opcode(0x37), "peer_id"))
         );
         assert!(lookup_qualified("stateupdate.position.x").is_some());
