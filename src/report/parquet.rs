@@ -6,6 +6,7 @@
 //! writer holds before flushing stays a few megabytes however long the capture.
 
 use crate::game::stateupdate::{StateUpdate, SubsystemData};
+use crate::game::subsys::byte_pct;
 use crate::game::GameMessage;
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord};
 use anyhow::{Context, Result};
@@ -13,8 +14,9 @@ use arrow_array::builder::{
     BooleanBuilder, Float32Builder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
     TimestampMicrosecondBuilder, UInt16Builder, UInt32Builder, UInt64Builder, UInt8Builder,
 };
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_array::{Array, ArrayRef, ListArray, RecordBatch, StructArray};
+use arrow_buffer::{BooleanBufferBuilder, NullBuffer};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
@@ -27,30 +29,73 @@ pub const BATCH_ROWS: usize = 16 * 1024;
 /// metadata, small enough that the writer's buffered row group stays in a few MB.
 pub const ROW_GROUP_ROWS: usize = 128 * 1024;
 
-/// The columns, in order (docs/scale.md describes each).
-pub fn schema() -> SchemaRef {
-    let list_u8 = |name: &str| {
+/// A vector's struct: `x`, `y`, `z` (so SQL reads `stateupdate.position.x`).
+fn xyz() -> Fields {
+    ["x", "y", "z"]
+        .into_iter()
+        .map(|c| Field::new(c, DataType::Float32, false))
+        .collect()
+}
+
+/// One record of a StateUpdate's 0x20 block: the registry's `subsystems.index` and
+/// `subsystems.condition_pct`.
+fn subsystem_record() -> Fields {
+    Fields::from(vec![
+        Field::new("index", DataType::UInt8, false),
+        Field::new("condition_pct", DataType::Float32, false),
+    ])
+}
+
+/// One warning: the registry's `warnings.code` and `warnings.kind`.
+fn warning() -> Fields {
+    Fields::from(vec![
+        Field::new("code", DataType::Utf8, false),
+        Field::new("kind", DataType::Utf8, false),
+    ])
+}
+
+/// The StateUpdate's fields, under their qualified names' qualifier: the column
+/// `stateupdate` is a struct, so `stateupdate.flags` is the registry's name and SQL's.
+fn state_update_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("game_time", DataType::Float32, false),
+        Field::new("flags", DataType::UInt8, false),
+        Field::new("position", DataType::Struct(xyz()), true),
+        Field::new("delta", DataType::Struct(xyz()), true),
+        Field::new("speed", DataType::Float32, true),
+        Field::new("cloak", DataType::Boolean, true),
+        Field::new("subsystems_start_index", DataType::UInt8, true),
         Field::new(
-            name,
-            DataType::List(Arc::new(Field::new("item", DataType::UInt8, true))),
+            "subsystems",
+            DataType::List(Arc::new(Field::new(
+                "item",
+                DataType::Struct(subsystem_record()),
+                true,
+            ))),
             true,
-        )
-    };
+        ),
+    ])
+}
+
+/// The columns, in order (docs/scale.md describes each). Each is named as `bcwire list
+/// fields` names the same value (a record fact or a decoded field, with its meaning),
+/// but for the row keys `msg_index`, `reassembled` and `relay_of`.
+pub fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("frame", DataType::UInt64, false),
         // Microseconds: the unit every engine's timestamp functions take (Spark and
-        // DuckDB's date_trunc refuse nanoseconds); the exact value is in ts_ns.
+        // DuckDB's date_trunc refuse nanoseconds); the exact value is in time_ns.
         Field::new(
-            "ts",
+            "time",
             DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
             false,
         ),
-        Field::new("ts_ns", DataType::Int64, false),
-        Field::new("time_s", DataType::Float64, false),
+        Field::new("time_ns", DataType::Int64, false),
+        Field::new("time_relative", DataType::Float64, false),
         Field::new("session", DataType::UInt32, false),
         Field::new("client", DataType::UInt32, false),
         Field::new("client_port", DataType::UInt16, false),
-        Field::new("player", DataType::Utf8, true),
+        Field::new("client_name", DataType::Utf8, true),
         Field::new("direction", DataType::Utf8, false),
         Field::new("peer_id", DataType::UInt8, false),
         Field::new("msg_index", DataType::UInt16, false),
@@ -62,39 +107,33 @@ pub fn schema() -> SchemaRef {
         Field::new("opcode", DataType::UInt8, false),
         Field::new("name", DataType::Utf8, false),
         Field::new("length", DataType::UInt32, false),
+        Field::new("game_length", DataType::UInt32, false),
         Field::new("object_id", DataType::UInt32, true),
-        Field::new("ship_class", DataType::Utf8, true),
-        Field::new("game_time", DataType::Float32, true),
-        Field::new("flags", DataType::UInt8, true),
-        Field::new("pos_x", DataType::Float32, true),
-        Field::new("pos_y", DataType::Float32, true),
-        Field::new("pos_z", DataType::Float32, true),
-        Field::new("delta_x", DataType::Float32, true),
-        Field::new("delta_y", DataType::Float32, true),
-        Field::new("delta_z", DataType::Float32, true),
-        Field::new("speed", DataType::Float32, true),
-        Field::new("cloak", DataType::Boolean, true),
-        Field::new("subsystem_start", DataType::UInt8, true),
-        list_u8("subsystem_index"),
-        list_u8("subsystem_condition"),
+        Field::new("ship", DataType::Utf8, true),
+        Field::new("stateupdate", DataType::Struct(state_update_fields()), true),
         Field::new(
             "warnings",
-            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            DataType::List(Arc::new(Field::new(
+                "item",
+                DataType::Struct(warning()),
+                true,
+            ))),
             false,
         ),
     ]))
 }
 
-/// Column builders of one batch.
+/// Column builders of one batch. Nested columns are gathered flat and assembled into
+/// their structs and lists when the batch is finished.
 struct Columns {
     frame: UInt64Builder,
-    ts: TimestampMicrosecondBuilder,
-    ts_ns: Int64Builder,
-    time_s: Float64Builder,
+    time: TimestampMicrosecondBuilder,
+    time_ns: Int64Builder,
+    time_relative: Float64Builder,
     session: UInt32Builder,
     client: UInt32Builder,
     client_port: UInt16Builder,
-    player: StringBuilder,
+    client_name: StringBuilder,
     direction: StringBuilder,
     peer_id: UInt8Builder,
     msg_index: UInt16Builder,
@@ -106,18 +145,44 @@ struct Columns {
     opcode: UInt8Builder,
     name: StringBuilder,
     length: UInt32Builder,
+    game_length: UInt32Builder,
     object_id: UInt32Builder,
-    ship_class: StringBuilder,
+    ship: StringBuilder,
+    /// Whether the row is a StateUpdate (its struct is null otherwise).
+    state_update: BooleanBufferBuilder,
     game_time: Float32Builder,
     flags: UInt8Builder,
-    pos: [Float32Builder; 3],
+    position: [Float32Builder; 3],
+    position_present: BooleanBufferBuilder,
     delta: [Float32Builder; 3],
+    delta_present: BooleanBufferBuilder,
     speed: Float32Builder,
     cloak: BooleanBuilder,
-    subsystem_start: UInt8Builder,
+    subsystems_start_index: UInt8Builder,
     subsystem_index: ListBuilder<UInt8Builder>,
-    subsystem_condition: ListBuilder<UInt8Builder>,
-    warnings: ListBuilder<StringBuilder>,
+    subsystem_condition: Float32Builder,
+    warning_code: ListBuilder<StringBuilder>,
+    warning_kind: StringBuilder,
+}
+
+/// A struct array of `fields` over `arrays`, null where `present` is false.
+fn struct_of(
+    fields: Fields,
+    arrays: Vec<ArrayRef>,
+    present: &mut BooleanBufferBuilder,
+) -> ArrayRef {
+    let nulls = NullBuffer::new(present.finish());
+    Arc::new(StructArray::new(fields, arrays, Some(nulls)))
+}
+
+/// A list array whose offsets and nulls are `shape`'s, over `values`.
+fn list_like(shape: &ListArray, item: Fields, values: ArrayRef) -> ArrayRef {
+    Arc::new(ListArray::new(
+        Arc::new(Field::new("item", DataType::Struct(item), true)),
+        shape.offsets().clone(),
+        values,
+        shape.nulls().cloned(),
+    ))
 }
 
 impl Columns {
@@ -126,13 +191,13 @@ impl Columns {
         let f32s = || Float32Builder::with_capacity(n);
         Columns {
             frame: UInt64Builder::with_capacity(n),
-            ts: TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC"),
-            ts_ns: Int64Builder::with_capacity(n),
-            time_s: Float64Builder::with_capacity(n),
+            time: TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC"),
+            time_ns: Int64Builder::with_capacity(n),
+            time_relative: Float64Builder::with_capacity(n),
             session: UInt32Builder::with_capacity(n),
             client: UInt32Builder::with_capacity(n),
             client_port: UInt16Builder::with_capacity(n),
-            player: StringBuilder::new(),
+            client_name: StringBuilder::new(),
             direction: StringBuilder::new(),
             peer_id: UInt8Builder::with_capacity(n),
             msg_index: UInt16Builder::with_capacity(n),
@@ -144,34 +209,79 @@ impl Columns {
             opcode: UInt8Builder::with_capacity(n),
             name: StringBuilder::new(),
             length: UInt32Builder::with_capacity(n),
+            game_length: UInt32Builder::with_capacity(n),
             object_id: UInt32Builder::with_capacity(n),
-            ship_class: StringBuilder::new(),
+            ship: StringBuilder::new(),
+            state_update: BooleanBufferBuilder::new(n),
             game_time: f32s(),
             flags: UInt8Builder::with_capacity(n),
-            pos: [f32s(), f32s(), f32s()],
+            position: [f32s(), f32s(), f32s()],
+            position_present: BooleanBufferBuilder::new(n),
             delta: [f32s(), f32s(), f32s()],
+            delta_present: BooleanBufferBuilder::new(n),
             speed: f32s(),
             cloak: BooleanBuilder::with_capacity(n),
-            subsystem_start: UInt8Builder::with_capacity(n),
+            subsystems_start_index: UInt8Builder::with_capacity(n),
             subsystem_index: ListBuilder::new(UInt8Builder::new()),
-            subsystem_condition: ListBuilder::new(UInt8Builder::new()),
-            warnings: ListBuilder::new(StringBuilder::new()),
+            subsystem_condition: Float32Builder::new(),
+            warning_code: ListBuilder::new(StringBuilder::new()),
+            warning_kind: StringBuilder::new(),
         }
     }
 
     /// The batch so far as arrays in [`schema`] order; the builders start afresh.
     fn finish(&mut self) -> Vec<ArrayRef> {
-        let [px, py, pz] = &mut self.pos;
-        let [dx, dy, dz] = &mut self.delta;
+        let finish3 = |b: &mut [Float32Builder; 3]| -> Vec<ArrayRef> {
+            b.iter_mut()
+                .map(|c| Arc::new(c.finish()) as ArrayRef)
+                .collect()
+        };
+        let position = struct_of(
+            xyz(),
+            finish3(&mut self.position),
+            &mut self.position_present,
+        );
+        let delta = struct_of(xyz(), finish3(&mut self.delta), &mut self.delta_present);
+        let index = self.subsystem_index.finish();
+        let records = Arc::new(StructArray::new(
+            subsystem_record(),
+            vec![
+                index.values().clone(),
+                Arc::new(self.subsystem_condition.finish()),
+            ],
+            None,
+        ));
+        let subsystems = list_like(&index, subsystem_record(), records);
+        let state_update = struct_of(
+            state_update_fields(),
+            vec![
+                Arc::new(self.game_time.finish()),
+                Arc::new(self.flags.finish()),
+                position,
+                delta,
+                Arc::new(self.speed.finish()),
+                Arc::new(self.cloak.finish()),
+                Arc::new(self.subsystems_start_index.finish()),
+                subsystems,
+            ],
+            &mut self.state_update,
+        );
+        let codes = self.warning_code.finish();
+        let warnings = Arc::new(StructArray::new(
+            warning(),
+            vec![codes.values().clone(), Arc::new(self.warning_kind.finish())],
+            None,
+        ));
+        let warnings = list_like(&codes, warning(), warnings);
         vec![
             Arc::new(self.frame.finish()),
-            Arc::new(self.ts.finish()),
-            Arc::new(self.ts_ns.finish()),
-            Arc::new(self.time_s.finish()),
+            Arc::new(self.time.finish()),
+            Arc::new(self.time_ns.finish()),
+            Arc::new(self.time_relative.finish()),
             Arc::new(self.session.finish()),
             Arc::new(self.client.finish()),
             Arc::new(self.client_port.finish()),
-            Arc::new(self.player.finish()),
+            Arc::new(self.client_name.finish()),
             Arc::new(self.direction.finish()),
             Arc::new(self.peer_id.finish()),
             Arc::new(self.msg_index.finish()),
@@ -183,68 +293,48 @@ impl Columns {
             Arc::new(self.opcode.finish()),
             Arc::new(self.name.finish()),
             Arc::new(self.length.finish()),
+            Arc::new(self.game_length.finish()),
             Arc::new(self.object_id.finish()),
-            Arc::new(self.ship_class.finish()),
-            Arc::new(self.game_time.finish()),
-            Arc::new(self.flags.finish()),
-            Arc::new(px.finish()),
-            Arc::new(py.finish()),
-            Arc::new(pz.finish()),
-            Arc::new(dx.finish()),
-            Arc::new(dy.finish()),
-            Arc::new(dz.finish()),
-            Arc::new(self.speed.finish()),
-            Arc::new(self.cloak.finish()),
-            Arc::new(self.subsystem_start.finish()),
-            Arc::new(self.subsystem_index.finish()),
-            Arc::new(self.subsystem_condition.finish()),
-            Arc::new(self.warnings.finish()),
+            Arc::new(self.ship.finish()),
+            state_update,
+            warnings,
         ]
     }
 
-    /// The StateUpdate columns of one row (all null for other messages).
+    /// The StateUpdate columns of one row (a null struct for other messages; a
+    /// struct's children still take a slot, as Arrow lays them out).
     fn state_update(&mut self, su: Option<&StateUpdate>) {
-        let Some(su) = su else {
-            self.game_time.append_null();
-            self.flags.append_null();
-            for b in self.pos.iter_mut().chain(&mut self.delta) {
-                b.append_null();
-            }
-            self.speed.append_null();
-            self.cloak.append_null();
-            self.subsystem_start.append_null();
-            self.subsystem_index.append_null();
-            self.subsystem_condition.append_null();
-            return;
-        };
-        self.game_time.append_value(su.game_time);
-        self.flags.append_value(su.flags);
-        let pos = su.position.map(|p| p.map(Some)).unwrap_or([None; 3]);
-        for (b, v) in self.pos.iter_mut().zip(pos) {
-            b.append_option(v);
+        self.state_update.append(su.is_some());
+        let game_time = su.map_or(0.0, |su| su.game_time);
+        self.game_time.append_value(game_time);
+        self.flags.append_value(su.map_or(0, |su| su.flags));
+        let pos = su.and_then(|su| su.position);
+        self.position_present.append(pos.is_some());
+        for (b, v) in self.position.iter_mut().zip(pos.unwrap_or([0.0; 3])) {
+            b.append_value(v);
         }
-        let delta = su.delta.map(|d| d.vector().map(Some)).unwrap_or([None; 3]);
-        for (b, v) in self.delta.iter_mut().zip(delta) {
-            b.append_option(v);
+        let delta = su.and_then(|su| su.delta.map(|d| d.vector()));
+        self.delta_present.append(delta.is_some());
+        for (b, v) in self.delta.iter_mut().zip(delta.unwrap_or([0.0; 3])) {
+            b.append_value(v);
         }
-        self.speed.append_option(su.speed.map(|s| s.value()));
-        self.cloak.append_option(su.cloak);
-        self.subsystem_start.append_option(su.subsystem_start);
-        match &su.subsystems {
+        self.speed
+            .append_option(su.and_then(|su| su.speed.map(|s| s.value())));
+        self.cloak.append_option(su.and_then(|su| su.cloak));
+        self.subsystems_start_index
+            .append_option(su.and_then(|su| su.subsystem_start));
+        match su.and_then(|su| su.subsystems.as_ref()) {
             Some(SubsystemData::Decoded(block)) => {
                 for r in &block.records {
                     self.subsystem_index.values().append_value(r.index);
-                    self.subsystem_condition.values().append_value(r.condition);
+                    self.subsystem_condition
+                        .append_value(byte_pct(r.condition) as f32);
                 }
                 self.subsystem_index.append(true);
-                self.subsystem_condition.append(true);
             }
             // A block whose layout is unknown has no conditions to list: null, not
             // an empty list (which would claim a block with no records).
-            _ => {
-                self.subsystem_index.append_null();
-                self.subsystem_condition.append_null();
-            }
+            _ => self.subsystem_index.append_null(),
         }
     }
 }
@@ -340,14 +430,14 @@ impl<W: Write + Send> ParquetRows<W> {
     ) {
         let c = &mut self.cols;
         c.frame.append_value(p.frame);
-        c.ts.append_value(p.ts_ns.div_euclid(1000));
-        c.ts_ns.append_value(p.ts_ns);
-        c.time_s
+        c.time.append_value(p.ts_ns.div_euclid(1000));
+        c.time_ns.append_value(p.ts_ns);
+        c.time_relative
             .append_value(p.ts_ns.saturating_sub(first_ts_ns) as f64 / 1e9);
         c.session.append_value(clamp_u32(p.session));
         c.client.append_value(clamp_u32(p.client));
         c.client_port.append_value(p.client_port());
-        c.player.append_option(player);
+        c.client_name.append_option(player);
         c.direction.append_value(p.direction.as_str());
         c.peer_id.append_value(peer_id);
         c.msg_index
@@ -359,15 +449,17 @@ impl<W: Write + Send> ParquetRows<W> {
         c.relay_of.append_option(m.relay_of);
         c.opcode.append_value(game.opcode);
         c.name.append_value(game.name);
-        c.length.append_value(clamp_u32(game.length));
+        c.length.append_value(clamp_u32(m.length));
+        c.game_length.append_value(clamp_u32(game.length));
         let object = game.object_id();
         c.object_id.append_option(object);
-        c.ship_class.append_option(object.and_then(class_of));
+        c.ship.append_option(object.and_then(class_of));
         c.state_update(game.state_update());
         for w in m.warnings.iter().chain(&game.warnings) {
-            c.warnings.values().append_value(w.code.as_str());
+            c.warning_code.values().append_value(w.code.as_str());
+            c.warning_kind.append_value(w.code.kind().as_str());
         }
-        c.warnings.append(true);
+        c.warning_code.append(true);
         self.pending += 1;
         self.rows += 1;
     }

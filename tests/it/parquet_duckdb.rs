@@ -19,9 +19,9 @@ for d, op, n in duckdb.sql(f"""
     FROM read_parquet('{path}') WHERE NOT retransmission GROUP BY ALL""").fetchall():
     out.setdefault(d, {"opcodes": {}, "dirty_flags": {}})["opcodes"][op] = n
 for d, f, n in duckdb.sql(f"""
-    SELECT direction, printf('0x%02X', flags), count(*)
+    SELECT direction, printf('0x%02X', stateupdate.flags), count(*)
     FROM read_parquet('{path}')
-    WHERE opcode = 28 AND NOT retransmission AND flags IS NOT NULL GROUP BY ALL""").fetchall():
+    WHERE opcode = 28 AND NOT retransmission AND stateupdate IS NOT NULL GROUP BY ALL""").fetchall():
     out[d]["dirty_flags"][f] = n
 print(json.dumps(out))
 "#;

@@ -37,7 +37,8 @@ fn counts_from_rows(batches: &[RecordBatch]) -> Counts {
             .column_by_name("opcode")
             .unwrap()
             .as_primitive::<UInt8Type>();
-        let flags = b
+        let su = b.column_by_name("stateupdate").unwrap().as_struct();
+        let flags = su
             .column_by_name("flags")
             .unwrap()
             .as_primitive::<UInt8Type>();
@@ -48,7 +49,7 @@ fn counts_from_rows(batches: &[RecordBatch]) -> Counts {
             }
             let e = out.entry(dir.value(i).to_string()).or_default();
             *e.0.entry(format!("0x{:02X}", op.value(i))).or_default() += 1;
-            if op.value(i) == 0x1C && !flags.is_null(i) {
+            if op.value(i) == 0x1C && !su.is_null(i) {
                 *e.1.entry(format!("0x{:02X}", flags.value(i))).or_default() += 1;
             }
         }
@@ -107,12 +108,14 @@ fn rows_read_back_and_agree_with_stats() {
             .column_by_name("opcode")
             .unwrap()
             .as_primitive::<UInt8Type>();
-        let flags = b
+        let su = b.column_by_name("stateupdate").unwrap().as_struct();
+        let flags = su
             .column_by_name("flags")
             .unwrap()
             .as_primitive::<UInt8Type>();
-        let x = b
-            .column_by_name("pos_x")
+        let position = su.column_by_name("position").unwrap().as_struct();
+        let x = position
+            .column_by_name("x")
             .unwrap()
             .as_primitive::<Float32Type>();
         let obj = b
@@ -123,27 +126,23 @@ fn rows_read_back_and_agree_with_stats() {
             .column_by_name("frame")
             .unwrap()
             .as_primitive::<UInt64Type>();
-        let idx = b
-            .column_by_name("subsystem_index")
-            .unwrap()
-            .as_list::<i32>();
-        let cond = b
-            .column_by_name("subsystem_condition")
-            .unwrap()
-            .as_list::<i32>();
+        let records = su.column_by_name("subsystems").unwrap().as_list::<i32>();
         for i in 0..b.num_rows() {
             assert!(frame.value(i) >= 1);
             if op.value(i) != 0x1C {
-                assert!(flags.is_null(i) && x.is_null(i));
+                assert!(su.is_null(i));
                 continue;
             }
+            assert!(!su.is_null(i) && !flags.is_null(i));
             assert!(!obj.is_null(i), "a StateUpdate names its object");
             let absolute_flag = flags.value(i) & 0x01 != 0;
-            assert_eq!(!x.is_null(i), absolute_flag, "row {i}");
+            assert_eq!(!position.is_null(i), absolute_flag, "row {i}");
+            if absolute_flag {
+                assert!(x.value(i).is_finite());
+            }
             absolute += usize::from(absolute_flag);
-            if flags.value(i) & 0x20 != 0 && !cond.is_null(i) {
-                assert_eq!(idx.value(i).len(), cond.value(i).len());
-                assert!(!cond.value(i).is_empty());
+            if flags.value(i) & 0x20 != 0 && !records.is_null(i) {
+                assert!(!records.value(i).is_empty());
             }
         }
     }
@@ -218,4 +217,188 @@ fn parquet_needs_a_destination_and_other_formats_refuse_one() {
     let run = bcwire(&["decode", "-o", "x.parquet", input.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&run.stderr).contains("--format parquet"));
+}
+
+/// Every column path (struct members joined with `.`, list items unmarked).
+fn column_paths(fields: &arrow_schema::Fields, prefix: &str, out: &mut Vec<String>) {
+    for f in fields {
+        let path = if prefix.is_empty() {
+            f.name().clone()
+        } else {
+            format!("{prefix}.{}", f.name())
+        };
+        out.push(path.clone());
+        match f.data_type() {
+            arrow_schema::DataType::Struct(inner) => column_paths(inner, &path, out),
+            arrow_schema::DataType::List(item) => {
+                if let arrow_schema::DataType::Struct(inner) = item.data_type() {
+                    column_paths(inner, &path, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A Parquet value as JSON, for comparing with `--fields` JSON Lines.
+fn cell(col: &dyn Array, i: usize) -> Value {
+    use arrow_schema::DataType as D;
+    if col.is_null(i) {
+        return Value::Null;
+    }
+    match col.data_type() {
+        D::UInt8 => col.as_primitive::<UInt8Type>().value(i).into(),
+        D::UInt16 => col
+            .as_primitive::<arrow_array::types::UInt16Type>()
+            .value(i)
+            .into(),
+        D::UInt32 => col.as_primitive::<UInt32Type>().value(i).into(),
+        D::UInt64 => col.as_primitive::<UInt64Type>().value(i).into(),
+        D::Int64 => col
+            .as_primitive::<arrow_array::types::Int64Type>()
+            .value(i)
+            .into(),
+        D::Float32 => f64::from(col.as_primitive::<Float32Type>().value(i)).into(),
+        D::Float64 => col
+            .as_primitive::<arrow_array::types::Float64Type>()
+            .value(i)
+            .into(),
+        D::Boolean => col.as_boolean().value(i).into(),
+        D::Utf8 => col.as_string::<i32>().value(i).into(),
+        other => panic!("no comparison for {other:?}"),
+    }
+}
+
+/// The column at a dotted path, with the struct nulls above it folded in.
+fn column_at(b: &RecordBatch, path: &str) -> (arrow_array::ArrayRef, Vec<bool>) {
+    let mut parts = path.split('.');
+    let mut col = b.column_by_name(parts.next().unwrap()).unwrap().clone();
+    let mut valid: Vec<bool> = (0..b.num_rows()).map(|i| !col.is_null(i)).collect();
+    for p in parts {
+        col = col.as_struct().column_by_name(p).unwrap().clone();
+        for (i, v) in valid.iter_mut().enumerate() {
+            *v &= !col.is_null(i);
+        }
+    }
+    (col, valid)
+}
+
+// Catches: a Parquet column named otherwise than `-Y` and `--fields` name the value
+// (the old `ts_ns`, `player`, `pos_x`), or named alike with another meaning (the old
+// `length`, the game message's where the registry's is the transport message's).
+#[test]
+fn columns_carry_registry_names_and_the_values_fields_gives() {
+    use bcwire::game::qualified::lookup_qualified;
+    use bcwire::game::registry::lookup;
+    use bcwire::pipeline::facts;
+    let mut paths = Vec::new();
+    column_paths(bcwire::report::parquet::schema().fields(), "", &mut paths);
+    let row_keys = ["msg_index", "reassembled", "relay_of"];
+    for p in &paths {
+        let known = facts::lookup(p).is_some()
+            || lookup(p).is_some()
+            || lookup_qualified(p).is_some()
+            // A qualifier names the struct of its message's fields.
+            || bcwire::game::qualified::Scope::parse(p).is_some()
+            // A list of records whose members are facts (`warnings.code`).
+            || facts::names().any(|n| n.strip_prefix(p.as_str()).is_some_and(|r| r.starts_with('.')))
+            || row_keys.contains(&p.as_str());
+        assert!(
+            known,
+            "Parquet column {p} is not a name `bcwire list fields` gives"
+        );
+    }
+
+    // The scalar columns against `--fields` of the same names, message by message.
+    let compared = [
+        "frame",
+        "time_ns",
+        "time_relative",
+        "session",
+        "client",
+        "client_port",
+        "client_name",
+        "direction",
+        "peer_id",
+        "reliable",
+        "seq",
+        "retransmission",
+        "opcode",
+        "name",
+        "length",
+        "game_length",
+        "object_id",
+        "ship",
+        "stateupdate.game_time",
+        "stateupdate.flags",
+        "stateupdate.position.x",
+        "stateupdate.delta.z",
+        "stateupdate.speed",
+        "stateupdate.cloak",
+        "stateupdate.subsystems_start_index",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rows.parquet");
+    let input = sample();
+    let input = input.to_str().unwrap();
+    let run = bcwire(&[
+        "-q",
+        "decode",
+        "--format",
+        "parquet",
+        "-o",
+        out.to_str().unwrap(),
+        input,
+    ]);
+    assert!(run.status.success());
+    // Parquet has a row per game message (own or completed); --fields a line per
+    // transport message: keep those with a game message.
+    let sel = bcwire(&[
+        "decode",
+        "--format",
+        "jsonl",
+        "-Y",
+        "opcode",
+        "--fields",
+        &compared.join(","),
+        input,
+    ]);
+    assert!(
+        sel.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sel.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8(sel.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut row = 0usize;
+    for b in read(&out) {
+        let cols: Vec<_> = compared.iter().map(|n| column_at(&b, n)).collect();
+        for i in 0..b.num_rows() {
+            let line = &lines[row];
+            for (name, (col, valid)) in compared.iter().zip(&cols) {
+                let got = if valid[i] {
+                    cell(col.as_ref(), i)
+                } else {
+                    Value::Null
+                };
+                let want = &line[*name];
+                let same = match (got.as_f64(), want.as_f64()) {
+                    // Parquet keeps f32 where the decoder has f32; time_relative is f64.
+                    (Some(a), Some(b)) => (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+                    _ => got == *want,
+                };
+                assert!(
+                    same,
+                    "row {row} ({}): {name} Parquet {got} --fields {want}",
+                    line["frame"]
+                );
+            }
+            row += 1;
+        }
+    }
+    assert_eq!(row, lines.len());
+    assert!(row > 1000);
 }
