@@ -893,7 +893,7 @@ impl DecodeWriter<'_> {
             Value::Vec3(v) => {
                 let label = format!("{leaf}: {}", value_text(value));
                 self.item(depth, at, span, node_name, "", &label, "")?;
-                for (c, comp) in ["x", "y", "z"].iter().zip(v) {
+                for (c, comp) in registry::VECTOR_COMPONENTS.iter().zip(v) {
                     let comp_path = format!("{path}.{c}");
                     let comp_value = Value::Float(f64::from(*comp));
                     self.value(c, &comp_value, &comp_path, span, depth + 1, at)?;

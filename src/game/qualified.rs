@@ -81,6 +81,13 @@ impl Scope {
     }
 }
 
+/// The qualifier of a game opcode's fields (`stateupdate` for 0x1C), if it has a name.
+pub fn opcode_qualifier(opcode: u8) -> Option<String> {
+    super::opcodes::opcode_names()
+        .find(|(op, _)| *op == opcode)
+        .map(|(_, n)| n.to_ascii_lowercase())
+}
+
 /// A name split into its qualifier's scope and the field path after it, when its first
 /// segment is a qualifier. (No group, list or vector field is named like a qualifier, so
 /// a path's first segment is never mistaken for one; a test keeps it so.)

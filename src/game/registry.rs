@@ -1749,6 +1749,51 @@ pub const GAME_FIELDS: &[GameField] = &[
     },
 ];
 
+/// The names of a StateUpdate's fields, of its subsystem records' fields
+/// (`subsystems.NAME`) and of its power pairs' (`power_block.NAME`), for the code that
+/// writes them from the typed StateUpdate without a field tree: the decoder's tree, the
+/// JSON writer's direct path, the diff fingerprint and Parquet. Each is an entry of
+/// [`GAME_FIELDS`] or the last segment of one (a test checks it), so a StateUpdate
+/// field is named here and described there, nowhere else.
+pub mod state_update_names {
+    pub const OBJECT_ID: &str = "object_id";
+    pub const OBJECT_ID_HEX: &str = "object_id_hex";
+    pub const GAME_TIME: &str = "game_time";
+    pub const FLAGS: &str = "flags";
+    pub const FLAGS_HEX: &str = "flags_hex";
+    pub const FLAG_NAMES: &str = "flag_names";
+    pub const POSITION: &str = "position";
+    pub const HASH_PRESENT: &str = "hash_present";
+    pub const INTEGRITY_HASH: &str = "integrity_hash";
+    pub const INTEGRITY_HASH_HEX: &str = "integrity_hash_hex";
+    pub const DELTA: &str = "delta";
+    pub const FORWARD: &str = "forward";
+    pub const UP: &str = "up";
+    pub const RIGHT: &str = "right";
+    pub const SPEED: &str = "speed";
+    pub const CLOAK: &str = "cloak";
+    pub const SUBSYSTEMS_START_INDEX: &str = "subsystems_start_index";
+    pub const SUBSYSTEMS_START_NAME: &str = "subsystems_start_name";
+    pub const SUBSYSTEMS: &str = "subsystems";
+    pub const SUBSYSTEMS_SUMMARY: &str = "subsystems_summary";
+    pub const INDEX: &str = "index";
+    pub const KEY: &str = "key";
+    pub const NAME: &str = "name";
+    pub const CONDITION_PCT: &str = "condition_pct";
+    pub const CHILDREN_PCT: &str = "children_pct";
+    pub const MAIN_BATTERY_PCT: &str = "main_battery_pct";
+    pub const BACKUP_BATTERY_PCT: &str = "backup_battery_pct";
+    pub const HAS_POWER_DATA: &str = "has_power_data";
+    pub const POWER_PCT: &str = "power_pct";
+    pub const FACINGS_PCT: &str = "facings_pct";
+    pub const POWER_BLOCK: &str = "power_block";
+    pub const VALUE: &str = "value";
+    pub const POWER_PCT_INTERPRETED: &str = "power_pct_interpreted";
+}
+
+/// The names of a vector's components, `NAME.x` and so on, in wire order.
+pub const VECTOR_COMPONENTS: [&str; 3] = ["x", "y", "z"];
+
 /// The prefix a checksum tree repeats before each subdirectory's fields.
 const SUBDIR_PREFIX: &str = "subdirs.subdir.";
 /// The group whose members are named by the children's keys in the ship layout.
@@ -1799,6 +1844,55 @@ mod tests {
         );
         assert!(lookup("no_such_field").is_none());
         assert!(lookup("subsystems.children_pct.").is_none());
+    }
+
+    #[test]
+    fn state_update_names_are_registered() {
+        use state_update_names::*;
+        let top = [
+            OBJECT_ID,
+            OBJECT_ID_HEX,
+            GAME_TIME,
+            FLAGS,
+            FLAGS_HEX,
+            FLAG_NAMES,
+            POSITION,
+            HASH_PRESENT,
+            INTEGRITY_HASH,
+            INTEGRITY_HASH_HEX,
+            DELTA,
+            FORWARD,
+            UP,
+            RIGHT,
+            SPEED,
+            CLOAK,
+            SUBSYSTEMS_START_INDEX,
+            SUBSYSTEMS_START_NAME,
+            SUBSYSTEMS,
+            SUBSYSTEMS_SUMMARY,
+            POWER_BLOCK,
+        ];
+        for n in top {
+            assert!(lookup(n).is_some_and(|e| e.opcodes.contains(&0x1C)), "{n}");
+        }
+        let record = [
+            INDEX,
+            KEY,
+            NAME,
+            CONDITION_PCT,
+            CHILDREN_PCT,
+            MAIN_BATTERY_PCT,
+            BACKUP_BATTERY_PCT,
+            HAS_POWER_DATA,
+            POWER_PCT,
+            FACINGS_PCT,
+        ];
+        for n in record {
+            assert!(lookup(&format!("{SUBSYSTEMS}.{n}")).is_some(), "{n}");
+        }
+        for n in [INDEX, KEY, NAME, VALUE, POWER_PCT_INTERPRETED] {
+            assert!(lookup(&format!("{POWER_BLOCK}.{n}")).is_some(), "{n}");
+        }
     }
 
     #[test]

@@ -58,6 +58,55 @@ pub enum Fact {
     WarningKind,
 }
 
+impl Fact {
+    /// The fact's name: the one place it is spelt. The table below, the JSON and CSV
+    /// writers, Parquet and `-Y` all take it from here.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Fact::Frame => "frame",
+            Fact::Time => "time",
+            Fact::TimeRelative => "time_relative",
+            Fact::TimeNs => "time_ns",
+            Fact::Src => "src",
+            Fact::Dst => "dst",
+            Fact::SrcIp => "src_ip",
+            Fact::DstIp => "dst_ip",
+            Fact::Ip => "ip",
+            Fact::SrcPort => "src_port",
+            Fact::DstPort => "dst_port",
+            Fact::Port => "port",
+            Fact::Direction => "direction",
+            Fact::Session => "session",
+            Fact::Client => "client",
+            Fact::ClientName => "client_name",
+            Fact::ClientPort => "client_port",
+            Fact::PeerId => "peer_id",
+            Fact::Kind => "kind",
+            Fact::Text => "text",
+            Fact::UdpLength => "udp_length",
+            Fact::UdpLengthField => "udp.length",
+            Fact::Offset => "offset",
+            Fact::Length => "length",
+            Fact::TransportType => "transport_type",
+            Fact::Reliable => "reliable",
+            Fact::Seq => "seq",
+            Fact::Retransmission => "retransmission",
+            Fact::Keepalive => "keepalive",
+            Fact::Fragment => "fragment",
+            Fact::FragmentTotal => "fragment_total",
+            Fact::Opcode => "opcode",
+            Fact::OpcodeHex => "opcode_hex",
+            Fact::Name => "name",
+            Fact::GameLength => "game_length",
+            Fact::ObjectId => "object_id",
+            Fact::Object => "object",
+            Fact::Ship => "ship",
+            Fact::WarningCode => "warnings.code",
+            Fact::WarningKind => "warnings.kind",
+        }
+    }
+}
+
 /// How a fact's value is typed, as `bcwire list fields` prints it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FactType {
@@ -99,10 +148,10 @@ pub struct FactInfo {
 }
 
 macro_rules! fact {
-    ($fact:ident, $name:literal, [$($alias:literal),*], $ty:ident, $unit:literal, $msg:literal, $desc:literal) => {
+    ($fact:ident, [$($alias:literal),*], $ty:ident, $unit:literal, $msg:literal, $desc:literal) => {
         FactInfo {
             fact: Fact::$fact,
-            name: $name,
+            name: Fact::$fact.name(),
             aliases: &[$($alias),*],
             ty: FactType::$ty,
             unit: $unit,
@@ -117,7 +166,6 @@ macro_rules! fact {
 pub const FACTS: &[FactInfo] = &[
     fact!(
         Frame,
-        "frame",
         ["frame.number"],
         Uint,
         "",
@@ -126,7 +174,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Time,
-        "time",
         ["frame.time_epoch"],
         Float,
         "s",
@@ -135,7 +182,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         TimeRelative,
-        "time_relative",
         ["frame.time_relative"],
         Float,
         "s",
@@ -144,7 +190,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         TimeNs,
-        "time_ns",
         [],
         Uint,
         "ns",
@@ -153,7 +198,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Src,
-        "src",
         [],
         Text,
         "",
@@ -162,7 +206,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Dst,
-        "dst",
         [],
         Text,
         "",
@@ -171,7 +214,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         SrcIp,
-        "src_ip",
         ["ip.src", "ipv6.src"],
         Text,
         "",
@@ -180,7 +222,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         DstIp,
-        "dst_ip",
         ["ip.dst", "ipv6.dst"],
         Text,
         "",
@@ -189,25 +230,15 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Ip,
-        "ip",
         ["ip.addr", "ipv6.addr"],
         Text,
         "",
         false,
         "Either IP address (source or destination)"
     ),
-    fact!(
-        SrcPort,
-        "src_port",
-        ["udp.srcport"],
-        Uint,
-        "",
-        false,
-        "UDP source port"
-    ),
+    fact!(SrcPort, ["udp.srcport"], Uint, "", false, "UDP source port"),
     fact!(
         DstPort,
-        "dst_port",
         ["udp.dstport"],
         Uint,
         "",
@@ -216,7 +247,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Port,
-        "port",
         ["udp.port"],
         Uint,
         "",
@@ -225,7 +255,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Direction,
-        "direction",
         [],
         Text,
         "",
@@ -234,7 +263,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Session,
-        "session",
         [],
         Uint,
         "",
@@ -243,7 +271,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Client,
-        "client",
         [],
         Uint,
         "",
@@ -253,25 +280,15 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         ClientName,
-        "client_name",
         [],
         Text,
         "",
         false,
         "Player name of the client, as the capture sent it"
     ),
-    fact!(
-        ClientPort,
-        "client_port",
-        [],
-        Uint,
-        "",
-        false,
-        "UDP port of the client"
-    ),
+    fact!(ClientPort, [], Uint, "", false, "UDP port of the client"),
     fact!(
         PeerId,
-        "peer_id",
         [],
         Uint,
         "",
@@ -280,34 +297,16 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Kind,
-        "kind",
         [],
         Text,
         "",
         false,
         "What the datagram is: game (enciphered game packet) or gamespy (plain text query)"
     ),
-    fact!(
-        Text,
-        "text",
-        [],
-        Text,
-        "",
-        false,
-        "Text of a GameSpy datagram"
-    ),
-    fact!(
-        UdpLength,
-        "udp_length",
-        [],
-        Uint,
-        "bytes",
-        false,
-        "UDP payload length"
-    ),
+    fact!(Text, [], Text, "", false, "Text of a GameSpy datagram"),
+    fact!(UdpLength, [], Uint, "bytes", false, "UDP payload length"),
     fact!(
         UdpLengthField,
-        "udp.length",
         [],
         Uint,
         "bytes",
@@ -316,7 +315,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Offset,
-        "offset",
         [],
         Uint,
         "bytes",
@@ -325,7 +323,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Length,
-        "length",
         [],
         Uint,
         "bytes",
@@ -334,7 +331,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         TransportType,
-        "transport_type",
         [],
         Hex,
         "",
@@ -343,17 +339,15 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Reliable,
-        "reliable",
         [],
         Bool,
         "",
         true,
         "Whether the transport message is sent reliably (has a sequence number)"
     ),
-    fact!(Seq, "seq", [], Uint, "", true, "Reliable sequence number"),
+    fact!(Seq, [], Uint, "", true, "Reliable sequence number"),
     fact!(
         Retransmission,
-        "retransmission",
         [],
         Bool,
         "",
@@ -362,7 +356,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Keepalive,
-        "keepalive",
         [],
         Bool,
         "",
@@ -371,7 +364,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Fragment,
-        "fragment",
         [],
         Uint,
         "",
@@ -380,7 +372,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         FragmentTotal,
-        "fragment_total",
         [],
         Uint,
         "",
@@ -389,7 +380,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Opcode,
-        "opcode",
         [],
         Hex,
         "",
@@ -397,18 +387,9 @@ pub const FACTS: &[FactInfo] = &[
         "Game opcode of the message (of the message it completes, for a last fragment); \
          -Y also takes the opcode's name (opcode == StateUpdate)"
     ),
-    fact!(
-        OpcodeHex,
-        "opcode_hex",
-        [],
-        Text,
-        "",
-        true,
-        "The opcode as text, 0x1C"
-    ),
+    fact!(OpcodeHex, [], Text, "", true, "The opcode as text, 0x1C"),
     fact!(
         Name,
-        "name",
         [],
         Text,
         "",
@@ -417,7 +398,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         GameLength,
-        "game_length",
         [],
         Uint,
         "bytes",
@@ -426,7 +406,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         ObjectId,
-        "object_id",
         [],
         Hex,
         "",
@@ -435,7 +414,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Object,
-        "object",
         [],
         Text,
         "",
@@ -444,7 +422,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         Ship,
-        "ship",
         [],
         Text,
         "",
@@ -453,7 +430,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         WarningCode,
-        "warnings.code",
         [],
         Text,
         "",
@@ -463,7 +439,6 @@ pub const FACTS: &[FactInfo] = &[
     ),
     fact!(
         WarningKind,
-        "warnings.kind",
         [],
         Text,
         "",

@@ -5,6 +5,7 @@ use super::term::Palette;
 use super::text::fields_inline;
 use crate::game::stateupdate::StateUpdate;
 use crate::game::GameMessage;
+use crate::pipeline::facts::Fact;
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord, TransportInfo};
 use std::fmt::Write as _;
 
@@ -352,8 +353,49 @@ fn state_update_line(su: &StateUpdate, names: &dyn Names) -> String {
     parts.join(" ")
 }
 
-/// CSV header matching [`packet_csv`].
-pub const CSV_HEADER: &str = "frame,time,direction,session,client,src,dst,transport_type,reliable,seq,fragment_index,fragment_total,retransmission,opcode,name,object_id,object,fields";
+/// A column of [`packet_csv`]: a record fact, or one of the two columns of its own.
+enum CsvColumn {
+    Fact(Fact),
+    /// The fragment's index, or for an ACK the index of the fragment it acknowledges.
+    FragmentIndex,
+    /// The decoded fields as one `name=value` line.
+    Fields,
+}
+
+/// The columns of [`packet_csv`], in order.
+const CSV_COLUMNS: [CsvColumn; 18] = [
+    CsvColumn::Fact(Fact::Frame),
+    CsvColumn::Fact(Fact::Time),
+    CsvColumn::Fact(Fact::Direction),
+    CsvColumn::Fact(Fact::Session),
+    CsvColumn::Fact(Fact::Client),
+    CsvColumn::Fact(Fact::Src),
+    CsvColumn::Fact(Fact::Dst),
+    CsvColumn::Fact(Fact::TransportType),
+    CsvColumn::Fact(Fact::Reliable),
+    CsvColumn::Fact(Fact::Seq),
+    CsvColumn::FragmentIndex,
+    CsvColumn::Fact(Fact::FragmentTotal),
+    CsvColumn::Fact(Fact::Retransmission),
+    CsvColumn::Fact(Fact::Opcode),
+    CsvColumn::Fact(Fact::Name),
+    CsvColumn::Fact(Fact::ObjectId),
+    CsvColumn::Fact(Fact::Object),
+    CsvColumn::Fields,
+];
+
+/// The header of [`packet_csv`]: the facts' names, and `fragment_index` and `fields`.
+fn csv_columns() -> String {
+    let names: Vec<&str> = CSV_COLUMNS
+        .iter()
+        .map(|c| match c {
+            CsvColumn::Fact(f) => f.name(),
+            CsvColumn::FragmentIndex => "fragment_index",
+            CsvColumn::Fields => "fields",
+        })
+        .collect();
+    names.join(",")
+}
 
 /// RFC 4180 quoting.
 fn csv_field(s: &str) -> String {
@@ -396,35 +438,61 @@ pub fn packet_csv(
             out.push_str(&csv_field(f));
             out.push(',');
         }
-        let _ = write!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            p.frame,
-            time,
-            p.direction,
-            p.session,
-            p.client,
-            p.src,
-            p.dst,
-            m.transport_type,
-            m.reliable(),
-            m.seq().map(|s| s.to_string()).unwrap_or_default(),
-            frag_index.map(|i| i.to_string()).unwrap_or_default(),
-            frag.and_then(|f| f.total)
-                .map(|t| t.to_string())
-                .unwrap_or_default(),
-            m.retransmission,
-            game.map(|g| format!("0x{:02X}", g.opcode))
-                .unwrap_or_default(),
-            game.map(|g| g.name).unwrap_or_default(),
-            object.map(|o| format!("0x{o:08X}")).unwrap_or_default(),
-            csv_field(&object.and_then(describe).unwrap_or_default()),
-            csv_field(
-                &game
-                    .map(|g| fields_inline(&g.fields, usize::MAX))
-                    .unwrap_or_default()
-            ),
-        );
+        for (k, column) in CSV_COLUMNS.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            let _ = match column {
+                CsvColumn::Fact(Fact::Frame) => write!(out, "{}", p.frame),
+                CsvColumn::Fact(Fact::Time) => write!(out, "{time}"),
+                CsvColumn::Fact(Fact::Direction) => write!(out, "{}", p.direction),
+                CsvColumn::Fact(Fact::Session) => write!(out, "{}", p.session),
+                CsvColumn::Fact(Fact::Client) => write!(out, "{}", p.client),
+                CsvColumn::Fact(Fact::Src) => write!(out, "{}", p.src),
+                CsvColumn::Fact(Fact::Dst) => write!(out, "{}", p.dst),
+                CsvColumn::Fact(Fact::TransportType) => write!(out, "{}", m.transport_type),
+                CsvColumn::Fact(Fact::Reliable) => write!(out, "{}", m.reliable()),
+                CsvColumn::Fact(Fact::Seq) => match m.seq() {
+                    Some(s) => write!(out, "{s}"),
+                    None => Ok(()),
+                },
+                CsvColumn::FragmentIndex => match frag_index {
+                    Some(i) => write!(out, "{i}"),
+                    None => Ok(()),
+                },
+                CsvColumn::Fact(Fact::FragmentTotal) => match frag.and_then(|f| f.total) {
+                    Some(t) => write!(out, "{t}"),
+                    None => Ok(()),
+                },
+                CsvColumn::Fact(Fact::Retransmission) => write!(out, "{}", m.retransmission),
+                CsvColumn::Fact(Fact::Opcode) => match game {
+                    Some(g) => write!(out, "0x{:02X}", g.opcode),
+                    None => Ok(()),
+                },
+                CsvColumn::Fact(Fact::Name) => write!(out, "{}", game.map_or("", |g| g.name)),
+                CsvColumn::Fact(Fact::ObjectId) => match object {
+                    Some(o) => write!(out, "0x{o:08X}"),
+                    None => Ok(()),
+                },
+                CsvColumn::Fact(Fact::Object) => {
+                    write!(
+                        out,
+                        "{}",
+                        csv_field(&object.and_then(describe).unwrap_or_default())
+                    )
+                }
+                CsvColumn::Fields => write!(
+                    out,
+                    "{}",
+                    csv_field(
+                        &game
+                            .map(|g| fields_inline(&g.fields, usize::MAX))
+                            .unwrap_or_default()
+                    )
+                ),
+                CsvColumn::Fact(other) => unreachable!("{other:?} is not a CSV column"),
+            };
+        }
         if hex {
             // The whole decrypted datagram, repeated on each of its messages' rows so
             // every row stands alone.
@@ -436,14 +504,15 @@ pub fn packet_csv(
     out
 }
 
-/// [`CSV_HEADER`] with the `plain_hex` column of `--hex`, after a `file` column when
-/// several inputs are read.
+/// The header of [`packet_csv`] with the `plain_hex` column of `--hex`, after a `file`
+/// column when several inputs are read.
 pub fn csv_header(hex: bool, file: bool) -> String {
     let head = if file { "file," } else { "" };
+    let columns = csv_columns();
     if hex {
-        format!("{head}{CSV_HEADER},plain_hex")
+        format!("{head}{columns},plain_hex")
     } else {
-        format!("{head}{CSV_HEADER}")
+        format!("{head}{columns}")
     }
 }
 

@@ -18,6 +18,7 @@
 use super::diff::Comparison;
 use crate::game::objects::ObjectRegistry;
 use crate::game::opcodes::{self, DecodeContext};
+use crate::game::registry::state_update_names as su_names;
 use crate::game::ships::{RecordFormat, ShipCatalog, ShipClass};
 use crate::game::stateupdate::{self, StateUpdate, SubsystemData};
 use crate::game::GameMessage;
@@ -27,36 +28,36 @@ use std::hash::Hasher;
 /// Every field name a warning-free StateUpdate's field tree can hold, besides the names
 /// of its ship layout's entries and children and the `index N` / `child N` stand-ins.
 const STATE_UPDATE_FIELDS: &[&str] = &[
-    "object_id",
-    "game_time",
-    "flags",
-    "flag_names",
-    "position",
-    "hash_present",
-    "integrity_hash",
-    "delta",
-    "forward",
-    "up",
-    "right",
-    "speed",
-    "cloak",
-    "subsystems_start_index",
-    "subsystems_start_name",
-    "subsystems",
-    "subsystems_summary",
-    "index",
-    "key",
-    "name",
-    "condition_pct",
-    "children_pct",
-    "main_battery_pct",
-    "backup_battery_pct",
-    "has_power_data",
-    "power_pct",
-    "facings_pct",
-    "power_block",
-    "value",
-    "power_pct_interpreted",
+    su_names::OBJECT_ID,
+    su_names::GAME_TIME,
+    su_names::FLAGS,
+    su_names::FLAG_NAMES,
+    su_names::POSITION,
+    su_names::HASH_PRESENT,
+    su_names::INTEGRITY_HASH,
+    su_names::DELTA,
+    su_names::FORWARD,
+    su_names::UP,
+    su_names::RIGHT,
+    su_names::SPEED,
+    su_names::CLOAK,
+    su_names::SUBSYSTEMS_START_INDEX,
+    su_names::SUBSYSTEMS_START_NAME,
+    su_names::SUBSYSTEMS,
+    su_names::SUBSYSTEMS_SUMMARY,
+    su_names::INDEX,
+    su_names::KEY,
+    su_names::NAME,
+    su_names::CONDITION_PCT,
+    su_names::CHILDREN_PCT,
+    su_names::MAIN_BATTERY_PCT,
+    su_names::BACKUP_BATTERY_PCT,
+    su_names::HAS_POWER_DATA,
+    su_names::POWER_PCT,
+    su_names::FACINGS_PCT,
+    su_names::POWER_BLOCK,
+    su_names::VALUE,
+    su_names::POWER_PCT_INTERPRETED,
 ];
 
 /// Fingerprints the delivered game messages of lean records.
@@ -78,7 +79,7 @@ impl<'a> LeanFingerprints<'a> {
             cmp,
             catalog,
             typed: typed_state_updates(cmp, catalog),
-            ignore_time: cmp.ignores("game_time"),
+            ignore_time: cmp.ignores(su_names::GAME_TIME),
             registry: ObjectRegistry::default(),
         }
     }
@@ -313,7 +314,8 @@ fn typed_state_updates(cmp: &Comparison, catalog: &ShipCatalog) -> bool {
     cmp.paths.is_empty()
         && cmp.ignore.iter().all(|name| {
             let stand_in = name.starts_with("index ") || name.starts_with("child ");
-            let su_field = name != "game_time" && STATE_UPDATE_FIELDS.contains(&name.as_str());
+            let su_field =
+                name != su_names::GAME_TIME && STATE_UPDATE_FIELDS.contains(&name.as_str());
             !stand_in && !su_field && !in_layouts(name)
         })
 }

@@ -18,6 +18,7 @@ use super::json_stream::{
     bool_json, hex_twin_json, natural_width, push_prefix, str_json, u64_json, FloatCache,
 };
 use crate::game::dirty::FLAG_NAMES;
+use crate::game::registry::state_update_names as su_names;
 use crate::game::ships::{RecordFormat, ShipCatalog, ShipClass, SubsystemLayout};
 use crate::game::stateupdate::{Dir3, StateUpdate, SubsystemData};
 use crate::game::subsys::{
@@ -92,15 +93,15 @@ impl ClassText {
             let head = |last: &str| {
                 let mut h = b"{\"index\":".to_vec();
                 u64_json(&mut h, i as u64);
-                key(&mut h, "key");
+                key(&mut h, su_names::KEY);
                 str_json(&mut h, &e.key);
-                key(&mut h, "name");
+                key(&mut h, su_names::NAME);
                 str_json(&mut h, &e.name);
                 key(&mut h, last);
                 h.into_boxed_slice()
             };
-            t.record_head.push(head("condition_pct"));
-            t.power_head.push(head("value"));
+            t.record_head.push(head(su_names::CONDITION_PCT));
+            t.power_head.push(head(su_names::VALUE));
             let mut name = Vec::new();
             str_json(&mut name, &e.name);
             t.name.push(name.into_boxed_slice());
@@ -164,9 +165,9 @@ impl TypedWriter {
                 .map(|f| {
                     let mut t = b",\"flags\":".to_vec();
                     u64_json(&mut t, f as u64);
-                    key(&mut t, "flags_hex");
+                    key(&mut t, su_names::FLAGS_HEX);
                     hex_twin_json(&mut t, f as u64, 2);
-                    key(&mut t, "flag_names");
+                    key(&mut t, su_names::FLAG_NAMES);
                     flag_names_json(&mut t, f);
                     t.into_boxed_slice()
                 })
@@ -189,7 +190,7 @@ impl TypedWriter {
         if kept.len == 0 || kept.id != id {
             let mut t = b"{\"object_id\":".to_vec();
             u64_json(&mut t, id as u64);
-            key(&mut t, "object_id_hex");
+            key(&mut t, su_names::OBJECT_ID_HEX);
             hex_twin_json(&mut t, id as u64, 8);
             // At most 52 bytes (ten digits and eight hex digits).
             kept.id = id;
@@ -218,26 +219,26 @@ impl TypedWriter {
                 .or_insert_with(|| ClassText::of(c))
         });
         Self::object_id(ids, out, su.object_id);
-        key(out, "game_time");
+        key(out, su_names::GAME_TIME);
         floats.write(out, su.game_time as f64);
         out.extend_from_slice(&flags[su.flags as usize]);
         if let Some(p) = su.position {
-            key(out, "position");
+            key(out, su_names::POSITION);
             vec3(floats, out, p);
-            key(out, "hash_present");
+            key(out, su_names::HASH_PRESENT);
             bool_json(out, su.integrity_hash.is_some());
             if let Some(h) = su.integrity_hash {
-                key(out, "integrity_hash");
+                key(out, su_names::INTEGRITY_HASH);
                 u64_json(out, h as u64);
-                key(out, "integrity_hash_hex");
+                key(out, su_names::INTEGRITY_HASH_HEX);
                 hex_twin_json(out, h as u64, natural_width(h as u64));
             }
         }
         if let Some(d) = su.delta {
-            key(out, "delta");
+            key(out, su_names::DELTA);
             vec3(floats, out, d.vector());
         }
-        for (name, dir) in [("forward", su.forward), ("up", su.up)] {
+        for (name, dir) in [(su_names::FORWARD, su.forward), (su_names::UP, su.up)] {
             let Some(Dir3(bytes)) = dir else { continue };
             key(out, name);
             out.push(b'[');
@@ -251,16 +252,16 @@ impl TypedWriter {
         }
         if su.up.is_some() {
             if let Some(right) = su.right() {
-                key(out, "right");
+                key(out, su_names::RIGHT);
                 vec3(floats, out, right);
             }
         }
         if let Some(s) = su.speed {
-            key(out, "speed");
+            key(out, su_names::SPEED);
             floats.write(out, s.value() as f64);
         }
         if let Some(c) = su.cloak {
-            key(out, "cloak");
+            key(out, su_names::CLOAK);
             bool_json(out, c);
         }
         // A raw block always comes with a warning, so its message keeps its tree.
@@ -270,7 +271,7 @@ impl TypedWriter {
             subsystem_block(out, block, class, text, records, condition);
         }
         if let Some(pairs) = &su.power {
-            key(out, "power_block");
+            key(out, su_names::POWER_BLOCK);
             out.push(b'[');
             for (k, p) in pairs.iter().enumerate() {
                 if k > 0 {
@@ -281,11 +282,11 @@ impl TypedWriter {
                     None => {
                         out.extend_from_slice(b"{\"index\":");
                         u64_json(out, p.index as u64);
-                        key(out, "value");
+                        key(out, su_names::VALUE);
                     }
                 }
                 u64_json(out, p.value as u64);
-                key(out, "power_pct_interpreted");
+                key(out, su_names::POWER_PCT_INTERPRETED);
                 power.write(out, p.value);
                 out.push(b'}');
             }
@@ -309,14 +310,14 @@ fn subsystem_block(
         summary,
         scratch,
     } = records;
-    key(out, "subsystems_start_index");
+    key(out, su_names::SUBSYSTEMS_START_INDEX);
     u64_json(out, block.start as u64);
-    key(out, "subsystems_start_name");
+    key(out, su_names::SUBSYSTEMS_START_NAME);
     match text.name.get(block.start as usize) {
         Some(name) => out.extend_from_slice(name),
         None => out.extend_from_slice(b"\"?\""),
     }
-    key(out, "subsystems");
+    key(out, su_names::SUBSYSTEMS);
     out.push(b'[');
     summary.clear();
     summary.push(b'"');
@@ -363,7 +364,7 @@ fn subsystem_block(
         summary.extend_from_slice(&slot.summary);
     }
     out.push(b']');
-    key(out, "subsystems_summary");
+    key(out, su_names::SUBSYSTEMS_SUMMARY);
     summary.push(b'"');
     out.extend_from_slice(summary);
 }
@@ -379,7 +380,7 @@ fn record_json(
     out.extend_from_slice(head);
     condition.write(out, rec.condition);
     if !rec.children.is_empty() {
-        key(out, "children_pct");
+        key(out, su_names::CHILDREN_PCT);
         out.push(b'{');
         for (k, c) in rec.children.iter().enumerate() {
             if k > 0 {
@@ -399,20 +400,20 @@ fn record_json(
     match rec.format {
         RecordFormat::Base => {}
         RecordFormat::Power => {
-            key(out, "main_battery_pct");
+            key(out, su_names::MAIN_BATTERY_PCT);
             condition.write(out, rec.batteries[0]);
-            key(out, "backup_battery_pct");
+            key(out, su_names::BACKUP_BATTERY_PCT);
             condition.write(out, rec.batteries[1]);
         }
         RecordFormat::Powered | RecordFormat::Shield => {
-            key(out, "has_power_data");
+            key(out, su_names::HAS_POWER_DATA);
             bool_json(out, rec.power_pct.is_some());
             if let Some(p) = rec.power_pct {
-                key(out, "power_pct");
+                key(out, su_names::POWER_PCT);
                 u64_json(out, p as u64);
             }
             if rec.format == RecordFormat::Shield {
-                key(out, "facings_pct");
+                key(out, su_names::FACINGS_PCT);
                 out.push(b'[');
                 for (k, f) in rec.facings.iter().enumerate() {
                     if k > 0 {

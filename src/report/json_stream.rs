@@ -19,6 +19,7 @@ use crate::diag::Warning;
 use crate::game::field::{Field, Value};
 use crate::game::ships::ShipCatalog;
 use crate::game::GameMessage;
+use crate::pipeline::facts::Fact;
 use crate::pipeline::record::{
     FragmentRef, GamePacket, MessageRecord, PacketBody, PacketRecord, TransportInfo,
 };
@@ -223,6 +224,65 @@ macro_rules! key {
     ($name:literal) => {
         concat!(",\"", $name, "\":").as_bytes()
     };
+    // A name spelt elsewhere (a record fact's): the same bytes, built at compile time.
+    ($name:expr) => {{
+        const NAME: &str = $name;
+        static KEY: [u8; NAME.len() + 4] = key_bytes(NAME);
+        &KEY[..]
+    }};
+}
+
+/// Constant text pieces joined into one static byte string at compile time (fixed
+/// runs of keys and values written in one copy, the keys taken from where they are
+/// spelt).
+macro_rules! joined {
+    ($($part:expr),+ $(,)?) => {{
+        const PARTS: &[&str] = &[$($part),+];
+        static BYTES: [u8; joined_len(PARTS)] = join(PARTS);
+        &BYTES[..]
+    }};
+}
+
+const fn joined_len(parts: &[&str]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        n += parts[i].len();
+        i += 1;
+    }
+    n
+}
+
+const fn join<const N: usize>(parts: &[&str]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let (mut at, mut i) = (0, 0);
+    while i < parts.len() {
+        let b = parts[i].as_bytes();
+        let mut k = 0;
+        while k < b.len() {
+            out[at] = b[k];
+            at += 1;
+            k += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `,"name":` as bytes, for [`key!`] with a constant name.
+const fn key_bytes<const N: usize>(name: &str) -> [u8; N] {
+    let name = name.as_bytes();
+    let mut out = [0u8; N];
+    out[0] = b',';
+    out[1] = b'"';
+    let mut i = 0;
+    while i < name.len() {
+        out[2 + i] = name[i];
+        i += 1;
+    }
+    out[N - 2] = b'"';
+    out[N - 1] = b':';
+    out
 }
 
 /// Writes one object whose keys are fixed words, in the order given (the contract's).
@@ -592,11 +652,11 @@ impl PacketWriter {
         }
         let at = out.len();
         u64_json(out, opcode as u64);
-        out.extend_from_slice(key!("opcode_hex"));
+        out.extend_from_slice(key!(Fact::OpcodeHex.name()));
         opcode_hex_json(out, opcode);
-        out.extend_from_slice(key!("name"));
+        out.extend_from_slice(key!(Fact::Name.name()));
         plain_str_json(out, name);
-        out.extend_from_slice(key!("game_length"));
+        out.extend_from_slice(key!(Fact::GameLength.name()));
         *slot = Some((name, out[at..].into()));
     }
 
@@ -723,8 +783,8 @@ fn message_json(
 ) {
     let mut o = Obj::new(out);
     let game = msg.game.as_ref();
-    u64_json(o.key(key!("offset")), msg.offset as u64);
-    u64_json(o.key(key!("length")), msg.length as u64);
+    u64_json(o.key(key!(Fact::Offset.name())), msg.offset as u64);
+    u64_json(o.key(key!(Fact::Length.name())), msg.length as u64);
     let name = match &msg.transport {
         TransportInfo::Data { .. } => "data",
         TransportInfo::Ack { .. } => "ack",
@@ -733,11 +793,20 @@ fn message_json(
     };
     if msg.transport_type == 0x32 && name == "data" {
         // Most messages: the three keys and two values in one copy.
-        o.key(b",\"transport_type\":50,\"transport_name\":\"data\",\"reliable\":");
+        o.key(joined!(
+            ",\"",
+            Fact::TransportType.name(),
+            "\":50,\"transport_name\":\"data\",\"",
+            Fact::Reliable.name(),
+            "\":"
+        ));
     } else {
-        u64_json(o.key(key!("transport_type")), msg.transport_type as u64);
+        u64_json(
+            o.key(key!(Fact::TransportType.name())),
+            msg.transport_type as u64,
+        );
         plain_str_json(o.key(key!("transport_name")), name);
-        o.key(key!("reliable"));
+        o.key(key!(Fact::Reliable.name()));
     }
     bool_json(o.out, msg.reliable());
     if let TransportInfo::Data {
@@ -750,19 +819,27 @@ fn message_json(
     match (msg.seq(), msg.fragment(), msg.retransmission) {
         // An unreliable message (most of a battle): the three in one copy.
         (None, None, false) => {
-            o.key(b",\"seq\":null,\"fragment\":null,\"retransmission\":false");
+            o.key(joined!(
+                ",\"",
+                Fact::Seq.name(),
+                "\":null,\"",
+                Fact::Fragment.name(),
+                "\":null,\"",
+                Fact::Retransmission.name(),
+                "\":false"
+            ));
         }
         (seq, fragment, retransmission) => {
-            opt_u64_json(o.key(key!("seq")), seq.map(u64::from));
-            fragment_json(o.key(key!("fragment")), fragment);
-            bool_json(o.key(key!("retransmission")), retransmission);
+            opt_u64_json(o.key(key!(Fact::Seq.name())), seq.map(u64::from));
+            fragment_json(o.key(key!(Fact::Fragment.name())), fragment);
+            bool_json(o.key(key!(Fact::Retransmission.name())), retransmission);
         }
     }
     if let Some(f) = msg.original_frame {
         u64_json(o.key(key!("original_frame")), f);
     }
     if msg.keepalive {
-        bool_json(o.key(key!("keepalive")), true);
+        bool_json(o.key(key!(Fact::Keepalive.name())), true);
     }
     if let TransportInfo::Ack {
         flags,
@@ -788,10 +865,10 @@ fn message_json(
         (Some(g), _) => {
             // `"opcode"` to `"game_length":`, the same text for every message of an
             // opcode: kept per opcode.
-            w.opcode_head(o.key(key!("opcode")), g.opcode, g.name);
+            w.opcode_head(o.key(key!(Fact::Opcode.name())), g.opcode, g.name);
             u64_json(o.out, g.length as u64);
             if let Some(n) = super::json::object_of(g).and_then(names) {
-                str_json(o.key(key!("object")), &n);
+                str_json(o.key(key!(Fact::Object.name())), &n);
             }
             w.game_fields(o.key(key!("fields")), g);
         }
@@ -801,9 +878,11 @@ fn message_json(
     if let Some(a) = &msg.assembled {
         let g = &a.game;
         let mut m = Obj::new(o.key(key!("assembled")));
-        u64_json(m.key(key!("opcode")), g.opcode as u64);
-        opcode_hex_json(m.key(key!("opcode_hex")), g.opcode);
-        plain_str_json(m.key(key!("name")), g.name);
+        u64_json(m.key(key!(Fact::Opcode.name())), g.opcode as u64);
+        opcode_hex_json(m.key(key!(Fact::OpcodeHex.name())), g.opcode);
+        plain_str_json(m.key(key!(Fact::Name.name())), g.name);
+        // The completed game message's own length (the contract's `assembled.length`),
+        // which the record facts call `game_length`.
         u64_json(m.key(key!("length")), g.length as u64);
         let frames = m.key(key!("frames"));
         frames.push(b'[');
@@ -883,29 +962,32 @@ impl PacketWriter {
         if let Some(f) = &self.file {
             str_json(o.key(key!("file")), f);
         }
-        u64_json(o.key(key!("frame")), p.frame);
-        f64_json(o.key(key!("time")), super::json::time_seconds(p.ts_ns));
-        i64_json(o.key(key!("time_ns")), p.ts_ns);
-        self.addr(o.key(key!("src")), &p.src);
-        self.addr(o.key(key!("dst")), &p.dst);
-        plain_str_json(o.key(key!("direction")), p.direction.as_str());
-        u64_json(o.key(key!("session")), p.session as u64);
-        u64_json(o.key(key!("client")), p.client as u64);
+        u64_json(o.key(key!(Fact::Frame.name())), p.frame);
+        f64_json(
+            o.key(key!(Fact::Time.name())),
+            super::json::time_seconds(p.ts_ns),
+        );
+        i64_json(o.key(key!(Fact::TimeNs.name())), p.ts_ns);
+        self.addr(o.key(key!(Fact::Src.name())), &p.src);
+        self.addr(o.key(key!(Fact::Dst.name())), &p.dst);
+        plain_str_json(o.key(key!(Fact::Direction.name())), p.direction.as_str());
+        u64_json(o.key(key!(Fact::Session.name())), p.session as u64);
+        u64_json(o.key(key!(Fact::Client.name())), p.client as u64);
         if let Some(n) = client_name {
-            str_json(o.key(key!("client_name")), n);
+            str_json(o.key(key!(Fact::ClientName.name())), n);
         }
         if let Some(c) = &p.comment {
             str_json(o.key(key!("comment")), c);
         }
-        u64_json(o.key(key!("udp_length")), p.udp_len as u64);
+        u64_json(o.key(key!(Fact::UdpLength.name())), p.udp_len as u64);
         match &p.body {
             PacketBody::GameSpy { text } => {
-                plain_str_json(o.key(key!("kind")), "gamespy");
-                str_json(o.key(key!("text")), text);
+                plain_str_json(o.key(key!(Fact::Kind.name())), "gamespy");
+                str_json(o.key(key!(Fact::Text.name())), text);
             }
             PacketBody::Game(g) => {
-                plain_str_json(o.key(key!("kind")), "game");
-                u64_json(o.key(key!("peer_id")), g.peer_id as u64);
+                plain_str_json(o.key(key!(Fact::Kind.name())), "game");
+                u64_json(o.key(key!(Fact::PeerId.name())), g.peer_id as u64);
                 u64_json(o.key(key!("msg_count")), g.msg_count as u64);
                 if with_hex {
                     hex_bytes_json(o.key(key!("plain_hex")), &g.plain);

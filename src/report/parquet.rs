@@ -5,9 +5,13 @@
 //! batches of [`BATCH_ROWS`]; row groups are cut at [`ROW_GROUP_ROWS`] so that what the
 //! writer holds before flushing stays a few megabytes however long the capture.
 
+use crate::game::qualified::opcode_qualifier;
+use crate::game::registry::state_update_names as su;
+use crate::game::registry::VECTOR_COMPONENTS;
 use crate::game::stateupdate::{StateUpdate, SubsystemData};
 use crate::game::subsys::byte_pct;
 use crate::game::GameMessage;
+use crate::pipeline::facts::Fact;
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord};
 use anyhow::{Context, Result};
 use arrow_array::builder::{
@@ -29,9 +33,23 @@ pub const BATCH_ROWS: usize = 16 * 1024;
 /// metadata, small enough that the writer's buffered row group stays in a few MB.
 pub const ROW_GROUP_ROWS: usize = 128 * 1024;
 
+/// The opcode whose fields the `stateupdate` struct holds.
+const STATE_UPDATE: u8 = 0x1C;
+
+/// The list the warning facts (`warnings.code`, `warnings.kind`) are members of.
+fn warnings_list() -> &'static str {
+    let name = Fact::WarningCode.name();
+    name.split_once('.').map_or(name, |(list, _)| list)
+}
+
+/// A warning fact's member name (`code` of `warnings.code`).
+fn member(f: Fact) -> &'static str {
+    f.name().rsplit_once('.').map_or(f.name(), |(_, m)| m)
+}
+
 /// A vector's struct: `x`, `y`, `z` (so SQL reads `stateupdate.position.x`).
 fn xyz() -> Fields {
-    ["x", "y", "z"]
+    VECTOR_COMPONENTS
         .into_iter()
         .map(|c| Field::new(c, DataType::Float32, false))
         .collect()
@@ -41,16 +59,16 @@ fn xyz() -> Fields {
 /// `subsystems.condition_pct`.
 fn subsystem_record() -> Fields {
     Fields::from(vec![
-        Field::new("index", DataType::UInt8, false),
-        Field::new("condition_pct", DataType::Float32, false),
+        Field::new(su::INDEX, DataType::UInt8, false),
+        Field::new(su::CONDITION_PCT, DataType::Float32, false),
     ])
 }
 
 /// One warning: the registry's `warnings.code` and `warnings.kind`.
 fn warning() -> Fields {
     Fields::from(vec![
-        Field::new("code", DataType::Utf8, false),
-        Field::new("kind", DataType::Utf8, false),
+        Field::new(member(Fact::WarningCode), DataType::Utf8, false),
+        Field::new(member(Fact::WarningKind), DataType::Utf8, false),
     ])
 }
 
@@ -58,15 +76,15 @@ fn warning() -> Fields {
 /// `stateupdate` is a struct, so `stateupdate.flags` is the registry's name and SQL's.
 fn state_update_fields() -> Fields {
     Fields::from(vec![
-        Field::new("game_time", DataType::Float32, false),
-        Field::new("flags", DataType::UInt8, false),
-        Field::new("position", DataType::Struct(xyz()), true),
-        Field::new("delta", DataType::Struct(xyz()), true),
-        Field::new("speed", DataType::Float32, true),
-        Field::new("cloak", DataType::Boolean, true),
-        Field::new("subsystems_start_index", DataType::UInt8, true),
+        Field::new(su::GAME_TIME, DataType::Float32, false),
+        Field::new(su::FLAGS, DataType::UInt8, false),
+        Field::new(su::POSITION, DataType::Struct(xyz()), true),
+        Field::new(su::DELTA, DataType::Struct(xyz()), true),
+        Field::new(su::SPEED, DataType::Float32, true),
+        Field::new(su::CLOAK, DataType::Boolean, true),
+        Field::new(su::SUBSYSTEMS_START_INDEX, DataType::UInt8, true),
         Field::new(
-            "subsystems",
+            su::SUBSYSTEMS,
             DataType::List(Arc::new(Field::new(
                 "item",
                 DataType::Struct(subsystem_record()),
@@ -82,37 +100,41 @@ fn state_update_fields() -> Fields {
 /// but for the row keys `msg_index`, `reassembled` and `relay_of`.
 pub fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
-        Field::new("frame", DataType::UInt64, false),
+        Field::new(Fact::Frame.name(), DataType::UInt64, false),
         // Microseconds: the unit every engine's timestamp functions take (Spark and
         // DuckDB's date_trunc refuse nanoseconds); the exact value is in time_ns.
         Field::new(
-            "time",
+            Fact::Time.name(),
             DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
             false,
         ),
-        Field::new("time_ns", DataType::Int64, false),
-        Field::new("time_relative", DataType::Float64, false),
-        Field::new("session", DataType::UInt32, false),
-        Field::new("client", DataType::UInt32, false),
-        Field::new("client_port", DataType::UInt16, false),
-        Field::new("client_name", DataType::Utf8, true),
-        Field::new("direction", DataType::Utf8, false),
-        Field::new("peer_id", DataType::UInt8, false),
+        Field::new(Fact::TimeNs.name(), DataType::Int64, false),
+        Field::new(Fact::TimeRelative.name(), DataType::Float64, false),
+        Field::new(Fact::Session.name(), DataType::UInt32, false),
+        Field::new(Fact::Client.name(), DataType::UInt32, false),
+        Field::new(Fact::ClientPort.name(), DataType::UInt16, false),
+        Field::new(Fact::ClientName.name(), DataType::Utf8, true),
+        Field::new(Fact::Direction.name(), DataType::Utf8, false),
+        Field::new(Fact::PeerId.name(), DataType::UInt8, false),
         Field::new("msg_index", DataType::UInt16, false),
-        Field::new("reliable", DataType::Boolean, false),
-        Field::new("seq", DataType::UInt16, true),
-        Field::new("retransmission", DataType::Boolean, false),
+        Field::new(Fact::Reliable.name(), DataType::Boolean, false),
+        Field::new(Fact::Seq.name(), DataType::UInt16, true),
+        Field::new(Fact::Retransmission.name(), DataType::Boolean, false),
         Field::new("reassembled", DataType::Boolean, false),
         Field::new("relay_of", DataType::UInt64, true),
-        Field::new("opcode", DataType::UInt8, false),
-        Field::new("name", DataType::Utf8, false),
-        Field::new("length", DataType::UInt32, false),
-        Field::new("game_length", DataType::UInt32, false),
-        Field::new("object_id", DataType::UInt32, true),
-        Field::new("ship", DataType::Utf8, true),
-        Field::new("stateupdate", DataType::Struct(state_update_fields()), true),
+        Field::new(Fact::Opcode.name(), DataType::UInt8, false),
+        Field::new(Fact::Name.name(), DataType::Utf8, false),
+        Field::new(Fact::Length.name(), DataType::UInt32, false),
+        Field::new(Fact::GameLength.name(), DataType::UInt32, false),
+        Field::new(Fact::ObjectId.name(), DataType::UInt32, true),
+        Field::new(Fact::Ship.name(), DataType::Utf8, true),
         Field::new(
-            "warnings",
+            opcode_qualifier(STATE_UPDATE).expect("StateUpdate has a name"),
+            DataType::Struct(state_update_fields()),
+            true,
+        ),
+        Field::new(
+            warnings_list(),
             DataType::List(Arc::new(Field::new(
                 "item",
                 DataType::Struct(warning()),

@@ -772,3 +772,87 @@ fn qualified_names_read_only_their_messages() {
         );
     }
 }
+
+/// The files that write records, columns or filters from decoded values: a fact's or
+/// a field's name comes to them from the facts table or the registry.
+const WRITERS: &[&str] = &[
+    "src/report/json_stream.rs",
+    "src/report/json_state_update.rs",
+    "src/report/fingerprint.rs",
+    "src/report/parquet.rs",
+    "src/report/select.rs",
+    "src/report/decode.rs",
+    "src/pipeline/display.rs",
+];
+
+/// Literals in those files that are spelt like a name but are something else, each
+/// with its reason.
+const NOT_NAMES: &[(&str, &str)] = &[
+    // A warning object's own key: the byte offset of the problem, not `offset` the fact.
+    ("src/report/json_stream.rs", "offset"),
+    // The contract's `assembled.length`: the completed game message's length.
+    ("src/report/json_stream.rs", "length"),
+    // The input's name under several inputs (a decoded checksum tree's leaf is `file`).
+    ("src/report/json_stream.rs", "file"),
+    ("src/report/select.rs", "file"),
+    // The contract's `fragment.index` and `ack.flags`: transport header values.
+    ("src/report/json_stream.rs", "index"),
+    ("src/report/json_stream.rs", "flags"),
+    // The table's word for a keepalive message.
+    ("src/report/decode.rs", "keepalive"),
+];
+
+/// Every string literal of a file's code (tests and comments left out).
+fn code_literals(text: &str) -> Vec<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+    let mut out = Vec::new();
+    for line in code.lines() {
+        let line = line.trim_start();
+        if line.starts_with("//") {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(start) = rest.find('"') {
+            // A byte or raw string prefix does not matter: only plain names are wanted.
+            let after = &rest[start + 1..];
+            let Some(end) = after.find('"') else { break };
+            out.push(after[..end].to_string());
+            rest = &after[end + 1..];
+        }
+    }
+    out
+}
+
+// Catches: a record fact or a decoded field spelt again in a writer, where a rename in
+// the table would leave that writer behind (the JSON writers, Parquet and the CSV
+// header spelt `frame`, `game_time` and `condition_pct` on their own).
+#[test]
+fn writers_take_names_from_the_tables() {
+    let facts: BTreeSet<&str> = bcwire::pipeline::facts::FACTS
+        .iter()
+        .map(|f| f.name)
+        .collect();
+    let fields: BTreeSet<&str> = GAME_FIELDS
+        .iter()
+        .flat_map(|f| [f.name, f.name.rsplit('.').next().unwrap()])
+        .collect();
+    let mut spelt = Vec::new();
+    for file in WRITERS {
+        let text =
+            std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
+                .unwrap();
+        for lit in code_literals(&text) {
+            let is_name = facts.contains(lit.as_str()) || fields.contains(lit.as_str());
+            if is_name && !NOT_NAMES.contains(&(*file, lit.as_str())) {
+                spelt.push(format!("{file}: \"{lit}\""));
+            }
+        }
+    }
+    spelt.sort();
+    spelt.dedup();
+    assert!(
+        spelt.is_empty(),
+        "names spelt outside the tables:\n{}",
+        spelt.join("\n")
+    );
+}
