@@ -221,7 +221,9 @@ pub struct FilterArgs {
     #[arg(long, value_parser = ["c2s", "s2c"])]
     pub direction: Option<String>,
     /// Keep one client, both directions: player name, UDP port, peer id (`0x04`,
-    /// `peer:4`) or slot (`slot:2`); `port:N` when a number could be either.
+    /// `peer:4`) or slot (`slot:2`); `port:N` when a number could be either. On
+    /// standard input a client's records wait until its name arrives (at most 10 s
+    /// of capture time or 20,000 records), then follow in their order.
     #[arg(long, value_name = "NAME|PORT|PEER")]
     pub client: Option<String>,
     /// Keep messages that mention this object id (hex with 0x, or decimal).

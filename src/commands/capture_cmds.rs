@@ -57,7 +57,21 @@ pub fn run_file(
     let mut config = config.clone();
     // Standard input may be a live capture: hand each frame on as soon as it arrives.
     config.read_ahead &= path != "-";
-    let summary = Pipeline::new(config).run(input.reader, &mut observed);
+    let summary = if path == "-" && observed.selects_by_player() {
+        let mut hold = crate::pipeline::hold::HoldUntilNamed::new(&mut observed);
+        let summary = Pipeline::new(config).run(input.reader, &mut hold);
+        let late = hold.released_unnamed();
+        if late > 0 && !out.quiet {
+            eprintln!(
+                "bcwire: note: standard input: {late} records of clients whose names were \
+                 not known within {} s were selected without their names",
+                crate::pipeline::hold::HOLD_SECONDS
+            );
+        }
+        summary
+    } else {
+        Pipeline::new(config).run(input.reader, &mut observed)
+    };
     if let Some(p) = &input.progress {
         p.finish();
     }
@@ -270,20 +284,7 @@ struct DecodeSink<'w> {
 impl DecodeSink<'_> {
     fn keep(&self, p: &PacketRecord, names: &dyn Names) -> bool {
         let first = self.first_ts_ns.unwrap_or(p.ts_ns);
-        if !self.filter.keep_packet(p, first, names) {
-            return false;
-        }
-        match &p.body {
-            PacketBody::GameSpy { .. } => self.filter.keep_gamespy(p, names),
-            // A datagram whose walk found no message (none announced, or the first one
-            // unreadable) still has its record: like a GameSpy datagram, it is kept
-            // unless a message-level condition asks for messages.
-            PacketBody::Game(g) if g.messages.is_empty() => self.filter.keep_gamespy(p, names),
-            PacketBody::Game(g) => g
-                .messages
-                .iter()
-                .any(|m| self.filter.keep_message(p, m, names)),
-        }
+        self.filter.keeps_record(p, first, names)
     }
 
     /// Start on the next input: times count from its own first frame.
@@ -321,6 +322,10 @@ impl DecodeSink<'_> {
 const PENDING_JSON: usize = 1 << 16;
 
 impl Sink for DecodeSink<'_> {
+    fn selects_by_player(&self) -> bool {
+        self.filter.waits_for_names()
+    }
+
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
         self.first_ts_ns.get_or_insert(p.ts_ns);
         if !self.keep(p, names) {
@@ -695,20 +700,15 @@ struct ShowSink<'w> {
 }
 
 impl Sink for ShowSink<'_> {
+    fn selects_by_player(&self) -> bool {
+        self.filter.waits_for_names()
+    }
+
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
         let selected = match self.frame {
             Some(f) => p.frame == f,
-            None => {
-                self.filter.keep_packet(p, first, names)
-                    && match &p.body {
-                        PacketBody::Game(g) => g
-                            .messages
-                            .iter()
-                            .any(|m| self.filter.keep_message(p, m, names)),
-                        PacketBody::GameSpy { .. } => self.filter.keep_gamespy(p, names),
-                    }
-            }
+            None => self.filter.keeps_record(p, first, names),
         };
         if selected {
             self.matched += 1;
@@ -893,6 +893,10 @@ impl StatsSink<'_> {
 }
 
 impl Sink for StatsSink<'_> {
+    fn selects_by_player(&self) -> bool {
+        self.filter.waits_for_names()
+    }
+
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
         if !self.filter.keep_packet(p, first, names) {

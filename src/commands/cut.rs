@@ -51,25 +51,21 @@ impl<'a> Selecting<'a> {
     fn selects(&self, p: &PacketRecord, first: i64, names: &dyn Names) -> bool {
         match &self.rule {
             Rule::Frame(f) => p.frame == *f,
-            Rule::Filter(filter) => {
-                filter.keep_packet(p, first, names)
-                    && match &p.body {
-                        PacketBody::GameSpy { .. } => filter.keep_gamespy(p, names),
-                        // As `decode` keeps it: a datagram whose walk found no message
-                        // is kept unless messages are asked for.
-                        PacketBody::Game(g) if g.messages.is_empty() => {
-                            filter.keep_gamespy(p, names)
-                        }
-                        PacketBody::Game(g) => {
-                            g.messages.iter().any(|m| filter.keep_message(p, m, names))
-                        }
-                    }
-            }
+            Rule::Filter(filter) => filter.keeps_record(p, first, names),
         }
     }
 }
 
 impl Sink for Selecting<'_> {
+    fn selects_by_player(&self) -> bool {
+        matches!(&self.rule, Rule::Filter(f) if f.waits_for_names())
+            || self.inner.selects_by_player()
+    }
+
+    fn end(&mut self, names: &dyn Names) -> Result<Control> {
+        self.inner.end(names)
+    }
+
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
         if self.selects(p, first, names) {

@@ -21,6 +21,10 @@ struct ParquetSink<W: Write + Send> {
 }
 
 impl<W: Write + Send> Sink for ParquetSink<W> {
+    fn selects_by_player(&self) -> bool {
+        self.filter.waits_for_names()
+    }
+
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
         if !self.filter.keep_packet(p, first, names) {

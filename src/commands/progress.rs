@@ -134,6 +134,14 @@ impl Sink for Observed<'_> {
     fn frame_read(&mut self, ts_ns: i64, ts_digits: u8) {
         self.inner.frame_read(ts_ns, ts_digits);
     }
+
+    fn end(&mut self, names: &dyn Names) -> Result<crate::pipeline::Control> {
+        self.inner.end(names)
+    }
+
+    fn selects_by_player(&self) -> bool {
+        self.inner.selects_by_player()
+    }
 }
 
 /// One stderr line per warning: frame, where, code, message.

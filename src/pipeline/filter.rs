@@ -5,7 +5,7 @@ use super::names::Names;
 use crate::diag::Direction;
 use crate::game::opcodes::{opcode_from_name, opcode_names};
 use crate::game::ships::ShipCatalog;
-use crate::pipeline::record::{MessageRecord, PacketRecord};
+use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord};
 use crate::pipeline::summary::{CaptureSummary, ClientSummary};
 use anyhow::{anyhow, bail, Context, Result};
 
@@ -441,6 +441,18 @@ impl Filter {
         })
     }
 
+    /// Whether, read as it goes, the selection must wait for a client's name to know
+    /// whether the client is the one it names: a player name, a peer id (sent with the
+    /// name), or a `-Y` test of `client`. A port is known from the first datagram.
+    pub fn waits_for_names(&self) -> bool {
+        let by_client = match self.client {
+            Some(ClientSel::Name(_) | ClientSel::Peer(_)) => true,
+            Some(ClientSel::Number(n)) => n <= u16::from(u8::MAX),
+            _ => false,
+        };
+        by_client || self.display.as_ref().is_some_and(|d| d.mentions_client())
+    }
+
     /// Whether `--client` wants a first reading of the capture to find who it names.
     pub fn needs_clients(&self) -> bool {
         self.client.is_some() || self.display.as_ref().is_some_and(|d| d.mentions_client())
@@ -593,6 +605,22 @@ impl Filter {
     }
 
     /// Packet-level conditions: frame, time, direction, client.
+    /// Whether a record is selected: the selection keeps the datagram and, for a game
+    /// datagram, at least one of its messages. A GameSpy datagram, and a game datagram
+    /// whose walk found no message (none announced, or the first one unreadable), is
+    /// kept unless a message-level condition asks for messages. Every command selects
+    /// records with this one test.
+    pub fn keeps_record(&self, p: &PacketRecord, first_ts_ns: i64, names: &dyn Names) -> bool {
+        if !self.keep_packet(p, first_ts_ns, names) {
+            return false;
+        }
+        match &p.body {
+            PacketBody::GameSpy { .. } => self.keep_gamespy(p, names),
+            PacketBody::Game(g) if g.messages.is_empty() => self.keep_gamespy(p, names),
+            PacketBody::Game(g) => g.messages.iter().any(|m| self.keep_message(p, m, names)),
+        }
+    }
+
     pub fn keep_packet(&self, p: &PacketRecord, first_ts_ns: i64, names: &dyn Names) -> bool {
         // A plain load first: the exchange writes the line, once per file is enough.
         if self
@@ -637,7 +665,9 @@ impl Filter {
             crate::pipeline::record::PacketBody::Game(g) if p.direction == Direction::C2S => {
                 Some(g.peer_id)
             }
-            _ => None,
+            // A record of the client from before it sent a peer id (held back on
+            // standard input until its name came) matches by the peer id known now.
+            _ => names.client_peer_id(p.session, p.client),
         };
         let found = match sel {
             ClientSel::Name(n) => names

@@ -12,6 +12,7 @@ pub mod facts;
 pub mod field_names;
 pub mod filter;
 pub mod front;
+pub mod hold;
 pub mod names;
 pub mod record;
 pub mod summary;
@@ -106,6 +107,18 @@ pub trait Sink {
     /// count from the frames captured, not only from the records. `ts_digits` is the
     /// precision of its timestamp unit.
     fn frame_read(&mut self, _ts_ns: i64, _ts_digits: u8) {}
+
+    /// The last record of the input was handed over (not called after a stop). A
+    /// stage that holds records back hands them on here.
+    fn end(&mut self, _names: &dyn Names) -> Result<Control> {
+        Ok(Control::Continue)
+    }
+
+    /// Whether the sink's selection names players, so that on standard input the
+    /// records of a client not yet named must wait for its name ([`hold`]).
+    fn selects_by_player(&self) -> bool {
+        false
+    }
 }
 
 /// The `not_bc` reason of UDP datagrams with the game port on neither end; their ports
@@ -275,6 +288,10 @@ impl Names for NameView<'_> {
             .client(&(session, client))
             .and_then(|f| f.name.clone())
     }
+    fn client_peer_id(&self, session: usize, client: usize) -> Option<u8> {
+        let f = self.facts.client(&(session, client))?;
+        f.assigned_peer_id.or(f.info_peer_id)
+    }
     fn describe_object(&self, session: usize, object_id: u32) -> Option<String> {
         let st = self.sessions.get(&session)?;
         st.registry
@@ -367,6 +384,15 @@ impl Pipeline {
         };
         // After a stop, what lies beyond it (a cut at the end of the file, fragment
         // sets that later frames might complete) is not reported.
+        if end.is_some() {
+            let names = NameView {
+                facts: &self.streams.facts,
+                sessions: &self.sessions,
+                ships: &self.config.ships,
+                epoch: self.names_epoch + self.streams.facts.names_version(),
+            };
+            sink.end(&names)?;
+        }
         if let Some(end) = end {
             self.summary.compression = end.compression.clone();
             for w in &end.notes {

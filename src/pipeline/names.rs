@@ -7,6 +7,10 @@ use crate::game::ships::ShipClass;
 pub trait Names {
     /// Player name or `client N` for a client of a session.
     fn client_name(&self, session: usize, client: usize) -> Option<String>;
+    /// The peer id the host assigned a client (or its peer info names), once seen.
+    fn client_peer_id(&self, _session: usize, _client: usize) -> Option<u8> {
+        None
+    }
     /// "Galaxy (Bot1, slot 1)" for an object id, if anything is known.
     fn describe_object(&self, session: usize, object_id: u32) -> Option<String>;
     /// Ship class name of an object, if its creation was seen.

@@ -43,23 +43,24 @@ struct CollectSink<'a> {
 }
 
 impl Sink for CollectSink<'_> {
+    fn selects_by_player(&self) -> bool {
+        self.filter.waits_for_names()
+    }
+
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
         let f = self.filter;
-        if !f.keep_packet(p, first, names) {
+        if !f.keeps_record(p, first, names) {
             return Ok(Control::Continue);
         }
         match &p.body {
-            PacketBody::GameSpy { .. } if !f.keep_gamespy(p, names) => {}
-            PacketBody::Game(g) if !f.selects_all_messages() => {
+            PacketBody::Game(g) if !f.selects_all_messages() && !g.messages.is_empty() => {
                 // The page shows the datagram with the messages the filter keeps.
-                if g.messages.iter().any(|m| f.keep_message(p, m, names)) {
-                    let mut kept = p.clone();
-                    if let PacketBody::Game(k) = &mut kept.body {
-                        k.messages.retain(|m| f.keep_message(p, m, names));
-                    }
-                    self.collector.add(&kept, names);
+                let mut kept = p.clone();
+                if let PacketBody::Game(k) = &mut kept.body {
+                    k.messages.retain(|m| f.keep_message(p, m, names));
                 }
+                self.collector.add(&kept, names);
             }
             _ => self.collector.add(p, names),
         }
