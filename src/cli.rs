@@ -368,13 +368,17 @@ pub struct DiffArgs {
     pub b: String,
     #[command(flatten)]
     pub input: InputArgs,
+    /// The same selection applied to both captures (`-Y`, `--client`, `--time`, …):
+    /// only the messages it keeps are counted, aligned and compared.
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// Also compare volatile fields (game time, sequence numbers, timestamps).
     #[arg(long)]
     pub include_volatile: bool,
     /// Field names to ignore when comparing aligned messages (repeatable).
     #[arg(long, value_delimiter = ',', value_name = "FIELD")]
     pub ignore: Vec<String>,
-    /// Show at most this many field differences.
+    /// Show at most this many field differences (the output counts the rest).
     #[arg(long, default_value_t = 20)]
     pub max_differences: usize,
     #[arg(long, value_enum, default_value_t = TableOrJson::Table)]

@@ -902,29 +902,7 @@ impl Sink for StatsSink<'_> {
         if !self.filter.keep_packet(p, first, names) {
             return Ok(Control::Continue);
         }
-        let filter = &self.filter;
-        let counted = match &p.body {
-            PacketBody::GameSpy { .. } => {
-                let keep = filter.keep_gamespy(p, names);
-                if keep {
-                    self.stats.add(p, names);
-                }
-                keep
-            }
-            PacketBody::Game(_) if filter.selects_all_messages() => {
-                self.stats.add(p, names);
-                true
-            }
-            // A datagram counts when one of its messages passes the message filters.
-            PacketBody::Game(g) => {
-                let keep = g.messages.iter().any(|m| filter.keep_message(p, m, names));
-                if keep {
-                    self.stats
-                        .add_selected(p, names, &|m| filter.keep_message(p, m, names));
-                }
-                keep
-            }
-        };
+        let counted = count_selected(&mut self.stats, &self.filter, p, names);
         // Only a filtered count needs to know whose departures to count.
         if counted && !self.filter.selects_everything() {
             self.counted.insert((p.session, p.client));
@@ -945,6 +923,38 @@ impl Sink for StatsSink<'_> {
     /// Counts do not depend on which host message relays which client message.
     fn links_relays(&self) -> bool {
         false
+    }
+}
+
+/// Counts what the selection keeps of a record the packet-level selection passed: a
+/// GameSpy datagram, or a game datagram with the messages that pass; whether anything
+/// of it was counted. (`stats` and `diff` count alike.)
+pub(super) fn count_selected(
+    stats: &mut Stats,
+    filter: &Filter,
+    p: &PacketRecord,
+    names: &dyn Names,
+) -> bool {
+    match &p.body {
+        PacketBody::GameSpy { .. } => {
+            let keep = filter.keep_gamespy(p, names);
+            if keep {
+                stats.add(p, names);
+            }
+            keep
+        }
+        PacketBody::Game(_) if filter.selects_all_messages() => {
+            stats.add(p, names);
+            true
+        }
+        // A datagram counts when one of its messages passes the message filters.
+        PacketBody::Game(g) => {
+            let keep = g.messages.iter().any(|m| filter.keep_message(p, m, names));
+            if keep {
+                stats.add_selected(p, names, &|m| filter.keep_message(p, m, names));
+            }
+            keep
+        }
     }
 }
 

@@ -5,6 +5,7 @@ use super::capture_cmds::{config, run_file, warn_problems};
 use super::Output;
 use crate::cli::{DiffArgs, TableOrJson};
 use crate::diag::Direction;
+use crate::pipeline::filter::{ClientAbsent, Filter};
 use crate::pipeline::record::{PacketBody, PacketRecord};
 use crate::pipeline::summary::CaptureSummary;
 use crate::pipeline::{Config, Control, Detail, Sink};
@@ -39,6 +40,9 @@ type Batch = Vec<Entry>;
 struct DigestSink<'a> {
     /// B's clients as A numbers them (none for A).
     map: Option<&'a ClientMap>,
+    /// What is compared: the messages this selection keeps.
+    filter: &'a Filter,
+    first_ts_ns: Option<i64>,
     stats: Stats,
     fingerprints: LeanFingerprints<'a>,
     batch: Batch,
@@ -55,7 +59,13 @@ impl DigestSink<'_> {
 
 impl Sink for DigestSink<'_> {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
-        self.stats.add(p, names);
+        let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
+        let filter = self.filter;
+        if !filter.keep_packet(p, first, names)
+            || !super::capture_cmds::count_selected(&mut self.stats, filter, p, names)
+        {
+            return Ok(Control::Continue);
+        }
         let PacketBody::Game(g) = &p.body else {
             return Ok(Control::Continue);
         };
@@ -65,7 +75,10 @@ impl Sink for DigestSink<'_> {
             client,
             direction: p.direction,
         };
-        for m in &g.messages {
+        let selected = |m: &&crate::pipeline::record::MessageRecord| {
+            filter.selects_all_messages() || filter.keep_message(p, m, names)
+        };
+        for m in g.messages.iter().filter(selected) {
             if let Some(game) = m.delivered_game() {
                 let fp = self.fingerprints.of(g, m, game);
                 self.batch
@@ -79,11 +92,19 @@ impl Sink for DigestSink<'_> {
     }
 
     fn detail(&self) -> Detail {
-        Detail::Lean
+        if self.filter.reads_fields() {
+            Detail::Full
+        } else {
+            Detail::Lean
+        }
     }
 
     fn session_ended(&mut self, session: usize) {
         self.batch.push(Entry::SessionEnded(session));
+    }
+
+    fn selects_by_player(&self) -> bool {
+        self.filter.waits_for_names()
     }
 }
 
@@ -95,9 +116,12 @@ fn read_side(
     out: Output,
     tx: SyncSender<Batch>,
     map: Option<&ClientMap>,
+    filter: &Filter,
 ) -> Result<(Stats, CaptureSummary)> {
     let mut sink = DigestSink {
         map,
+        filter,
+        first_ts_ns: None,
         stats: Stats::default(),
         fingerprints: LeanFingerprints::new(cmp, &cfg.ships),
         batch: Vec::with_capacity(BATCH),
@@ -114,7 +138,7 @@ fn read_side(
 /// that neither capture runs far ahead of the other); each side's result, in order.
 /// Fails when the aligner cannot spill to (or read back from) its temporary files.
 fn read_sides(
-    sides: &[(&str, Side, Output)],
+    sides: &[(&str, Side, Output, &Filter)],
     cfg: &Config,
     cmp: &Comparison,
     al: &mut Aligner,
@@ -123,11 +147,11 @@ fn read_sides(
     std::thread::scope(|scope| {
         let mut readers: Vec<(Side, Receiver<Batch>)> = Vec::new();
         let mut handles = Vec::new();
-        for &(path, side, out) in sides {
+        for &(path, side, out, filter) in sides {
             let (tx, rx) = sync_channel(BATCHES_IN_FLIGHT);
             readers.push((side, rx));
             let map = (side == Side::B).then_some(map);
-            handles.push(scope.spawn(move || read_side(path, cfg, cmp, out, tx, map)));
+            handles.push(scope.spawn(move || read_side(path, cfg, cmp, out, tx, map, filter)));
         }
         let mut failed: Option<std::io::Error> = None;
         while !readers.is_empty() && failed.is_none() {
@@ -179,7 +203,7 @@ fn pair_clients(
     b: &str,
     cfg: &Config,
     out: Output,
-) -> Result<(ClientMap, Vec<ClientPair>)> {
+) -> Result<(ClientMap, Vec<ClientPair>, [CaptureSummary; 2])> {
     let quiet = Output {
         progress: false,
         verbose: 0,
@@ -272,14 +296,43 @@ fn pair_clients(
             p.b.as_ref().map(|b| b.0),
         )
     });
-    Ok((map, pairs))
+    Ok((map, pairs, [sa, sb]))
+}
+
+/// The selection for one side: `--client` resolved against that capture's clients. A
+/// client one capture lacks is a note, not an error: that side then has none of the
+/// client's flows, which makes the captures different.
+fn side_filter(
+    filter: &Filter,
+    path: &str,
+    summary: &CaptureSummary,
+    out: Output,
+) -> Result<Filter> {
+    if !filter.needs_clients() {
+        return Ok(filter.clone());
+    }
+    match filter.for_capture(summary) {
+        Ok(f) => Ok(f),
+        Err(e) if e.is::<ClientAbsent>() => {
+            if !out.quiet {
+                eprintln!("bcwire: note: {path}: {e}");
+            }
+            Ok(filter.selecting_no_client())
+        }
+        Err(e) => Err(anyhow::anyhow!("{path}: {e}")),
+    }
 }
 
 pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
     let cmp = Comparison::new(a.include_volatile, &a.ignore).map_err(anyhow::Error::msg)?;
     let mut al = Aligner::new(a.max_differences);
-    let (map, pairing) = pair_clients(&a.a, &a.b, &cfg, out)?;
+    let filter = Filter::from_spec_with(&super::filter_spec(&a.filter), &cfg.ships)?;
+    let (map, pairing, [sum_a, sum_b]) = pair_clients(&a.a, &a.b, &cfg, out)?;
+    let (fa_sel, fb_sel) = (
+        side_filter(&filter, &a.a, &sum_a, out)?,
+        side_filter(&filter, &a.b, &sum_b, out)?,
+    );
     // One progress bar (A's: the two are read in step); with -v, whose warnings go to
     // stderr as they are found, one capture after the other so they do not interleave.
     let quiet_bar = Output {
@@ -287,9 +340,9 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         ..out
     };
     let results = if out.verbose > 0 {
-        let mut r = read_sides(&[(&a.a, Side::A, out)], &cfg, &cmp, &mut al, &map)?;
+        let mut r = read_sides(&[(&a.a, Side::A, out, &fa_sel)], &cfg, &cmp, &mut al, &map)?;
         r.extend(read_sides(
-            &[(&a.b, Side::B, out)],
+            &[(&a.b, Side::B, out, &fb_sel)],
             &cfg,
             &cmp,
             &mut al,
@@ -304,7 +357,10 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             ..cfg.clone()
         };
         read_sides(
-            &[(&a.a, Side::A, out), (&a.b, Side::B, quiet_bar)],
+            &[
+                (&a.a, Side::A, out, &fa_sel),
+                (&a.b, Side::B, quiet_bar, &fb_sel),
+            ],
             &side_cfg,
             &cmp,
             &mut al,
@@ -351,7 +407,10 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     if !result.wanted.is_empty() {
         let mut fa = Fetcher::default();
         let mut fb = Fetcher::default();
-        for (path, side, fetcher) in [(&a.a, Side::A, &mut fa), (&a.b, Side::B, &mut fb)] {
+        for (path, side, fetcher, filter) in [
+            (&a.a, Side::A, &mut fa, &fa_sel),
+            (&a.b, Side::B, &mut fb, &fb_sel),
+        ] {
             let wanted = result.wanted_in(side);
             run_file(
                 path,
@@ -360,11 +419,13 @@ pub fn diff(a: DiffArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
                     fetcher,
                     wanted: &wanted,
                     map: (side == Side::B).then_some(&map),
+                    filter,
+                    first_ts_ns: None,
                 },
                 out,
             )?;
         }
-        diff::explain(&mut result, &fa, &fb, &cmp);
+        diff::explain(&mut result, &fa, &fb, &cmp, a.max_differences);
     }
     result.flow_names = flow_names;
     result.pairing = pairing;

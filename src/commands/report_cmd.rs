@@ -26,13 +26,20 @@ pub fn report(a: ReportArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         },
         &cfg.ships,
     )?;
-    let collect = |path: &str, fingerprints: bool| -> Result<html::CaptureReport> {
+    let collect = |path: &str, fingerprints: bool| -> Result<(html::CaptureReport, Filter)> {
         let filter = super::capture_cmds::file_filter(path, &filter, &cfg, out)?;
-        html::collect_file_filtered(path, &cfg, fingerprints, &filter)
+        Ok((
+            html::collect_file_filtered(path, &cfg, fingerprints, &filter)?,
+            filter,
+        ))
     };
-    let mut captures = vec![collect(&a.a, two)?];
+    let (first, first_filter) = collect(&a.a, two)?;
+    let mut captures = vec![first];
+    let mut filters = vec![first_filter];
     if let Some(b) = &a.b {
-        captures.push(collect(b, true)?);
+        let (c, f) = collect(b, true)?;
+        captures.push(c);
+        filters.push(f);
     }
     if !out.quiet {
         for c in &captures {
@@ -49,7 +56,7 @@ pub fn report(a: ReportArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         }
     }
     let diff = match captures.as_slice() {
-        [x, y] => Some(html::compare_files(x, y, &cfg)?),
+        [x, y] => Some(html::compare_files(x, y, &cfg, [&filters[0], &filters[1]])?),
         _ => None,
     };
     let page = html::render(&captures, diff.as_ref());

@@ -453,6 +453,16 @@ impl Filter {
         by_client || self.display.as_ref().is_some_and(|d| d.mentions_client())
     }
 
+    /// This filter for a capture that has none of the clients `--client` names: it
+    /// selects no client's datagram (`diff` then shows the other side's flows alone).
+    pub fn selecting_no_client(&self) -> Filter {
+        Filter {
+            clients: Some(Vec::new()),
+            first_ts_ns: no_first_ts(),
+            ..self.clone()
+        }
+    }
+
     /// Whether `--client` wants a first reading of the capture to find who it names.
     pub fn needs_clients(&self) -> bool {
         self.client.is_some() || self.display.as_ref().is_some_and(|d| d.mentions_client())

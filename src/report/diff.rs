@@ -363,6 +363,10 @@ pub struct DiffResult {
     pub flow_names: BTreeMap<FlowKey, String>,
     /// How B's clients were paired with A's.
     pub pairing: Vec<ClientPair>,
+    /// Field differences of the examined messages beyond the `--max-differences` shown.
+    pub more_field_differences: u64,
+    /// Whether more messages differed than were examined (the aligner named `max`).
+    pub more_messages_not_examined: bool,
 }
 
 impl DiffResult {
@@ -437,16 +441,36 @@ pub struct FetchSink<'a> {
     pub wanted: &'a BTreeSet<(FlowKey, usize)>,
     /// B's clients as A numbers them (none for A).
     pub map: Option<&'a ClientMap>,
+    /// The selection the digests were taken under: messages are counted as it counted
+    /// them.
+    pub filter: &'a crate::pipeline::filter::Filter,
+    pub first_ts_ns: Option<i64>,
 }
 
 impl Sink for FetchSink<'_> {
-    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> anyhow::Result<Control> {
-        self.fetcher.add(p, self.wanted, self.map);
+    fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> anyhow::Result<Control> {
+        let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
+        let filter = self.filter;
+        if !filter.keeps_record(p, first, names) {
+            return Ok(Control::Continue);
+        }
+        let keep = |m: &crate::pipeline::record::MessageRecord| {
+            filter.selects_all_messages() || filter.keep_message(p, m, names)
+        };
+        self.fetcher.add(p, self.wanted, self.map, &keep);
         Ok(if self.fetcher.complete(self.wanted) {
             Control::Stop
         } else {
             Control::Continue
         })
+    }
+
+    fn detail(&self) -> crate::pipeline::Detail {
+        crate::pipeline::Detail::Full
+    }
+
+    fn selects_by_player(&self) -> bool {
+        self.filter.waits_for_names()
     }
 }
 
@@ -463,6 +487,7 @@ impl Fetcher {
         p: &PacketRecord,
         wanted: &BTreeSet<(FlowKey, usize)>,
         map: Option<&ClientMap>,
+        keep: &dyn Fn(&crate::pipeline::record::MessageRecord) -> bool,
     ) {
         let (session, client) = mapped(map, p.session, p.client);
         let key = FlowKey {
@@ -471,7 +496,7 @@ impl Fetcher {
             direction: p.direction,
         };
         if let crate::pipeline::record::PacketBody::Game(g) = &p.body {
-            for m in &g.messages {
+            for m in g.messages.iter().filter(|m| keep(m)) {
                 if let Some(game) = m.delivered_game() {
                     let c = self.counters.entry(key).or_default();
                     if wanted.contains(&(key, *c)) {
@@ -487,12 +512,22 @@ impl Fetcher {
     }
 }
 
-/// Turn the fetched pairs into named field differences.
-pub fn explain(r: &mut DiffResult, fa: &Fetcher, fb: &Fetcher, cmp: &Comparison) {
+/// Turn the fetched pairs into named field differences: at most `max` of them in all,
+/// the rest counted.
+pub fn explain(r: &mut DiffResult, fa: &Fetcher, fb: &Fetcher, cmp: &Comparison, max: usize) {
+    let mut left = max;
     for &(flow, i, j) in &r.wanted {
         if let (Some((af, ga)), Some((bf, gb))) =
             (fa.found.get(&(flow, i)), fb.found.get(&(flow, j)))
         {
+            let mut differences = cmp.field_differences(ga, gb);
+            let shown = differences.len().min(left);
+            r.more_field_differences += (differences.len() - shown) as u64;
+            left -= shown;
+            if shown == 0 && !differences.is_empty() {
+                continue;
+            }
+            differences.truncate(shown);
             r.mismatches.push(FieldMismatch {
                 flow,
                 index: i,
@@ -500,10 +535,12 @@ pub fn explain(r: &mut DiffResult, fa: &Fetcher, fb: &Fetcher, cmp: &Comparison)
                 opcode: ga.opcode,
                 a_frame: *af,
                 b_frame: *bf,
-                differences: cmp.field_differences(ga, gb),
+                differences,
             });
         }
     }
+    // The aligner names at most `max` differing positions: at the cap, there may be more.
+    r.more_messages_not_examined = max > 0 && r.wanted.len() >= max;
 }
 
 fn delta(x: u64, y: u64) -> String {
@@ -652,6 +689,16 @@ pub fn render(r: &DiffResult, a_name: &str, b_name: &str, pal: Palette) -> Strin
             let _ = writeln!(out, "  {}: A {}  B {}", d.path, side(&d.a), side(&d.b));
         }
     }
+    if r.more_field_differences > 0 || r.more_messages_not_examined {
+        let more = match (r.more_field_differences, r.more_messages_not_examined) {
+            (0, _) => "more differing messages were not examined".to_string(),
+            (n, false) => format!("{n} more field differences not shown"),
+            (n, true) => format!(
+                "{n} more field differences not shown, and more differing messages not examined"
+            ),
+        };
+        let _ = writeln!(out, "\n… {more} (--max-differences)");
+    }
     let _ = writeln!(
         out,
         "\n{}",
@@ -763,6 +810,8 @@ pub fn to_doc(r: &DiffResult) -> schema::DiffDocument {
                     .collect(),
             })
             .collect(),
+        more_field_differences: r.more_field_differences,
+        more_messages_not_examined: r.more_messages_not_examined,
     }
 }
 

@@ -621,6 +621,11 @@ pub struct DiffDocument {
     pub unmatched: Vec<Unmatched>,
     pub divergences: Vec<Divergence>,
     pub field_differences: Vec<FieldMismatch>,
+    /// Field differences of the examined messages left out by `--max-differences`.
+    pub more_field_differences: u64,
+    /// Whether more messages differed than `--max-differences` let `diff` examine (their
+    /// field differences are not counted above).
+    pub more_messages_not_examined: bool,
 }
 
 /// Every record type: its file name in `docs/schema/` and its schema.

@@ -449,3 +449,162 @@ fn a_list_element_one_side_lacks_is_one_row() {
         ]
     );
 }
+
+/// Delivered game messages per (direction, opcode) among the JSON Lines records of
+/// `input`, counted by the test where `keep(record, message)` says so.
+fn counts_from_records(
+    input: &str,
+    keep: &dyn Fn(&Value, &Value) -> bool,
+) -> std::collections::BTreeMap<(String, u64), u64> {
+    let out = bcwire(&["decode", "--format", "jsonl", input]);
+    assert!(out.status.success());
+    let mut counts = std::collections::BTreeMap::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let r: Value = serde_json::from_str(line).unwrap();
+        if r["type"] != "packet" {
+            continue;
+        }
+        for m in r["messages"].as_array().into_iter().flatten() {
+            if m["retransmission"] == true || !keep(&r, m) {
+                continue;
+            }
+            let op = m["opcode"]
+                .as_u64()
+                .or_else(|| m["assembled"]["opcode"].as_u64());
+            if let Some(op) = op {
+                let d = r["direction"].as_str().unwrap().to_string();
+                *counts.entry((d, op)).or_default() += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// `diff --format json`'s opcode rows of one side.
+fn side_counts(j: &Value, side: &str) -> std::collections::BTreeMap<(String, u64), u64> {
+    j["opcodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r[side].as_u64().unwrap() > 0)
+        .map(|r| {
+            (
+                (
+                    r["direction"].as_str().unwrap().to_string(),
+                    r["opcode"].as_u64().unwrap(),
+                ),
+                r[side].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+// The selection applies to both captures: a capture cut down to one player compares
+// equal with the full one under `--client` of that player, different without it; a
+// `-Y` selection counts exactly the messages the records hold.
+// Catches: diff ignoring the selection (the cut capture's missing players make it
+// differ), or applying it to one side only.
+#[test]
+fn diff_takes_the_selection_for_both_captures() {
+    let sample = shipped_capture("sample.pcapng");
+    let sample = sample.to_str().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let worf = tmp.path().join("worf.pcapng");
+    let worf = worf.to_str().unwrap();
+    let cut = bcwire(&["-q", "decode", "--client", "Worf", "-w", worf, sample]);
+    assert!(cut.status.success());
+
+    let (code, _) = diff_json(&[sample, worf]);
+    assert_eq!(code, 1, "the other players' flows are only in A");
+    let (code, j) = diff_json(&["--client", "Worf", sample, worf]);
+    assert_eq!(code, 0, "{j}");
+    assert_eq!(j["same"], true);
+    // A client one capture lacks: that side has none of its flows.
+    let run = bcwire(&["diff", "--client", "Cady2", sample, worf]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("no client"));
+
+    let expr = "direction == c2s and opcode == StateUpdate";
+    let (code, j) = diff_json(&["-Y", expr, sample, sample]);
+    assert_eq!(code, 0);
+    let want = counts_from_records(sample, &|r, m| {
+        r["direction"] == "c2s" && m["opcode"] == 0x1C
+    });
+    assert!(!want.is_empty());
+    assert_eq!(side_counts(&j, "a"), want);
+    assert_eq!(side_counts(&j, "b"), want);
+}
+
+// `--max-differences N` shows N field differences in all and counts the rest of the
+// messages it examined. The oracle: the same messages' differences with a budget
+// large enough to show them all.
+// Catches: the budget counted in messages (N messages of many fields each shown), or
+// the differences beyond it dropped without a count.
+#[test]
+fn max_differences_counts_field_differences_and_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a.pcapng"), tmp.path().join("b.pcapng"));
+    for (path, seed) in [(&a, "1"), (&b, "2")] {
+        let run = bcwire(&[
+            "synth",
+            "--seed",
+            seed,
+            "--minutes",
+            "0.5",
+            "-o",
+            path.to_str().unwrap(),
+        ]);
+        assert!(run.status.success());
+    }
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let shown = |j: &Value| -> Vec<(String, u64, String)> {
+        j["field_differences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| {
+                let flow = m["flow"].to_string();
+                let index = m["index"].as_u64().unwrap();
+                m["differences"].as_array().unwrap().iter().map(move |d| {
+                    (
+                        flow.clone(),
+                        index,
+                        d["field"].as_str().unwrap().to_string(),
+                    )
+                })
+            })
+            .collect()
+    };
+    let (code, small) = diff_json(&["--max-differences", "3", a, b]);
+    assert_eq!(code, 1);
+    let few = shown(&small);
+    assert_eq!(few.len(), 3, "{few:?}");
+    let more = small["more_field_differences"].as_u64().unwrap();
+    assert!(more > 0);
+    // The messages the small budget examined, with every difference shown.
+    let (_, large) = diff_json(&["--max-differences", "100000", a, b]);
+    let all = shown(&large);
+    let examined: std::collections::BTreeSet<(String, u64)> = small["field_differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["flow"].to_string(), m["index"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(all[..3], few[..], "the first differences, in order");
+    assert!(large["more_field_differences"] == 0);
+    let on_examined = all
+        .iter()
+        .filter(|(f, i, _)| examined.contains(&(f.clone(), *i)))
+        .count() as u64;
+    assert!(
+        3 + more >= on_examined,
+        "{more} more, {on_examined} on the examined messages"
+    );
+    // The table says it too.
+    let table = bcwire(&["diff", "--max-differences", "3", a, b]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains(&format!("{more} more field differences not shown")),
+        "{text}"
+    );
+}

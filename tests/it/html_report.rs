@@ -249,7 +249,8 @@ fn an_opcode_has_one_colour_everywhere() {
     let cfg = Config::default();
     let a = html::collect_file(sample, &cfg, true).unwrap();
     let b = html::collect_file(duel, &cfg, true).unwrap();
-    let diff = html::compare_files(&a, &b, &cfg).unwrap();
+    let diff =
+        html::compare_files(&a, &b, &cfg, [&Default::default(), &Default::default()]).unwrap();
     let page = html::render(&[a, b], Some(&diff));
     let mut seen: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
         Default::default();

@@ -100,11 +100,17 @@ pub fn collect_file_filtered(
 
 /// Compare two collected captures the way `bcwire diff` does (a second look at both
 /// files names the differing fields of the first mismatches).
-pub fn compare_files(a: &CaptureReport, b: &CaptureReport, config: &Config) -> Result<DiffResult> {
+/// `filters`: the selection each capture was collected under.
+pub fn compare_files(
+    a: &CaptureReport,
+    b: &CaptureReport,
+    config: &Config,
+    filters: [&Filter; 2],
+) -> Result<DiffResult> {
     let cmp = Comparison::standard();
     let mut result = diff::compare(&a.digest, &b.digest, MAX_DIFFERENCES)?;
     if !result.wanted.is_empty() {
-        let fetch = |path: &str, side: Side| -> Result<Fetcher> {
+        let fetch = |path: &str, side: Side, filter: &Filter| -> Result<Fetcher> {
             let mut f = Fetcher::default();
             let wanted = result.wanted_in(side);
             let reader = pipeline::open(path)?;
@@ -114,12 +120,17 @@ pub fn compare_files(a: &CaptureReport, b: &CaptureReport, config: &Config) -> R
                     fetcher: &mut f,
                     wanted: &wanted,
                     map: None,
+                    filter,
+                    first_ts_ns: None,
                 },
             )?;
             Ok(f)
         };
-        let (fa, fb) = (fetch(&a.name, Side::A)?, fetch(&b.name, Side::B)?);
-        diff::explain(&mut result, &fa, &fb, &cmp);
+        let (fa, fb) = (
+            fetch(&a.name, Side::A, filters[0])?,
+            fetch(&b.name, Side::B, filters[1])?,
+        );
+        diff::explain(&mut result, &fa, &fb, &cmp, MAX_DIFFERENCES);
     }
     Ok(result)
 }
