@@ -902,7 +902,7 @@ impl Sink for StatsSink<'_> {
         if !self.filter.keep_packet(p, first, names) {
             return Ok(Control::Continue);
         }
-        let counted = count_selected(&mut self.stats, &self.filter, p, names);
+        let counted = count_selected(self.stats, &self.filter, p, names);
         // Only a filtered count needs to know whose departures to count.
         if counted && !self.filter.selects_everything() {
             self.counted.insert((p.session, p.client));
