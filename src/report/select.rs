@@ -88,12 +88,27 @@ impl Selection {
         }
     }
 
-    fn cell<'a>(&self, c: &Column, cx: &Context<'a>, m: &'a MessageRecord) -> Cell<'a> {
+    /// The rows of a record: one per message `keep` accepts; a GameSpy datagram, or a
+    /// game datagram whose walk found no message, is one row of its datagram facts (as
+    /// tshark prints a row for every packet).
+    fn rows<'a>(
+        cx: &Context<'a>,
+        keep: &'a dyn Fn(&MessageRecord) -> bool,
+    ) -> Box<dyn Iterator<Item = Option<&'a MessageRecord>> + 'a> {
+        match &cx.packet.body {
+            PacketBody::Game(g) if !g.messages.is_empty() => {
+                Box::new(g.messages.iter().filter(move |m| keep(m)).map(Some))
+            }
+            _ => Box::new(std::iter::once(None)),
+        }
+    }
+
+    fn cell<'a>(&self, c: &Column, cx: &Context<'a>, m: Option<&'a MessageRecord>) -> Cell<'a> {
         match c {
             Column::Fact(f) => {
                 let rcx = RecordCx {
                     packet: cx.packet,
-                    message: Some(m),
+                    message: m,
                     names: cx.names,
                     client_names: None,
                     first_ts_ns: cx.first_ts_ns,
@@ -107,7 +122,7 @@ impl Selection {
                 }
             }
             Column::Field(field) => {
-                let vs = field.resolve(m);
+                let vs = m.map(|m| field.resolve(m)).unwrap_or_default();
                 if vs.is_empty() {
                     Cell::None
                 } else if field.hex {
@@ -132,11 +147,8 @@ impl Selection {
         keep: &dyn Fn(&MessageRecord) -> bool,
         out: &mut String,
     ) {
-        let PacketBody::Game(g) = &cx.packet.body else {
-            return;
-        };
         let mut json = Vec::new();
-        for m in g.messages.iter().filter(|m| keep(m)) {
+        for m in Self::rows(cx, keep) {
             if let Some(f) = &w.file {
                 out.push_str(&csv_quote(f));
                 out.push(',');
@@ -180,10 +192,7 @@ impl Selection {
         keep: &dyn Fn(&MessageRecord) -> bool,
         out: &mut Vec<u8>,
     ) {
-        let PacketBody::Game(g) = &cx.packet.body else {
-            return;
-        };
-        for m in g.messages.iter().filter(|m| keep(m)) {
+        for m in Self::rows(cx, keep) {
             out.push(b'{');
             if let Some(f) = &w.file {
                 str_json(out, "file");

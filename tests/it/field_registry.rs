@@ -244,6 +244,11 @@ fn constructed() -> Vec<Vec<u8>> {
     let mut no_layout = akira.clone();
     no_layout[11] = 20; // CommArray: a species without a stock layout
     v.push(no_layout);
+    // The same ship created by 0x02 ObjCreate, which has no team byte.
+    let mut objcreate = akira.clone();
+    objcreate.remove(2);
+    objcreate[0] = 0x02;
+    v.push(objcreate);
     // Not here: a creation cut inside its subsystem blob. Its decoder leaves the records
     // read so far as `record` groups and the cut record's fields at the top level,
     // outside the naming rule (as do a checksum tree, a collision's contacts and a score
@@ -722,7 +727,11 @@ fn qualified_names_read_only_their_messages() {
             .lines()
             .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
             .filter(|r| r["type"] == "packet")
-            .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
+            // A datagram without messages (GameSpy's) is one row of its own.
+            .flat_map(|r| match r["messages"].as_array() {
+                Some(m) if !m.is_empty() => m.clone(),
+                _ => vec![serde_json::Value::Null],
+            })
             .collect();
         let cols = format!("frame,{}", names.join(","));
         let sel = common::bcwire(&["decode", "--format", "jsonl", "--fields", &cols, input]);
@@ -855,4 +864,122 @@ fn writers_take_names_from_the_tables() {
         "names spelt outside the tables:\n{}",
         spelt.join("\n")
     );
+}
+
+/// A capture of one client sending every [`constructed`] message (the Akira creation
+/// first, so that StateUpdates of its object read the Akira layout, then seed 001's
+/// StateUpdates of it), and the host booting it (transport type 0x04), built with the
+/// library's frame and datagram writers and enciphered as the game does.
+fn every_opcode_capture() -> Vec<u8> {
+    use bcwire::capture::{link_type, CaptureWriter, Endian, TsResolution};
+    use bcwire::net::build::{frame_udp, BuildOptions};
+    use bcwire::transport::cipher;
+    use bcwire::transport::packet::{emit_packet, DataMessage, MessageBody};
+    let server: std::net::SocketAddr = "10.0.0.1:22101".parse().unwrap();
+    let client: std::net::SocketAddr = "10.0.0.2:40000".parse().unwrap();
+    let mut w = CaptureWriter::pcap(
+        Vec::new(),
+        link_type::ETHERNET,
+        TsResolution::MICRO,
+        Endian::Little,
+        65_535,
+    )
+    .unwrap();
+    let mut t = 1_700_000_000_000_000_000i64;
+    let mut ip_id = 1;
+    let mut send = |src, dst, plain: &[u8]| {
+        let mut d = plain.to_vec();
+        cipher::encrypt(&mut d);
+        let opts = BuildOptions {
+            ip_id,
+            ..BuildOptions::default()
+        };
+        ip_id += 1;
+        for f in frame_udp(link_type::ETHERNET, src, dst, &d, &opts).unwrap() {
+            t += 10_000_000;
+            w.write_frame(0, t, f.len() as u32, &f).unwrap();
+        }
+    };
+    let mut messages = vec![hex(AKIRA)];
+    messages.extend(
+        [
+            "1CFFFFFF3F0080E1419D0000B042000084C2000092C22137FB0B684630BB5E000001CC02CC04CC",
+            "1CFFFFFF3F00A01B422008FF60FFFFFFFFFFFFFFFFFFFFFFFF",
+            "1CFFFFFF3F00A01B42200BFF",
+        ]
+        .map(hex),
+    );
+    messages.extend(constructed());
+    for (seq, game) in messages.iter().enumerate() {
+        let body =
+            MessageBody::Data(DataMessage::new(Some(seq as u16), false, None, game.len()).unwrap());
+        send(client, server, &emit_packet(2, &[(&body, game)]).unwrap());
+    }
+    // A reliable boot: type 0x04, flags and length 0x8007 (reliable, 7 bytes in all),
+    // seq 0, reason 3 (server full), slot 1.
+    send(server, client, &hex("01 01 04 0780 0000 03 01"));
+    w.into_inner()
+}
+
+// Every name `bcwire list fields` lists is held by some message of the shipped
+// captures, the shared real captures or a capture of every opcode's messages (the
+// stock forms and the non-stock and damaged ones with fields of their own): a listed
+// name no input holds is a name nobody can have tested.
+// Catches: a registry entry or qualified name whose field no decoder writes under that
+// name (a rename in a decoder, a qualifier that names no message carrying it).
+#[test]
+fn every_listed_name_is_held_by_some_message() {
+    let list = common::bcwire_json(&["list", "fields", "--format", "json"]);
+    let names: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let built = tmp.path().join("every-opcode.pcap");
+    std::fs::write(&built, every_opcode_capture()).unwrap();
+    let mut inputs: Vec<std::path::PathBuf> =
+        std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "pcap" || e == "pcapng"))
+            .collect();
+    for (name, folder) in common::shared_captures() {
+        inputs.push(folder.join(format!("{name}.pcapng")));
+    }
+    inputs.push(built);
+    let cols = names.join(",");
+    let mut held = std::collections::BTreeSet::new();
+    for input in &inputs {
+        let out = common::bcwire(&[
+            "decode",
+            "--format",
+            "jsonl",
+            "--fields",
+            &cols,
+            input.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            let r: serde_json::Value = serde_json::from_str(line).unwrap();
+            for (k, v) in r.as_object().unwrap() {
+                if !v.is_null() {
+                    held.insert(k.clone());
+                }
+            }
+        }
+    }
+    // The one entry that stands for names the ship layouts give (each child's key).
+    let stand_ins = ["subsystems.children_pct.child"];
+    let unheld: Vec<&String> = names
+        .iter()
+        .filter(|n| !held.contains(*n) && !stand_ins.contains(&n.as_str()))
+        .collect();
+    assert!(unheld.is_empty(), "listed names no input holds: {unheld:?}");
 }
