@@ -207,4 +207,17 @@ impl ClientSummary {
     pub fn dir(&self, d: Direction) -> &DirSummary {
         &self.dirs[d.index()]
     }
+
+    /// A port that only queried the server's GameSpy status (a server browser, or a
+    /// player's game before it joined from another port): not a game client.
+    pub fn is_query_only(&self) -> bool {
+        self.dirs.iter().all(|d| d.packets == d.gamespy)
+    }
+}
+
+impl SessionSummary {
+    /// The game clients: the session's clients but for ports that only queried it.
+    pub fn game_clients(&self) -> impl Iterator<Item = &ClientSummary> {
+        self.clients.iter().filter(|c| !c.is_query_only())
+    }
 }

@@ -57,6 +57,7 @@ fn client_doc(c: &ClientSummary) -> schema::Client {
             .and_then(crate::transport::low::boot_reason_name)
             .map(String::from),
         phase: c.phase.clone(),
+        query_only: c.is_query_only(),
         c2s: dir_doc(c.dir(Direction::C2S)),
         s2c: dir_doc(c.dir(Direction::S2C)),
     }
@@ -128,6 +129,9 @@ fn client_label(c: &ClientSummary) -> String {
     let mut s = c.addr.map(|a| a.to_string()).unwrap_or_else(|| "?".into());
     if let Some(n) = &c.name {
         let _ = write!(s, " {n}");
+    }
+    if c.is_query_only() {
+        s.push_str(" (GameSpy query)");
     }
     s
 }
@@ -216,7 +220,7 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
             out,
             "\n{}",
             pal.heading(&format!(
-                "Session {}: server {}, frames {}–{}, {:.3} s, {} client(s)",
+                "Session {}: server {}, frames {}–{}, {:.3} s, {} client(s){}",
                 s.index,
                 s.server
                     .map(|a| a.to_string())
@@ -224,7 +228,11 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
                 s.first_frame,
                 s.last_frame,
                 (s.last_ts_ns - s.first_ts_ns) as f64 / 1e9,
-                s.clients.len()
+                s.game_clients().count(),
+                match s.clients.len() - s.game_clients().count() {
+                    0 => String::new(),
+                    n => format!(", {n} GameSpy query port(s)"),
+                }
             ))
         );
         let mut t = table(&[

@@ -292,6 +292,8 @@ pub struct Client {
     /// The game phase the client reached (null before any game message).
     #[schemars(required, schema_with = "nullable::<String>")]
     pub phase: Option<String>,
+    /// A port that only queried the server's GameSpy status: not a game client.
+    pub query_only: bool,
     pub c2s: ClientDirection,
     pub s2c: ClientDirection,
 }

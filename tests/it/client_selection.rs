@@ -299,3 +299,58 @@ fn standard_input_selects_a_player_as_the_file_does() {
         );
     }
 }
+
+// The game clients of a real capture are those its ground truth lists, port for port:
+// a port that only queried the server's GameSpy status is listed as such and not
+// counted (b2_valentines_replay: 3 game clients in session 0, not 4).
+// Catches: a query port counted as a game client, or a game client marked query-only.
+#[test]
+fn query_ports_are_not_game_clients() {
+    let shared = common::shared_captures();
+    for (name, folder) in &shared {
+        let truth: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(folder.join(format!("{name}.summary.json"))).unwrap(),
+        )
+        .unwrap();
+        let want: BTreeSet<u64> = truth["clients"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["client_port"].as_u64().unwrap())
+            .collect();
+        let path = folder.join(format!("{name}.pcapng"));
+        let info = common::bcwire_json(&["info", "--format", "json", path.to_str().unwrap()]);
+        let mut game = BTreeSet::new();
+        let mut queries = 0;
+        for s in info["files"][0]["sessions"].as_array().unwrap() {
+            for c in s["clients"].as_array().unwrap() {
+                let port: u64 = c["addr"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit(':')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                if c["query_only"] == true {
+                    queries += 1;
+                    assert!(
+                        !want.contains(&port),
+                        "{name}: game client {port} marked query-only"
+                    );
+                } else {
+                    game.insert(port);
+                }
+            }
+        }
+        assert_eq!(game, want, "{name}");
+        let text =
+            String::from_utf8(common::bcwire(&["info", path.to_str().unwrap()]).stdout).unwrap();
+        if queries > 0 {
+            assert!(text.contains("GameSpy query port"), "{text}");
+        }
+    }
+    if common::shared_dir().is_some() {
+        assert!(!shared.is_empty());
+    }
+}
