@@ -15,14 +15,29 @@ const CAPTURE_MAGICS: [[u8; 4]; 5] = [
     [0x0A, 0x0D, 0x0D, 0x0A],
 ];
 
-/// Whether a file starts like a capture (the format is known from its bytes, never its
-/// name).
+/// Whether a file starts like a capture, plain or compressed with gzip, zstd or lz4
+/// (the format is known from its bytes, never its name: a compressed file is looked
+/// into as the reader would read it).
 fn looks_like_capture(path: &Path) -> bool {
     let mut head = [0u8; 4];
-    std::fs::File::open(path)
+    if std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut head))
+        .is_err()
+    {
+        return false;
+    }
+    if CAPTURE_MAGICS.contains(&head) {
+        return true;
+    }
+    let Some(compression) = crate::capture::Compression::detect(&head) else {
+        return false;
+    };
+    let mut inner = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|f| compression.decoder(Box::new(f)))
+        .and_then(|mut d| d.read_exact(&mut inner))
         .is_ok()
-        && CAPTURE_MAGICS.contains(&head)
+        && CAPTURE_MAGICS.contains(&inner)
 }
 
 /// Files stay as given; a directory becomes the capture files under it (recursively),

@@ -133,3 +133,45 @@ fn client_absent_from_some_inputs_is_a_note() {
     let single = common::bcwire(&["decode", &without, "--client", "Worf"]);
     assert_eq!(single.status.code(), Some(2));
 }
+
+// A directory yields its captures whatever their names, compressed ones included
+// (recognised by content, as named files are); a compressed file that holds no capture
+// is skipped. The frames counted are those pcap-file reads from the decompressed bytes.
+// Catches: a directory walk that looks at names or at the outer bytes only.
+#[test]
+fn a_directory_yields_its_compressed_captures() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let plain = std::fs::read(sample()).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&plain).unwrap();
+    std::fs::write(dir.path().join("night.cap.gz"), gz.finish().unwrap()).unwrap();
+    let mut other = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    other.write_all(b"not a capture at all").unwrap();
+    std::fs::write(dir.path().join("notes.gz"), other.finish().unwrap()).unwrap();
+    let frames = pcap_file::pcapng::PcapNgReader::new(std::io::Cursor::new(&plain))
+        .map(|mut r| {
+            let mut n = 0u64;
+            while let Some(b) = r.next_block() {
+                if matches!(
+                    b.unwrap().0,
+                    pcap_file::pcapng::Block::EnhancedPacket(_)
+                        | pcap_file::pcapng::Block::SimplePacket(_)
+                ) {
+                    n += 1;
+                }
+            }
+            n
+        })
+        .unwrap();
+    let info = common::bcwire(&["info", "--format", "json", dir.path().to_str().unwrap()]);
+    assert_eq!(info.status.code(), Some(0));
+    let j: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    let files = j["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{j}");
+    assert!(files[0]["file"].as_str().unwrap().ends_with("night.cap.gz"));
+    assert_eq!(files[0]["frames"].as_u64(), Some(frames));
+    assert!(
+        String::from_utf8_lossy(&info.stderr).contains("1 file(s) that are not captures skipped")
+    );
+}
