@@ -262,6 +262,8 @@ pub fn render_filter_page(version: &str, w: &mut dyn Write) -> std::io::Result<(
         ("in {...}", "one of the values or inside one of the ranges: opcode in {0x1C 0x19}, seq in {10..20, 40}"),
         ("and && or || not !", "logic, with parentheses"),
         ("NAME", "alone: the name is there (a yes/no fact: it is true)"),
+        ("any all", "before a name: any of its values passes (the default, but for !=), or all of them and there is one: all subsystems.condition_pct == 100"),
+        ("NAME[i:j] NAME[i-j] NAME[-i]", "a slice of a text or bytes value, as in Wireshark: offset i and length j, items i to j, from the end: name[0:5] == \"Check\", port_bytes[0] == \"f3\""),
     ] {
         r.control("TP", []).text([bold(op)]).text([roman(meaning)]);
     }

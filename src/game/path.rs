@@ -30,6 +30,69 @@ enum Sel {
     /// The element of a list of groups whose `key` field has this text.
     Key(String),
     Any,
+    /// Wireshark's slice of a text or bytes value: from `start` (from the end when
+    /// negative), `len` items (to the end when none): `[0:2]`, `[1-3]`, `[-2:]`.
+    Slice {
+        start: isize,
+        len: Option<usize>,
+    },
+}
+
+/// A slice selector's text: `i:j` (offset and length), `i-j` (first and last,
+/// inclusive), `:j`, `i:`, or a negative position `-i` (one item from the end).
+fn parse_slice(inner: &str) -> Option<Sel> {
+    let num = |t: &str| -> Option<isize> { t.parse().ok() };
+    if let Some((a, b)) = inner.split_once(':') {
+        let start = if a.is_empty() { 0 } else { num(a)? };
+        let len = if b.is_empty() {
+            None
+        } else {
+            Some(b.parse().ok()?)
+        };
+        return Some(Sel::Slice { start, len });
+    }
+    if let Some(rest) = inner.strip_prefix('-') {
+        let n: isize = rest.parse().ok()?;
+        return Some(Sel::Slice {
+            start: -n,
+            len: Some(1),
+        });
+    }
+    let (a, b) = inner.split_once('-')?;
+    let (first, last): (isize, isize) = (num(a)?, num(b)?);
+    (last >= first && first >= 0).then(|| Sel::Slice {
+        start: first,
+        len: Some((last - first + 1) as usize),
+    })
+}
+
+/// A name ending in a slice (`name[0:5]`, `client_name[-2:]`): the name before it and
+/// the slice's start and length. A plain position (`[2]`) is not taken as one here.
+pub fn split_slice(name: &str) -> Option<(&str, isize, Option<usize>)> {
+    let inner = name.strip_suffix(']')?;
+    let open = inner.rfind('[')?;
+    match parse_slice(&inner[open + 1..])? {
+        Sel::Slice { start, len } => Some((&name[..open], start, len)),
+        _ => None,
+    }
+}
+
+/// The characters of `t` a slice picks (none when it picks nothing).
+pub fn slice_chars(t: &str, start: isize, len: Option<usize>) -> Option<String> {
+    let chars: Vec<char> = t.chars().collect();
+    let r = slice_range(chars.len(), start, len);
+    (!r.is_empty()).then(|| chars[r].iter().collect())
+}
+
+/// The items `[start, start + len)` of a sequence of `n`, clipped to it.
+fn slice_range(n: usize, start: isize, len: Option<usize>) -> std::ops::Range<usize> {
+    let from = if start < 0 {
+        n.saturating_sub(start.unsigned_abs())
+    } else {
+        (start as usize).min(n)
+    };
+    let to = len.map_or(n, |l| from.saturating_add(l).min(n));
+    from..to
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,7 +164,7 @@ impl std::str::FromStr for FieldPath {
                     "*" => Sel::Any,
                     _ => match inner.parse::<usize>() {
                         Ok(n) => Sel::Index(n),
-                        Err(_) => Sel::Key(inner.to_string()),
+                        Err(_) => parse_slice(inner).unwrap_or_else(|| Sel::Key(inner.to_string())),
                     },
                 });
                 i = close + 1;
@@ -135,6 +198,10 @@ impl fmt::Display for FieldPath {
                     Sel::Index(n) => write!(f, "[{n}]")?,
                     Sel::Key(k) => write!(f, "[{k}]")?,
                     Sel::Any => f.write_str("[*]")?,
+                    Sel::Slice { start, len } => match len {
+                        Some(l) => write!(f, "[{start}:{l}]")?,
+                        None => write!(f, "[{start}:]")?,
+                    },
                 }
             }
         }
@@ -155,8 +222,36 @@ fn key_of(v: &Value) -> Option<&str> {
 
 /// The elements a selector can pick from: a list's items, a vector's components.
 fn select<'a>(v: Cow<'a, Value>, sel: &Sel, out: &mut Vec<Cow<'a, Value>>) {
+    // Text and bytes are sequences too (Wireshark's slices): `[n]` is one item.
+    let (start, len) = match sel {
+        Sel::Index(n) => (*n as isize, Some(1)),
+        Sel::Slice { start, len } => (*start, *len),
+        _ => (0, None),
+    };
+    match v.as_ref() {
+        Value::Bytes(b) if matches!(sel, Sel::Index(_) | Sel::Slice { .. }) => {
+            let r = slice_range(b.len(), start, len);
+            if !r.is_empty() || len == Some(0) {
+                out.push(Cow::Owned(Value::Bytes(b[r].to_vec())));
+            }
+            return;
+        }
+        Value::Text(t) if matches!(sel, Sel::Index(_) | Sel::Slice { .. }) => {
+            let chars: Vec<char> = t.chars().collect();
+            let r = slice_range(chars.len(), start, len);
+            if !r.is_empty() || len == Some(0) {
+                out.push(Cow::Owned(Value::Text(chars[r].iter().collect())));
+            }
+            return;
+        }
+        _ => {}
+    }
     match v {
         Cow::Borrowed(Value::List(items)) => match sel {
+            Sel::Slice { start, len } => {
+                let r = slice_range(items.len(), *start, *len);
+                out.extend(items[r].iter().map(Cow::Borrowed));
+            }
             Sel::Index(n) => out.extend(items.get(*n).map(Cow::Borrowed)),
             Sel::Key(k) => out.extend(
                 items
@@ -172,6 +267,9 @@ fn select<'a>(v: Cow<'a, Value>, sel: &Sel, out: &mut Vec<Cow<'a, Value>>) {
                 Sel::Index(n) => out.extend(pick(*n)),
                 Sel::Key(_) => {}
                 Sel::Any => out.extend((0..3).filter_map(pick)),
+                Sel::Slice { start, len } => {
+                    out.extend(slice_range(3, *start, *len).filter_map(pick))
+                }
             }
         }
         _ => {}
@@ -260,6 +358,11 @@ impl FieldPath {
                             .filter(|f| key_of(&f.value) == Some(key.as_str()))
                             .map(|f| Cow::Borrowed(&f.value))
                             .collect(),
+                        Some(Sel::Slice { start, len }) => named
+                            [slice_range(named.len(), *start, *len)]
+                        .iter()
+                        .map(|f| Cow::Borrowed(&f.value))
+                        .collect(),
                         Some(Sel::Any) | None => {
                             named.iter().map(|f| Cow::Borrowed(&f.value)).collect()
                         }

@@ -53,11 +53,26 @@ enum Node {
 struct Test {
     lhs: Lhs,
     cmp: Option<(Op, Operand)>,
+    /// `all`: every value of the name must pass (and there must be one); `any`: one
+    /// value. Unset: `!=` asks all, the other tests any (Wireshark 4).
+    quantifier: Option<Quantifier>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quantifier {
+    Any,
+    All,
 }
 
 #[derive(Debug, Clone)]
 enum Lhs {
     Fact(Fact),
+    /// A slice of a fact's text (`name[0:5]`, as Wireshark slices a string).
+    FactSlice {
+        fact: Fact,
+        start: isize,
+        len: Option<usize>,
+    },
     /// A decoded field of the game message (`fields.` may prefix it), with the byte
     /// where it starts in the expression and its first name (for "no such field").
     Path {
@@ -327,6 +342,15 @@ fn name_lhs(name: &str, text: &str, span: pest::Span<'_>) -> Result<Lhs, Display
     if let Some(f) = facts::lookup(name) {
         return Ok(Lhs::Fact(f.fact));
     }
+    if let Some((base, start, len)) = crate::game::path::split_slice(name) {
+        if let Some(f) = facts::lookup(base) {
+            return Ok(Lhs::FactSlice {
+                fact: f.fact,
+                start,
+                len,
+            });
+        }
+    }
     let field = super::field_names::FieldRef::parse(name)
         .map_err(|e| located(text, span, e.to_string()))?;
     let bare = name.strip_prefix("fields.").unwrap_or(name);
@@ -342,12 +366,27 @@ fn compile_test(
     text: &str,
     ships: &ShipCatalog,
 ) -> Result<Test, DisplayFilterError> {
-    let mut inner = pair.into_inner();
+    let mut inner = pair.into_inner().peekable();
+    let quantifier = match inner.peek() {
+        Some(q) if q.as_rule() == Rule::quantifier => {
+            let q = inner.next().expect("peeked");
+            Some(if q.as_str().eq_ignore_ascii_case("all") {
+                Quantifier::All
+            } else {
+                Quantifier::Any
+            })
+        }
+        _ => None,
+    };
     let path = inner.next().expect("a test starts with a path");
     let name = path.as_str();
     let lhs = name_lhs(name, text, path.as_span())?;
     let Some(op) = inner.next() else {
-        return Ok(Test { lhs, cmp: None });
+        return Ok(Test {
+            lhs,
+            cmp: None,
+            quantifier,
+        });
     };
     match op.as_rule() {
         Rule::in_op => {
@@ -376,6 +415,7 @@ fn compile_test(
             return Ok(Test {
                 lhs,
                 cmp: Some((Op::In, Operand::Set(members))),
+                quantifier,
             });
         }
         Rule::matches_op => {
@@ -397,6 +437,7 @@ fn compile_test(
             return Ok(Test {
                 lhs,
                 cmp: Some((Op::Matches, Operand::Regex(re))),
+                quantifier,
             });
         }
         _ => {}
@@ -424,6 +465,7 @@ fn compile_test(
     Ok(Test {
         lhs,
         cmp: Some((op_kind, operand)),
+        quantifier,
     })
 }
 
@@ -532,34 +574,36 @@ fn test(t: &Test, cx: &RecordCx<'_>) -> bool {
         }
         _ => std::slice::from_ref(rhs),
     };
-    let any = |f: &dyn Fn(&Val<'_>, &Operand) -> bool| {
-        vals.iter().any(|v| rhs_list.iter().any(|r| f(v, r)))
-    };
-    match op {
-        // Absent, a field is equal to nothing and unequal to nothing (Wireshark 4).
-        Op::Ne => !vals.is_empty() && !rhs_list.is_empty() && !any(&|v, r| equal(&t.lhs, v, r)),
-        Op::AnyNe => any(&|v, r| !equal(&t.lhs, v, r)),
-        Op::In => {
-            let Operand::Set(members) = rhs else {
-                return false;
-            };
-            vals.iter().any(|v| {
+    // Whether one value passes the test.
+    let pass = |v: &Val<'_>| -> bool {
+        match op {
+            Op::Ne => !rhs_list.is_empty() && rhs_list.iter().all(|r| !equal(&t.lhs, v, r)),
+            Op::AnyNe => rhs_list.iter().any(|r| !equal(&t.lhs, v, r)),
+            Op::In => {
+                let Operand::Set(members) = rhs else {
+                    return false;
+                };
                 members.iter().any(|m| match m {
                     Operand::Range(lo, hi) => num_of(v).is_some_and(|x| *lo <= x && x <= *hi),
                     m => equal(&t.lhs, v, m),
                 })
-            })
-        }
-        Op::Matches => {
-            let Operand::Regex(re) = rhs else {
-                return false;
-            };
-            vals.iter().any(|v| match v {
-                Val::Text(t) => re.is_match(t),
+            }
+            Op::Matches => match (rhs, v) {
+                (Operand::Regex(re), Val::Text(t)) => re.is_match(t),
                 _ => false,
-            })
+            },
+            op => rhs_list.iter().any(|r| compare(&t.lhs, *op, v, r)),
         }
-        op => any(&|v, r| compare(&t.lhs, *op, v, r)),
+    };
+    // Absent, a field is equal to nothing and unequal to nothing (Wireshark 4): `all`
+    // asks for at least one value.
+    let quantifier = t.quantifier.unwrap_or(match op {
+        Op::Ne => Quantifier::All,
+        _ => Quantifier::Any,
+    });
+    match quantifier {
+        Quantifier::All => !vals.is_empty() && vals.iter().all(pass),
+        Quantifier::Any => vals.iter().any(pass),
     }
 }
 
@@ -630,6 +674,17 @@ fn compare(lhs: &Lhs, op: Op, v: &Val<'_>, rhs: &Operand) -> bool {
 
 fn values<'a>(lhs: &Lhs, cx: &RecordCx<'a>, out: &mut Vec<Val<'a>>) {
     match lhs {
+        Lhs::FactSlice { fact, start, len } => {
+            let mut whole = Vec::new();
+            values(&Lhs::Fact(*fact), cx, &mut whole);
+            out.extend(whole.into_iter().filter_map(|v| {
+                match v {
+                    Val::Text(t) => crate::game::path::slice_chars(&t, *start, *len)
+                        .map(|s| Val::Text(Cow::Owned(s))),
+                    _ => None,
+                }
+            }));
+        }
         Lhs::Fact(f) => {
             let mut found = Vec::new();
             facts::values(*f, cx, &mut found);

@@ -370,6 +370,59 @@ fn wireshark_operators_select_what_the_records_say() {
             "name == \"\\x53tate\\125pdate\"",
             Box::new(|_, m| m["name"] == "StateUpdate"),
         ),
+        // Slices: offset and length, first and last, from the end.
+        (
+            "name[0:5] == \"Check\"",
+            // `name` of a last fragment is the name of the message it completes.
+            Box::new(|_, m| {
+                m["name"]
+                    .as_str()
+                    .or(m["assembled"]["name"].as_str())
+                    .is_some_and(|n| n.starts_with("Check"))
+            }),
+        ),
+        (
+            "name[-6:] == \"Update\"",
+            Box::new(|_, m| {
+                m["name"]
+                    .as_str()
+                    .or(m["assembled"]["name"].as_str())
+                    .is_some_and(|n| n.ends_with("Update"))
+            }),
+        ),
+        (
+            "client_name[1-2] == \"or\"",
+            Box::new(|p, _| {
+                p["client_name"]
+                    .as_str()
+                    .is_some_and(|n| n.chars().skip(1).take(2).collect::<String>() == "or")
+            }),
+        ),
+        // Quantifiers: every value, or any.
+        (
+            "all subsystems.condition_pct == 100",
+            Box::new(|_, m| {
+                let c: Vec<f64> = m["fields"]["subsystems"]
+                    .as_array()
+                    .map(|l| {
+                        l.iter()
+                            .filter_map(|s| s["condition_pct"].as_f64())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                !c.is_empty() && c.iter().all(|x| *x == 100.0)
+            }),
+        ),
+        (
+            "any subsystems.condition_pct < 50",
+            Box::new(|_, m| {
+                m["fields"]["subsystems"].as_array().is_some_and(|l| {
+                    l.iter()
+                        .filter_map(|s| s["condition_pct"].as_f64())
+                        .any(|x| x < 50.0)
+                })
+            }),
+        ),
     ];
     for (expr, pred) in cases {
         let want = expected(&all, pred);
