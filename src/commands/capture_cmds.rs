@@ -958,17 +958,29 @@ pub(super) fn count_selected(
     }
 }
 
-/// Read one capture into `stats`.
+/// Read one capture into `stats`. `several`: other inputs are read too, so a
+/// `--client` this capture lacks is a note (it may be in the others), not an error.
 fn stats_file(
     path: &str,
     cfg: &Config,
     filter: &Filter,
     stats: &mut Stats,
     out: Output,
-) -> Result<()> {
+    several: bool,
+) -> Result<bool> {
+    let filter = match file_filter(path, filter, cfg, out) {
+        Ok(f) => f,
+        Err(e) if several && e.is::<ClientAbsent>() => {
+            if !out.quiet {
+                eprintln!("bcwire: note: {e}; nothing counted from it");
+            }
+            return Ok(false);
+        }
+        Err(e) => return Err(e),
+    };
     let mut sink = StatsSink {
         stats,
-        filter: file_filter(path, filter, cfg, out)?,
+        filter,
         first_ts_ns: None,
         counted: Default::default(),
     };
@@ -979,7 +991,7 @@ fn stats_file(
         stats.add_unacked(dir, s.totals[dir.index()].unacked);
     }
     stats.add_departures(&departures);
-    Ok(())
+    Ok(true)
 }
 
 pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
@@ -994,18 +1006,20 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len());
-    let (stats, read) = if interval.is_some() || workers <= 1 {
+    let (stats, read, absent) = if interval.is_some() || workers <= 1 {
         // Rates over time are bucketed from the first frame of the whole input, so the
         // captures are read in order into one accumulator.
         let mut stats = Stats::new(a.by.map(super::stats_by), interval)
             .with_time_format(super::time_format(a.time_format));
-        let mut read = 0;
+        let (mut read, mut absent) = (0, 0);
         for_each(files, |path| {
-            stats_file(path, &cfg, &filter, &mut stats, out)?;
+            if !stats_file(path, &cfg, &filter, &mut stats, out, files.len() > 1)? {
+                absent += 1;
+            }
             read += 1;
             Ok(Flow::Next)
         })?;
-        (stats, read)
+        (stats, read, absent)
     } else {
         stats_parallel(
             files,
@@ -1021,13 +1035,21 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     if read == 0 && !files.is_empty() {
         return Ok(super::EXIT_TROUBLE);
     }
+    // A client in none of the inputs is the mistake a single input makes an error of.
+    let nowhere = absent > 0 && absent == files.len();
+    if nowhere {
+        eprintln!(
+            "bcwire: error: --client: in none of the {} inputs",
+            files.len()
+        );
+    }
     match a.format {
         TableOrJson::Table => write!(w, "{}", stats.render(Palette::new(out.color)))?,
         TableOrJson::Json => {
             writeln!(w, "{}", json_stream::doc_to_pretty_string(&stats.to_doc())?)?
         }
     }
-    Ok(status(failed || inputs.failed))
+    Ok(status(failed || inputs.failed || nowhere))
 }
 
 /// `stats -w`: one capture, whose counted frames are also written out.
@@ -1095,7 +1117,7 @@ fn stats_parallel(
     filter: &Filter,
     by: Option<crate::report::stats::StatsBy>,
     out: Output,
-) -> Result<(Stats, usize)> {
+) -> Result<(Stats, usize, usize)> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let worker_out = Output {
         progress: false,
@@ -1106,7 +1128,7 @@ fn stats_parallel(
         front_thread: false,
         ..cfg.clone()
     };
-    let results: Vec<Vec<(usize, Result<Stats>)>> = std::thread::scope(|scope| {
+    let results: Vec<Vec<(usize, Result<(Stats, bool)>)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| {
@@ -1115,8 +1137,9 @@ fn stats_parallel(
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(path) = files.get(i) else { break };
                         let mut stats = Stats::new(by, None);
-                        let r = stats_file(path, cfg, filter, &mut stats, worker_out);
-                        done.push((i, r.map(|()| stats)));
+                        let r =
+                            stats_file(path, cfg, filter, &mut stats, worker_out, files.len() > 1);
+                        done.push((i, r.map(|counted| (stats, counted))));
                     }
                     done
                 })
@@ -1127,22 +1150,23 @@ fn stats_parallel(
             .map(|h| h.join().unwrap_or_default())
             .collect()
     });
-    let mut by_index: Vec<(usize, Result<Stats>)> = results.into_iter().flatten().collect();
+    let mut by_index: Vec<(usize, Result<(Stats, bool)>)> = results.into_iter().flatten().collect();
     by_index.sort_by_key(|(i, _)| *i);
     if by_index.len() != files.len() {
         anyhow::bail!("a worker thread stopped before reading its captures");
     }
     let mut total = Stats::new(by, None);
-    let mut read = 0;
+    let (mut read, mut absent) = (0, 0);
     for (_, r) in by_index {
         match r {
-            Ok(s) => {
+            Ok((s, counted)) => {
                 total.merge(&s);
                 read += 1;
+                absent += usize::from(!counted);
             }
             Err(e) if super::inputs::is_output_gone(&e) => return Err(e),
             Err(e) => super::inputs::report_failure(&e),
         }
     }
-    Ok((total, read))
+    Ok((total, read, absent))
 }

@@ -132,6 +132,20 @@ fn client_absent_from_some_inputs_is_a_note() {
     // One input without the client stays an error.
     let single = common::bcwire(&["decode", &without, "--client", "Worf"]);
     assert_eq!(single.status.code(), Some(2));
+
+    // `stats` alike: a note, exit 0, the counts of the capture with Worf alone.
+    let both = common::bcwire(&[
+        "stats", "--format", "json", "--client", "Worf", &with, &without,
+    ]);
+    let err = String::from_utf8_lossy(&both.stderr);
+    assert_eq!(both.status.code(), Some(0), "{err}");
+    assert!(err.contains("note:") && err.contains(&without), "{err}");
+    let alone = common::bcwire_json(&["stats", "--format", "json", "--client", "Worf", &with]);
+    let both: serde_json::Value = serde_json::from_slice(&both.stdout).unwrap();
+    assert_eq!(both["directions"], alone["directions"]);
+    assert!(alone["directions"]["c2s"]["datagrams"].as_u64().unwrap() > 0);
+    let nowhere = common::bcwire(&["stats", "--client", "Nobody", &with, &without]);
+    assert_eq!(nowhere.status.code(), Some(2));
 }
 
 // A directory yields its captures whatever their names, compressed ones included
