@@ -1052,6 +1052,9 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     Ok(status(failed || inputs.failed || nowhere))
 }
 
+/// One capture's statistics, and whether it held the `--client` asked for.
+type FileCount = Result<(Stats, bool)>;
+
 /// `stats -w`: one capture, whose counted frames are also written out.
 fn stats_writing(
     a: &StatsArgs,
@@ -1128,7 +1131,7 @@ fn stats_parallel(
         front_thread: false,
         ..cfg.clone()
     };
-    let results: Vec<Vec<(usize, Result<(Stats, bool)>)>> = std::thread::scope(|scope| {
+    let results: Vec<Vec<(usize, FileCount)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| {
