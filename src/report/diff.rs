@@ -12,7 +12,8 @@
 use super::align::{Aligner, Side};
 use super::names::Names;
 use super::schema;
-use super::stats::{right, table, Stats};
+use super::stats::Stats;
+use super::table::{right, table};
 use super::term::Palette;
 use super::text::value_text;
 use crate::diag::Direction;

@@ -2,7 +2,7 @@
 
 use super::json::time_seconds;
 use super::schema;
-use super::stats::{kv_table, right, table};
+use super::table::{fit_or_blocks, kv_table, right, table};
 use super::term::Palette;
 use super::timefmt::{Clock, TimeFormat};
 use crate::diag::Direction;
@@ -289,8 +289,7 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
                 }),
             ]);
         }
-        let t = t.trim_fmt();
-        let _ = writeln!(out, "{t}");
+        let _ = writeln!(out, "{}", fit_or_blocks(&t));
     }
     out
 }
@@ -359,7 +358,13 @@ pub fn render_flows(c: &CaptureSummary, pal: Palette, time: TimeFormat) -> Strin
                     cl.ships.join("\n")
                 }),
                 right(at(cl.first_ts_ns)),
-                right(at(cl.last_ts_ns)),
+                // The time of the last datagram, for a player who left; empty for
+                // one still there when the capture ends.
+                right(if cl.left.is_some() {
+                    at(cl.last_ts_ns)
+                } else {
+                    "-".into()
+                }),
                 Cell::new(cl.departure().unwrap_or_else(|| "-".into())),
                 Cell::new(cl.phase.clone().unwrap_or_else(|| "-".into())),
                 right(format!("{}/{}", a.packets, a.bytes)),
@@ -368,8 +373,7 @@ pub fn render_flows(c: &CaptureSummary, pal: Palette, time: TimeFormat) -> Strin
                 right(format!("{}/{}", a.unacked, b.unacked)),
             ]);
         }
-        let t = t.trim_fmt();
-        let _ = writeln!(out, "{t}\n");
+        let _ = writeln!(out, "{}\n", fit_or_blocks(&t));
     }
     out
 }

@@ -18,6 +18,7 @@ pub mod schema;
 pub mod select;
 pub mod show;
 pub mod stats;
+pub mod table;
 pub mod term;
 #[cfg(test)]
 mod test_rng;

@@ -2,11 +2,12 @@
 
 use super::names::Names;
 use super::schema;
+use super::table::{right, table};
 use super::term::Palette;
 use crate::diag::{Code, Direction};
 use crate::game::dirty::flag_names;
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord, TransportInfo};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use comfy_table::{Cell, Table};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -652,43 +653,6 @@ fn flag_hist_table(it: impl Iterator<Item = (u8, u64)>, total: u64) -> Table {
 /// hours into a short capture made `stats --interval 1` lay out a 98,000-row table of
 /// zeros (166 MB, 0.5 s); 10,000 rows is more than anyone reads (2.8 hours at 1 s).
 const MAX_FILLED_BUCKETS: i64 = 10_000;
-
-pub fn table(header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(header.iter().map(Cell::new).collect::<Vec<_>>());
-    fit_width(&mut t);
-    t
-}
-
-/// A two-column table without a header, for `key  value` summaries.
-pub fn kv_table() -> Table {
-    let mut t = Table::new();
-    t.load_preset(comfy_table::presets::NOTHING);
-    fit_width(&mut t);
-    t
-}
-
-/// Tables wrap their cells to fit the terminal when stdout is one, or the width in
-/// `COLUMNS` when that is set (a pipe has no width: there they keep their natural one).
-fn fit_width(t: &mut Table) {
-    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
-    if let Some(w) = columns() {
-        t.set_width(w);
-    }
-}
-
-/// `COLUMNS`, when it holds a usable width.
-fn columns() -> Option<u16> {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<u16>().ok())
-        .filter(|w| *w >= 20)
-}
-
-pub fn right(s: String) -> Cell {
-    Cell::new(s).set_alignment(CellAlignment::Right)
-}
 
 fn percent(n: u64, total: u64) -> String {
     if total == 0 {

@@ -801,3 +801,42 @@ fn manual_page() {
     }
     assert_eq!(ok(&["man", "filter"]), filter);
 }
+
+// At 80 and at 60 columns `info` and `flows` never split a number or a header across
+// lines: a table too wide for the width is laid out a client per block. The numbers
+// are those of `info --format json`.
+// Catches: comfy-table's wrapping of a wide table into 3-character columns
+// ("clie / nt", "c2s / pkt / s").
+#[test]
+fn narrow_terminals_get_whole_numbers_and_headers() {
+    let info = crate::common::bcwire_json(&["info", "--format", "json", SAMPLE]);
+    for width in ["80", "60"] {
+        for cmd in ["info", "flows"] {
+            let o = bcwire()
+                .env("COLUMNS", width)
+                .args([cmd, SAMPLE])
+                .output()
+                .expect("run");
+            let text = String::from_utf8_lossy(&o.stdout).into_owned();
+            for c in info["files"][0]["sessions"][0]["clients"]
+                .as_array()
+                .unwrap()
+            {
+                let addr = c["addr"].as_str().unwrap();
+                assert!(text.contains(addr), "{cmd} at {width}: {addr}\n{text}");
+                let c2s = c["c2s"]["packets"].as_u64().unwrap().to_string();
+                let whole = text.lines().any(|l| {
+                    l.contains("c2s pkts")
+                        && l.split(|ch: char| !ch.is_ascii_digit()).any(|t| t == c2s)
+                });
+                assert!(
+                    whole,
+                    "{cmd} at {width}: {c2s} c2s packets of {addr}\n{text}"
+                );
+            }
+            for header in ["c2s pkts", "peer"] {
+                assert!(text.contains(header), "{cmd} at {width}: {header}\n{text}");
+            }
+        }
+    }
+}
