@@ -144,7 +144,8 @@ pub enum TimeFormat {
 /// Options of the commands that print one record after another.
 #[derive(Debug, Clone, Args)]
 pub struct RecordArgs {
-    /// Stop after this many matching records.
+    /// Stop after this many rows of the output: lines of the table, CSV rows, JSON
+    /// records (a row per message with --fields); with -w, frames written.
     #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
     /// Time format, as tshark's: r (relative, default), a / ad / adoy (local time, with

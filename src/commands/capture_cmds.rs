@@ -258,7 +258,9 @@ struct DecodeSink<'w> {
     flush: bool,
     /// Stop after this many records (all inputs together).
     count: Option<u64>,
-    /// Records written for all inputs (`-c`).
+    /// `-w`: `-c` counts the frames written, not the rows printed.
+    count_frames: bool,
+    /// Rows (or, with `count_frames`, records) written for all inputs (`-c`).
     written_all: u64,
     /// Items written for all inputs, summaries included (JSON array separators, the
     /// CSV header).
@@ -362,11 +364,15 @@ impl Sink for DecodeSink<'_> {
                 names,
                 first_ts_ns: self.first_ts_ns.unwrap_or(p.ts_ns),
             };
-            // `-c N` counts the rows: one per selected message.
-            let left = self.count.map(|c| c.saturating_sub(self.written_all));
+            // `-c N` counts the rows: one per selected message (or message-less
+            // datagram); with `-w`, the frames.
+            let left = self
+                .count
+                .filter(|_| !self.count_frames)
+                .map(|c| c.saturating_sub(self.written_all));
             let rows = std::cell::Cell::new(0u64);
-            let keep_row = |m: &crate::pipeline::record::MessageRecord| {
-                let take = left.is_none_or(|l| rows.get() < l) && keep(m);
+            let keep_row = |m: Option<&crate::pipeline::record::MessageRecord>| {
+                let take = left.is_none_or(|l| rows.get() < l) && m.is_none_or(keep);
                 if take {
                     rows.set(rows.get() + 1);
                 }
@@ -388,7 +394,7 @@ impl Sink for DecodeSink<'_> {
                 }
             }
             self.written += 1;
-            self.written_all += rows.get();
+            self.written_all += if self.count_frames { 1 } else { rows.get() };
             self.items += 1;
             if self.flush {
                 self.w.flush()?;
@@ -399,6 +405,20 @@ impl Sink for DecodeSink<'_> {
                 Control::Continue
             });
         }
+        // `-c N` counts the output's rows: a line of the table or the CSV per message
+        // (one for a message-less datagram), a JSON record per datagram.
+        let left = self
+            .count
+            .filter(|_| !self.count_frames)
+            .map(|c| c.saturating_sub(self.written_all));
+        let rows = std::cell::Cell::new(0u64);
+        let keep_line = |m: &crate::pipeline::record::MessageRecord| {
+            let take = left.is_none_or(|l| rows.get() < l) && keep(m);
+            if take {
+                rows.set(rows.get() + 1);
+            }
+            take
+        };
         match self.format {
             DecodeFormat::Table => {
                 let time = self.clock.render(p.ts_ns);
@@ -407,7 +427,8 @@ impl Sink for DecodeSink<'_> {
                     names,
                     palette: self.palette,
                 };
-                self.w.write_all(packet_lines(p, &keep, &cx).as_bytes())?;
+                self.w
+                    .write_all(packet_lines(p, &keep_line, &cx).as_bytes())?;
                 if self.hex {
                     self.w.write_all(packet_hex(p).as_bytes())?;
                 }
@@ -418,8 +439,9 @@ impl Sink for DecodeSink<'_> {
                 }
                 let time = seconds_with(p.ts_ns, self.clock.digits());
                 let file = self.json.file.as_deref();
-                self.w
-                    .write_all(packet_csv(p, &keep, self.hex, &describe, &time, file).as_bytes())?;
+                self.w.write_all(
+                    packet_csv(p, &keep_line, self.hex, &describe, &time, file).as_bytes(),
+                )?;
             }
             // Written by parquet_cmd, which has a sink of its own.
             #[cfg(feature = "parquet")]
@@ -451,8 +473,15 @@ impl Sink for DecodeSink<'_> {
                 }
             }
         }
+        let counted = match (self.format, &p.body) {
+            _ if self.count_frames => 1,
+            // The default CSV has a row per message and none for a datagram without.
+            (DecodeFormat::Csv, _) => rows.get(),
+            (DecodeFormat::Table, PacketBody::Game(g)) if !g.messages.is_empty() => rows.get(),
+            _ => 1,
+        };
         self.written += 1;
-        self.written_all += 1;
+        self.written_all += counted;
         self.items += 1;
         if self.flush {
             self.w.flush()?;
@@ -532,6 +561,7 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         clock: Clock::new(super::time_format(a.records.time_format)),
         flush: line_buffered(&inputs.files, out),
         count: a.records.count,
+        count_frames: a.write.write.is_some(),
         written_all: 0,
         items: 0,
         written: 0,

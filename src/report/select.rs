@@ -93,13 +93,13 @@ impl Selection {
     /// tshark prints a row for every packet).
     fn rows<'a>(
         cx: &Context<'a>,
-        keep: &'a dyn Fn(&MessageRecord) -> bool,
+        keep: &'a dyn Fn(Option<&MessageRecord>) -> bool,
     ) -> Box<dyn Iterator<Item = Option<&'a MessageRecord>> + 'a> {
         match &cx.packet.body {
             PacketBody::Game(g) if !g.messages.is_empty() => {
-                Box::new(g.messages.iter().filter(move |m| keep(m)).map(Some))
+                Box::new(g.messages.iter().map(Some).filter(move |m| keep(*m)))
             }
-            _ => Box::new(std::iter::once(None)),
+            _ => Box::new(std::iter::once(None).filter(move |m| keep(*m))),
         }
     }
 
@@ -139,12 +139,12 @@ impl Selection {
         }
     }
 
-    /// One CSV row per message `keep` accepts.
+    /// One CSV row per message `keep` accepts (a message-less datagram: `keep(None)`).
     pub fn csv_rows(
         &self,
         w: &mut PacketWriter,
         cx: &Context<'_>,
-        keep: &dyn Fn(&MessageRecord) -> bool,
+        keep: &dyn Fn(Option<&MessageRecord>) -> bool,
         out: &mut String,
     ) {
         let mut json = Vec::new();
@@ -189,7 +189,7 @@ impl Selection {
         &self,
         w: &mut PacketWriter,
         cx: &Context<'_>,
-        keep: &dyn Fn(&MessageRecord) -> bool,
+        keep: &dyn Fn(Option<&MessageRecord>) -> bool,
         out: &mut Vec<u8>,
     ) {
         for m in Self::rows(cx, keep) {

@@ -840,3 +840,58 @@ fn narrow_terminals_get_whole_numbers_and_headers() {
         }
     }
 }
+
+// `-c N` counts the output's rows: table lines, CSV rows, JSON records, `--fields`
+// rows; with `-w`, the frames written (read back with pcap-file).
+// Catches: -c counting datagrams where a datagram prints several lines, or ignored
+// with --fields, or counting printed lines where -w writes frames.
+#[test]
+fn count_stops_after_n_rows_of_the_output() {
+    let lines = |args: &[&str]| -> usize {
+        let o = bcwire().args(args).output().expect("run");
+        assert!(o.status.success());
+        String::from_utf8_lossy(&o.stdout).lines().count()
+    };
+    for n in ["1", "5", "17"] {
+        let want: usize = n.parse().unwrap();
+        assert_eq!(lines(&["decode", "-c", n, SAMPLE]), want, "table -c {n}");
+        assert_eq!(
+            lines(&["decode", "-c", n, "--format", "csv", SAMPLE]),
+            want + 1
+        );
+        // JSON Lines end with the summary record.
+        assert_eq!(
+            lines(&["decode", "-c", n, "--format", "jsonl", SAMPLE]),
+            want + 1
+        );
+        assert_eq!(
+            lines(&[
+                "decode",
+                "-c",
+                n,
+                "--format",
+                "csv",
+                "--fields",
+                "frame,opcode",
+                SAMPLE
+            ]),
+            want + 1
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("c.pcapng");
+        let o = bcwire()
+            .args(["decode", "-q", "-c", n, "-w", out.to_str().unwrap(), SAMPLE])
+            .output()
+            .expect("run");
+        assert!(o.status.success());
+        let data = std::fs::read(&out).unwrap();
+        let mut r = pcap_file::pcapng::PcapNgReader::new(std::io::Cursor::new(data)).unwrap();
+        let mut frames = 0;
+        while let Some(b) = r.next_block() {
+            if matches!(b.unwrap().0, pcap_file::pcapng::Block::EnhancedPacket(_)) {
+                frames += 1;
+            }
+        }
+        assert_eq!(frames, want, "-w -c {n}");
+    }
+}
