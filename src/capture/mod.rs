@@ -79,8 +79,8 @@ pub struct Frame {
     /// Length of the frame on the wire (may exceed `data.len()` when snapped).
     pub orig_len: u32,
     pub data: Vec<u8>,
-    /// The pcapng packet comment (`opt_comment`), if the block has one.
-    pub comment: Option<String>,
+    /// The pcapng packet comments (`opt_comment`), in their order.
+    pub comments: Vec<String>,
     /// Digits of a second the frame's timestamp unit gives ([`TsResolution::digits`]):
     /// how many its time is printed with.
     pub ts_digits: u8,

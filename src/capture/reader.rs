@@ -444,7 +444,7 @@ impl CaptureReader {
                     frame.orig_len = raw.orig_len;
                     frame.data.clear();
                     frame.data.extend_from_slice(&raw.data);
-                    frame.comment = None;
+                    frame.comments.clear();
                     frame.ts_digits = resolution.digits();
                     if over_snaplen {
                         let (caplen, snaplen) = (raw.incl_len, *snaplen);
@@ -752,8 +752,9 @@ impl CaptureReader {
                 }
                 // Options follow the padded data; only then is the typed block worth
                 // decoding, for its comment.
+                frame.comments.clear();
                 if raw.type_ == PCAPNG_EPB && body.len() > EPB_FIXED + ((caplen + 3) & !3) {
-                    frame.comment = self.packet_comment(raw);
+                    self.packet_comments(raw, &mut frame.comments);
                 }
                 Ok(true)
             }
@@ -784,19 +785,18 @@ impl CaptureReader {
         }
     }
 
-    /// The first `opt_comment` of an enhanced packet block, decoded by pcap-file.
-    fn packet_comment(&self, raw: &RawBlock<'_>) -> Option<String> {
+    /// The `opt_comment`s of an enhanced packet block, decoded by pcap-file, in order.
+    fn packet_comments(&self, raw: &RawBlock<'_>, out: &mut Vec<String>) {
         let State::PcapNg { parser, .. } = &self.state else {
-            return None;
+            return;
         };
-        let block = raw.clone().try_into_block(parser.state()).ok()?;
-        let Block::EnhancedPacket(epb) = block else {
-            return None;
+        let Ok(Block::EnhancedPacket(epb)) = raw.clone().try_into_block(parser.state()) else {
+            return;
         };
-        epb.options.into_iter().find_map(|o| match o {
+        out.extend(epb.options.into_iter().filter_map(|o| match o {
             EnhancedPacketOption::Common(CommonOption::Comment(c)) => Some(c.into_owned()),
             _ => None,
-        })
+        }));
     }
 
     fn too_long(&self, len: usize) -> CaptureError {
@@ -841,7 +841,7 @@ impl CaptureReader {
         frame.orig_len = orig_len;
         frame.data.clear();
         frame.data.extend_from_slice(data);
-        frame.comment = None;
+        frame.comments.clear();
         self.last_ts_ns = ts_ns;
     }
 

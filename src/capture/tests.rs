@@ -494,10 +494,10 @@ fn pcapng_metadata_and_comments_round_trip() {
 
     let (_, frames) = frames_of(bytes.clone());
     assert_eq!(frames.len(), 2);
-    assert_eq!(frames[0].comment.as_deref(), Some("C→S ChatMessage 'hi'"));
+    assert_eq!(frames[0].comments, ["C→S ChatMessage 'hi'"]);
     assert_eq!(frames[0].data, vec![1, 2, 3]);
     assert_eq!(frames[0].ts_ns, T0);
-    assert_eq!(frames[1].comment, None);
+    assert!(frames[1].comments.is_empty());
     assert_eq!(frames[1].data, vec![4, 5, 6]);
 
     let mut r = PcapNgReader::new(Cursor::new(bytes)).unwrap();
@@ -744,7 +744,7 @@ fn blocks_with_refused_options_are_kept_without_them() {
     assert_eq!(frames.len(), 2);
     assert_eq!((frames[0].link_type, frames[0].interface), (101, 0));
     assert_eq!((frames[1].link_type, frames[1].interface), (1, 2));
-    assert_eq!(frames[1].comment.as_deref(), Some("kept"));
+    assert_eq!(frames[1].comments, ["kept"]);
     assert_eq!(r.link_types(), &[101, 1]);
 }
 

@@ -244,11 +244,12 @@ pub fn write_selected(
         if next == picked.len() || picked[next].0 != frame.number {
             continue;
         }
-        // The frame's own comment stays; `--annotate` adds its line after it.
+        // The frame's own comments stay, each its own; `--annotate` adds its line after
+        // them.
         let comments: Vec<&str> = frame
-            .comment
-            .as_deref()
-            .into_iter()
+            .comments
+            .iter()
+            .map(String::as_str)
             .chain(picked[next].1.as_deref())
             .collect();
         next += 1;

@@ -422,12 +422,16 @@ fn copy_capture(file: &str, shown: &str, output: &Path, decode: &Path) -> Result
             }
         };
         writer
-            .write_frame_with(
+            .write_frame_comments(
                 id,
                 frame.ts_ns,
                 frame.orig_len,
                 &frame.data,
-                frame.comment.as_deref(),
+                &frame
+                    .comments
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>(),
             )
             .with_context(|| format!("writing frame {} to {}", frame.number, output.display()))?;
         written += 1;

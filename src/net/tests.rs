@@ -36,7 +36,7 @@ fn frame(number: u64, link: u32, data: Vec<u8>) -> Frame {
         link_type: link,
         orig_len: data.len() as u32,
         data,
-        comment: None,
+        comments: Vec::new(),
         ts_digits: 6,
     }
 }

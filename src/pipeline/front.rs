@@ -45,7 +45,8 @@ impl FrameMeta {
             ts_ns: frame.ts_ns,
             len: frame.data.len(),
             link_type: frame.link_type,
-            comment: frame.comment.as_deref().map(Box::from),
+            // Several comments are one text, a line each (as the records show them).
+            comment: (!frame.comments.is_empty()).then(|| frame.comments.join("\n").into()),
             ts_digits: frame.ts_digits,
         }
     }

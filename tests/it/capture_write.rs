@@ -306,7 +306,10 @@ fn annotated_cut_carries_comments() {
     assert!(cut.len() >= 30);
     let comments: Vec<String> = cut
         .iter()
-        .map(|f| f.comment.clone().expect("every frame has a comment"))
+        .map(|f| {
+            assert_eq!(f.comments.len(), 1, "one annotation per frame");
+            f.comments[0].clone()
+        })
         .collect();
     assert!(comments.iter().all(|c| c.starts_with("bcwire: ")));
     assert!(

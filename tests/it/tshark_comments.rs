@@ -73,3 +73,73 @@ fn written_frames_keep_their_comments() {
         }
     }
 }
+
+// A frame with several comments keeps every one, each its own `opt_comment`, in its
+// order; `--annotate` adds its line after them. The input is written with two comments
+// on a frame, tshark confirms it reads both, and reads the output back.
+// Catches: only the first comment of a frame read (and so written).
+#[test]
+fn several_comments_of_a_frame_are_all_kept() {
+    if !common::tshark_usable() {
+        return;
+    }
+    use bcwire::capture::{CaptureReader, CaptureWriter, Endian, Frame, TsResolution};
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("two-notes.pcapng");
+    let src = common::shipped_capture("sample.pcapng");
+    let mut reader = CaptureReader::new(std::fs::File::open(&src).unwrap()).unwrap();
+    let mut writer: Option<CaptureWriter<std::fs::File>> = None;
+    let mut frame = Frame::default();
+    let mut n = 0;
+    while n < 8 && reader.read_into(&mut frame).unwrap() {
+        n += 1;
+        let w = writer.get_or_insert_with(|| {
+            let mut w =
+                CaptureWriter::pcapng(std::fs::File::create(&input).unwrap(), Endian::Little)
+                    .unwrap();
+            w.add_interface(frame.link_type as u16, 65_535, TsResolution::NANO, 0)
+                .unwrap();
+            w
+        });
+        let notes: &[&str] = if n == 3 {
+            &["first note", "second note"]
+        } else {
+            &[]
+        };
+        w.write_frame_comments(0, frame.ts_ns, frame.orig_len, &frame.data, notes)
+            .unwrap();
+    }
+    drop(writer);
+    let input_s = input.to_str().unwrap();
+    let commented = |file: &str| -> Vec<(u64, String)> {
+        comments(file)
+            .into_iter()
+            .filter(|(_, c)| !c.is_empty())
+            .collect()
+    };
+    assert_eq!(
+        commented(input_s),
+        vec![(3, "first note,second note".to_string())],
+        "tshark reads both comments of the input"
+    );
+    let out = dir.path().join("out.pcapng");
+    let out_s = out.to_str().unwrap();
+    let run = common::bcwire(&["-q", "decode", input_s, "-w", out_s]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        commented(out_s),
+        vec![(3, "first note,second note".to_string())]
+    );
+    let run = common::bcwire(&["-q", "decode", input_s, "-w", out_s, "--annotate"]);
+    assert!(run.status.success());
+    let annotated = comments(out_s);
+    let third = annotated.iter().find(|(f, _)| *f == 3).unwrap();
+    assert!(
+        third.1.starts_with("first note,second note,bcwire: "),
+        "{annotated:?}"
+    );
+}
