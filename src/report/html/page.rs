@@ -5,8 +5,11 @@
 //! polyline or path per series (never one element per point), bucketed time series,
 //! decimated tracks and thinned condition series.
 //!
-//! Why this file is long: the page is one self-contained document: its CSS, script and SVG templates live
-//! together so the page cannot drift from the code that fills it.
+//! Why this file is long: it holds every section of the page (overview, rates, dirty
+//! flags, ships and their charts, transport, chat, comparison) and the table and chart
+//! helpers they share, about 1,590 lines before its tests; the page's CSS and script
+//! are `page.css` and `page.js`, the battle sections `battle.rs`, `health.rs` and
+//! `tally.rs`.
 
 use super::collect::{CaptureReport, Event, EventKind, Ship};
 use super::problems::file_name;
