@@ -947,6 +947,17 @@ impl Pipeline {
                 .or_default()
                 .on_message(dir, game, time);
         }
+        // A game message's warnings (an object id conflict noted above included) are
+        // the record's too: the JSON lists them with the transport message's.
+        if !game.warnings.is_empty() {
+            let counts = self.counts.entry((session, client, dir)).or_default();
+            counts.warnings += game.warnings.len() as u64;
+            counts.non_stock += game
+                .warnings
+                .iter()
+                .filter(|w| w.code == Code::NonStock)
+                .count() as u64;
+        }
     }
 
     /// A session no datagram can reach any more: compact it into its summary and

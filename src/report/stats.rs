@@ -256,16 +256,20 @@ impl Stats {
                     d.duplicate_acks += 1;
                 }
             }
+            // Every game message's warnings, a retransmitted copy's too: the records
+            // show them all (and `info` counts them alike).
+            for g in m.game.iter().chain(m.assembled.iter().map(|a| &a.game)) {
+                d.warnings += g.warnings.len() as u64;
+                d.non_stock += g
+                    .warnings
+                    .iter()
+                    .filter(|w| w.code == Code::NonStock)
+                    .count() as u64;
+            }
             let Some(game) = m.delivered_game() else {
                 continue;
             };
             delivered_here += 1;
-            d.warnings += game.warnings.len() as u64;
-            d.non_stock += game
-                .warnings
-                .iter()
-                .filter(|w| w.code == Code::NonStock)
-                .count() as u64;
             d.object_id_conflicts += game
                 .warnings
                 .iter()

@@ -13,6 +13,7 @@ mod cli_usability;
 mod client_selection;
 mod common;
 mod compressed_memory;
+mod counts_agree;
 mod damaged_frames;
 mod diff_alignment;
 mod diff_fields;
