@@ -510,6 +510,7 @@ impl Pipeline {
     ) -> Result<Control> {
         sink.frame_read(frame.ts_ns, frame.ts_digits);
         let s = &mut self.summary;
+        s.ts_digits = s.ts_digits.max(frame.ts_digits);
         s.frames += 1;
         s.bytes += frame.len as u64;
         s.first_ts_ns.get_or_insert(frame.ts_ns);

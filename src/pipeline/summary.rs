@@ -14,6 +14,9 @@ pub struct CaptureSummary {
     pub bytes: u64,
     pub first_ts_ns: Option<i64>,
     pub last_ts_ns: Option<i64>,
+    /// Digits of a second the capture's timestamps carry (6 for microseconds, 9 for
+    /// nanoseconds; the finest of its interfaces): how many its times are printed with.
+    pub ts_digits: u8,
     pub gamespy_frames: u64,
     /// Game frames, damaged ones included.
     pub game_frames: u64,

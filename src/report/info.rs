@@ -136,6 +136,16 @@ fn client_label(c: &ClientSummary) -> String {
     s
 }
 
+/// Digits of a second to print the capture's times with: its timestamps' precision
+/// (microseconds when it is not known).
+fn digits(c: &CaptureSummary) -> u8 {
+    if c.ts_digits == 0 {
+        6
+    } else {
+        c.ts_digits
+    }
+}
+
 pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
     let mut out = String::new();
     let mut t = kv_table();
@@ -173,7 +183,11 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
         ]);
         t.add_row(vec![
             Cell::new("time span"),
-            Cell::new(format!("{:.6} s", span_seconds(Some(a), Some(b)))),
+            Cell::new(format!(
+                "{:.*} s",
+                usize::from(digits(c)),
+                span_seconds(Some(a), Some(b))
+            )),
         ]);
     }
     t.add_row(vec![Cell::new("game frames"), Cell::new(c.game_frames)]);
@@ -220,13 +234,14 @@ pub fn render_info(path: &str, c: &CaptureSummary, pal: Palette) -> String {
             out,
             "\n{}",
             pal.heading(&format!(
-                "Session {}: server {}, frames {}–{}, {:.3} s, {} client(s){}",
+                "Session {}: server {}, frames {}–{}, {:.*} s, {} client(s){}",
                 s.index,
                 s.server
                     .map(|a| a.to_string())
                     .unwrap_or_else(|| "?".into()),
                 s.first_frame,
                 s.last_frame,
+                usize::from(digits(c)),
                 (s.last_ts_ns - s.first_ts_ns) as f64 / 1e9,
                 s.game_clients().count(),
                 match s.clients.len() - s.game_clients().count() {
@@ -311,7 +326,7 @@ pub fn render_flows(c: &CaptureSummary, pal: Palette, time: TimeFormat) -> Strin
         if when {
             clock.render(ns)
         } else {
-            format!("{:.3}", (ns - t0) as f64 / 1e9)
+            format!("{:.*}", usize::from(digits(c)), (ns - t0) as f64 / 1e9)
         }
     };
     for s in &c.sessions {

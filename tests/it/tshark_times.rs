@@ -230,3 +230,39 @@ fn csv_time_and_json_time_ns_match_tshark_epoch() {
         }
     }
 }
+
+// `flows` and `info` give a client's join time at the capture's precision: the
+// relative time tshark prints for the client's first frame (9 digits in a nanosecond
+// capture, 6 in a microsecond one).
+// Catches: join times cut to milliseconds ("0.208" where tshark prints
+// "0.208458032").
+#[test]
+fn flows_join_times_have_the_capture_precision() {
+    if !common::tshark_usable() {
+        return;
+    }
+    for file in captures() {
+        let tshark = tshark_times(&file, "r", None);
+        let info = common::bcwire_json(&["info", "--format", "json", file.to_str().unwrap()]);
+        let flows = common::bcwire(&["flows", file.to_str().unwrap()]);
+        assert!(flows.status.success());
+        let text = String::from_utf8(flows.stdout).unwrap();
+        for s in info["files"][0]["sessions"].as_array().unwrap() {
+            for c in s["clients"].as_array().unwrap() {
+                let first = c["first_frame"].as_u64().unwrap();
+                let want = tshark[&first].trim();
+                let addr = c["addr"].as_str().unwrap();
+                let line = text
+                    .lines()
+                    .find(|l| l.contains(addr))
+                    .unwrap_or_else(|| panic!("{}: {addr} in flows", file.display()));
+                assert!(
+                    line.split(|ch: char| ch.is_whitespace() || ch == '┆' || ch == '│')
+                        .any(|cell| cell == want),
+                    "{}: {addr} joined at {want} (tshark):\n{line}",
+                    file.display()
+                );
+            }
+        }
+    }
+}
