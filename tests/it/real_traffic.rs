@@ -426,13 +426,13 @@ fn verbose_decode_prints_sequence_gaps_with_their_frames() {
             &game_datagram(2, seq, &chat(&format!("m{seq}"))),
         );
     }
-    let path = std::env::temp_dir().join(format!("bcwire-seq-gap-{}.pcap", std::process::id()));
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("seq-gap.pcap");
     std::fs::write(&path, cap.bytes()).unwrap();
     let p = path.to_str().unwrap();
     let out = common::bcwire(&["decode", "-v", p]);
     let doc = common::bcwire_json(&["info", "--format", "json", p]);
     let info = &doc["files"][0];
-    let _ = std::fs::remove_file(&path);
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("seq_")).collect();

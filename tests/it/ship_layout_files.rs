@@ -9,10 +9,15 @@ fn example() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/example-ships.json")
 }
 
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("bcwire-{}-{name}", std::process::id()));
-    std::fs::write(&p, text).unwrap();
-    p
+/// A file of its own holding `text`, removed when the value is dropped.
+fn temp_file(name: &str, text: &str) -> tempfile::TempPath {
+    let f = tempfile::Builder::new()
+        .prefix("bcwire-")
+        .suffix(&format!("-{name}"))
+        .tempfile()
+        .unwrap();
+    std::fs::write(f.path(), text).unwrap();
+    f.into_temp_path()
 }
 
 #[test]

@@ -55,7 +55,8 @@ fn several_captures_add_up_to_their_parts() {
 
 #[test]
 fn a_directory_means_its_capture_files() {
-    let dir = std::env::temp_dir().join(format!("bcwire-dir-{}", std::process::id()));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("captures");
     std::fs::create_dir_all(&dir).unwrap();
     for s in SAMPLES {
         std::fs::copy(sample(s), dir.join(s)).unwrap();
@@ -73,10 +74,8 @@ fn a_directory_means_its_capture_files() {
     let paths: Vec<String> = SAMPLES.iter().map(|s| sample(s)).collect();
     args.extend(paths.iter().map(String::as_str));
     assert_eq!(from_dir["directions"], bcwire_json(&args)["directions"]);
-    std::fs::remove_dir_all(&dir).ok();
-    let empty = std::env::temp_dir().join(format!("bcwire-empty-{}", std::process::id()));
+    let empty = tmp.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let out = bcwire(&["stats", empty.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    std::fs::remove_dir_all(&empty).ok();
 }

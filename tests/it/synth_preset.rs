@@ -35,11 +35,18 @@ fn within(what: &str, got: u64, want: u64, problems: &mut Vec<String>) {
 }
 
 /// Writes `synth --preset stock-battle` with `extra` arguments to a capture in a fresh
-/// temporary folder: (the folder, to remove; the capture's path).
-fn stock_battle(tag: &str, extra: &[&str]) -> (std::path::PathBuf, String) {
-    let dir = std::env::temp_dir().join(format!("bcwire-preset-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("stock-battle.pcap").to_str().unwrap().to_string();
+/// temporary folder: (the folder, removed when dropped; the capture's path).
+fn stock_battle(tag: &str, extra: &[&str]) -> (tempfile::TempDir, String) {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("bcwire-preset-{tag}-"))
+        .tempdir()
+        .unwrap();
+    let file = dir
+        .path()
+        .join("stock-battle.pcap")
+        .to_str()
+        .unwrap()
+        .to_string();
     let mut args = vec!["-q", "synth", "--preset", "stock-battle", "--out", &file];
     args.extend_from_slice(extra);
     let out = bcwire(&args);
@@ -98,7 +105,7 @@ fn stock_battle_preset_matches_the_measured_session() {
     }
     let most = per_frame.values().max().copied().unwrap_or(0);
     assert!(most > 5, "a tail of datagrams with many messages ({most})");
-    std::fs::remove_dir_all(&dir).ok();
+    drop(dir);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -116,5 +123,5 @@ fn stock_battle_preset_scales_to_a_datagram_count() {
     // Same shape: about as many datagrams each way, ~2.4 host StateUpdates per client one.
     let ratio = s2c["opcodes"]["0x1C"].as_f64().unwrap() / c2s["opcodes"]["0x1C"].as_f64().unwrap();
     assert!((2.2..2.7).contains(&ratio), "s2c/c2s StateUpdates {ratio}");
-    std::fs::remove_dir_all(&dir).ok();
+    drop(dir);
 }

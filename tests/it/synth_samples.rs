@@ -63,8 +63,8 @@ fn captures_dir() -> PathBuf {
 fn samples_regenerate_byte_for_byte() {
     let regenerate = std::env::var_os("BCWIRE_REGENERATE_SAMPLES").is_some();
     let readme = std::fs::read_to_string(captures_dir().join("README.md")).unwrap();
-    let tmp = std::env::temp_dir().join(format!("bcwire-samples-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_dir = tempfile::tempdir().unwrap();
+    let tmp = tmp_dir.path();
     for s in &SAMPLES {
         let line = format!("bcwire synth {} --out captures/{}", s.command, s.file);
         assert!(readme.contains(&line), "captures/README.md lacks `{line}`");
@@ -80,5 +80,4 @@ fn samples_regenerate_byte_for_byte() {
         assert!(fresh == old, "{} drifted from its command line", s.file);
         assert!(report.directions.c2s.datagrams > 0);
     }
-    std::fs::remove_dir_all(&tmp).ok();
 }

@@ -42,8 +42,8 @@ fn assert_counts_match(report: &Value, stats: &Value, what: &str) {
 
 #[test]
 fn stats_reproduce_what_synth_wrote() {
-    let dir = std::env::temp_dir().join(format!("bcwire-rt-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let cases: &[&[&str]] = &[
         &["--players", "2", "--minutes", "0.3", "--seed", "11"],
         &[
@@ -104,7 +104,6 @@ fn stats_reproduce_what_synth_wrote() {
         assert_eq!(info["not_bc"], serde_json::json!({}), "{args:?}");
         assert_eq!(info["sessions"].as_array().unwrap().len(), 1, "{args:?}");
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
