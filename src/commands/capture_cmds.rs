@@ -12,7 +12,7 @@ use crate::game::ships::ShipCatalog;
 use crate::pipeline::filter::{parse_duration_ns, ClientAbsent, Filter};
 use crate::pipeline::record::{PacketBody, PacketRecord};
 use crate::pipeline::summary::CaptureSummary;
-use crate::pipeline::{Config, Control, Detail, NullSink, Pipeline, Sink};
+use crate::pipeline::{Config, Control, FieldTrees, NullSink, Pipeline, Sink};
 use crate::report::decode::{csv_header, packet_csv, packet_hex, packet_lines, LineContext};
 use crate::report::info;
 use crate::report::json_stream;
@@ -499,12 +499,12 @@ impl Sink for DecodeSink<'_> {
 
     /// JSON is written from typed StateUpdates; tables, CSV, `--fields` and a `-Y`
     /// expression that reads fields read the field trees.
-    fn detail(&self) -> Detail {
+    fn field_trees(&self) -> FieldTrees {
         let json = matches!(self.format, DecodeFormat::Jsonl | DecodeFormat::Json);
         if json && self.select.is_none() && !self.filter.reads_fields() {
-            Detail::TypedStateUpdates
+            FieldTrees::ExceptCleanStateUpdates
         } else {
-            Detail::Full
+            FieldTrees::All
         }
     }
 }
@@ -942,11 +942,11 @@ impl Sink for StatsSink<'_> {
 
     /// Statistics count messages and read StateUpdate summaries, never fields, unless
     /// a `-Y` expression reads them.
-    fn detail(&self) -> Detail {
+    fn field_trees(&self) -> FieldTrees {
         if self.filter.reads_fields() {
-            Detail::Full
+            FieldTrees::All
         } else {
-            Detail::Lean
+            FieldTrees::None
         }
     }
 

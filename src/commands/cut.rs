@@ -12,7 +12,7 @@ use crate::capture::{link_type, CaptureReader, CaptureWriter, Endian, Frame, TsR
 use crate::cli::WriteArgs;
 use crate::pipeline::filter::Filter;
 use crate::pipeline::record::{PacketBody, PacketRecord};
-use crate::pipeline::{Control, Detail, Sink};
+use crate::pipeline::{Control, FieldTrees, Sink};
 use crate::report::decode::packet_annotation;
 use crate::report::names::Names;
 use anyhow::{Context, Result};
@@ -107,11 +107,11 @@ impl Sink for Selecting<'_> {
     }
 
     /// Comments need the decoded fields even when the command itself does not.
-    fn detail(&self) -> Detail {
+    fn field_trees(&self) -> FieldTrees {
         if self.annotate {
-            Detail::Full
+            FieldTrees::All
         } else {
-            self.inner.detail()
+            self.inner.field_trees()
         }
     }
 

@@ -8,7 +8,7 @@ use crate::diag::Direction;
 use crate::pipeline::filter::{ClientAbsent, Filter};
 use crate::pipeline::record::{PacketBody, PacketRecord};
 use crate::pipeline::summary::CaptureSummary;
-use crate::pipeline::{Config, Control, Detail, Sink};
+use crate::pipeline::{Config, Control, FieldTrees, Sink};
 use crate::report::align::{Aligner, Side};
 use crate::report::diff::{
     self, ClientMap, ClientPair, Comparison, DiffResult, FetchSink, Fetcher, FlowKey, MessageDigest,
@@ -91,11 +91,11 @@ impl Sink for DigestSink<'_> {
         Ok(Control::Continue)
     }
 
-    fn detail(&self) -> Detail {
+    fn field_trees(&self) -> FieldTrees {
         if self.filter.reads_fields() {
-            Detail::Full
+            FieldTrees::All
         } else {
-            Detail::Lean
+            FieldTrees::None
         }
     }
 

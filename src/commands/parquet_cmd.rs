@@ -7,7 +7,7 @@ use super::Output;
 use crate::cli::DecodeArgs;
 use crate::pipeline::filter::Filter;
 use crate::pipeline::record::PacketRecord;
-use crate::pipeline::{Config, Control, Detail, Sink};
+use crate::pipeline::{Config, Control, FieldTrees, Sink};
 use crate::report::names::Names;
 use crate::report::parquet::ParquetRows;
 use anyhow::{bail, Context, Result};
@@ -42,11 +42,11 @@ impl<W: Write + Send> Sink for ParquetSink<W> {
     }
 
     /// Rows hold typed values only: the field trees are read only by a `-Y` expression.
-    fn detail(&self) -> Detail {
+    fn field_trees(&self) -> FieldTrees {
         if self.filter.reads_fields() {
-            Detail::Full
+            FieldTrees::All
         } else {
-            Detail::Lean
+            FieldTrees::None
         }
     }
 }

@@ -119,8 +119,8 @@ impl Sink for Observed<'_> {
     }
 
     /// The wrapped sink decides (warnings, all that is read here, are in lean records).
-    fn detail(&self) -> crate::pipeline::Detail {
-        self.inner.detail()
+    fn field_trees(&self) -> crate::pipeline::FieldTrees {
+        self.inner.field_trees()
     }
 
     fn links_relays(&self) -> bool {

@@ -10,7 +10,7 @@
 
 use super::names::Names;
 use super::record::PacketRecord;
-use super::{Control, Detail, Sink};
+use super::{Control, FieldTrees, Sink};
 use anyhow::Result;
 use std::collections::VecDeque;
 
@@ -115,8 +115,8 @@ impl Sink for HoldUntilNamed<'_> {
         }
     }
 
-    fn detail(&self) -> Detail {
-        self.inner.detail()
+    fn field_trees(&self) -> FieldTrees {
+        self.inner.field_trees()
     }
 
     fn links_relays(&self) -> bool {

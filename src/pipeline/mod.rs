@@ -22,7 +22,7 @@ use crate::diag::{Code, Direction, Warning};
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::field::{Field, Span, Value};
 use crate::game::objects::{ObjectKind, ObjectRegistry, MAX_ENDED, MAX_OBJECTS};
-use crate::game::opcodes::{self, Body, DecodeContext, FieldTrees};
+use crate::game::opcodes::{self, Body, DecodeContext};
 use crate::game::phases::{PhaseTracker, TransportEvent};
 use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WINDOW_SECS};
 use crate::game::ships::{ShipCatalog, ShipClass};
@@ -64,29 +64,20 @@ pub enum Control {
     Stop,
 }
 
-/// How much of each record a sink reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Detail {
-    /// Everything.
-    Full,
-    /// No `fields` on game messages (except Settings, which the pipeline reads itself)
-    /// nor on connection-management messages; everything else is the same, warnings
-    /// included. Building field trees is most of the cost of a full decode, and
-    /// statistics never look at them.
-    Lean,
-    /// Everything but the `fields` of a StateUpdate that decoded without a warning: the
-    /// sink writes those from the typed value (`GameMessage::body`), as the JSON
-    /// writer does (`report::json_state_update`).
-    TypedStateUpdates,
-}
+/// How much of each record a sink reads: which game messages get a field tree
+/// ([`FieldTrees`], the decoder's own setting; one name from the decoder to the sink).
+/// `None` leaves out the `fields` of game messages (but Settings, which the pipeline
+/// reads itself) and of connection-management messages: building field trees is most
+/// of a full decode's cost, and statistics never look at them.
+pub use crate::game::opcodes::FieldTrees;
 
 /// Receives the records of a run, in capture order.
 pub trait Sink {
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control>;
 
     /// What this sink reads; asked once, before the first record.
-    fn detail(&self) -> Detail {
-        Detail::Full
+    fn field_trees(&self) -> FieldTrees {
+        FieldTrees::All
     }
 
     /// Whether this sink reads `relay_of` (the client message a host's copy relays).
@@ -132,8 +123,8 @@ impl Sink for NullSink {
     fn packet(&mut self, _: &PacketRecord, _: &dyn Names) -> Result<Control> {
         Ok(Control::Continue)
     }
-    fn detail(&self) -> Detail {
-        Detail::Lean
+    fn field_trees(&self) -> FieldTrees {
+        FieldTrees::None
     }
 }
 
@@ -196,7 +187,7 @@ pub struct Pipeline {
     phases: HashMap<ClientKey, PhaseTracker>,
     counts: HashMap<StreamKey, StreamCounts>,
     summary: CaptureSummary,
-    /// Which messages get field trees, from the sink's [`Detail`].
+    /// Which messages get field trees, as the sink asked ([`Sink::field_trees`]).
     trees: FieldTrees,
     /// The sink reads `relay_of` ([`Sink::links_relays`]).
     link_relays: bool,
@@ -369,11 +360,7 @@ impl Pipeline {
     /// the summary are the same either way.
     pub fn run(mut self, reader: CaptureReader, sink: &mut dyn Sink) -> Result<CaptureSummary> {
         self.summary.format = format_name(reader.format());
-        self.trees = match sink.detail() {
-            Detail::Full => FieldTrees::All,
-            Detail::Lean => FieldTrees::None,
-            Detail::TypedStateUpdates => FieldTrees::ExceptCleanStateUpdates,
-        };
+        self.trees = sink.field_trees();
         self.link_relays = sink.links_relays();
         let read_ahead = self.config.read_ahead;
         let front = Front::new(reader, self.config.game_port, read_ahead);

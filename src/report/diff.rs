@@ -466,8 +466,8 @@ impl Sink for FetchSink<'_> {
         })
     }
 
-    fn detail(&self) -> crate::pipeline::Detail {
-        crate::pipeline::Detail::Full
+    fn field_trees(&self) -> crate::pipeline::FieldTrees {
+        crate::pipeline::FieldTrees::All
     }
 
     fn selects_by_player(&self) -> bool {

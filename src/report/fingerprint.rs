@@ -326,7 +326,7 @@ mod tests {
     use crate::game::stateupdate::{encode, Cf16, Delta, Dir3};
     use crate::game::subsys::PowerSetting;
     use crate::pipeline::record::{PacketBody, PacketRecord};
-    use crate::pipeline::{Config, Control, Detail, Pipeline, Sink};
+    use crate::pipeline::{Config, Control, FieldTrees, Pipeline, Sink};
     use crate::report::names::Names;
     use std::collections::HashMap;
 
@@ -355,8 +355,8 @@ mod tests {
             }
             Ok(Control::Continue)
         }
-        fn detail(&self) -> Detail {
-            Detail::Lean
+        fn field_trees(&self) -> FieldTrees {
+            FieldTrees::None
         }
     }
 

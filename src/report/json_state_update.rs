@@ -2,7 +2,7 @@
 //!
 //! StateUpdates are most of a capture, and building their field trees (and freeing them)
 //! was most of the cost of `decode --format jsonl`. A pipeline asked for
-//! [`crate::pipeline::Detail::TypedStateUpdates`] leaves the tree out of a StateUpdate
+//! [`crate::pipeline::FieldTrees::ExceptCleanStateUpdates`] leaves the tree out of a StateUpdate
 //! that decoded without a warning, and this module writes the same JSON, key for key
 //! and digit for digit, from the [`StateUpdate`] and its class's layout. A StateUpdate
 //! with a warning keeps its tree (it may hold raw or trailing bytes the typed value does

@@ -4,24 +4,24 @@
 use crate::common;
 
 use bcwire::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
-use bcwire::pipeline::{self, Config, Control, Detail, Pipeline, Sink};
+use bcwire::pipeline::{self, Config, Control, FieldTrees, Pipeline, Sink};
 use bcwire::report::names::Names;
 
 struct Collect {
-    detail: Detail,
+    detail: FieldTrees,
     records: Vec<String>,
 }
 
 impl Sink for Collect {
     fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> anyhow::Result<Control> {
         let mut p = p.clone();
-        if self.detail == Detail::Full {
+        if self.detail == FieldTrees::All {
             strip_fields(&mut p);
         }
         self.records.push(format!("{p:?}"));
         Ok(Control::Continue)
     }
-    fn detail(&self) -> Detail {
+    fn field_trees(&self) -> FieldTrees {
         self.detail
     }
 }
@@ -46,7 +46,7 @@ fn strip_fields(p: &mut PacketRecord) {
     }
 }
 
-fn run(path: &str, detail: Detail) -> (Vec<String>, String) {
+fn run(path: &str, detail: FieldTrees) -> (Vec<String>, String) {
     let mut sink = Collect {
         detail,
         records: Vec::new(),
@@ -65,8 +65,8 @@ fn lean_records_equal_full_records_without_fields() {
         for ext in ["pcap", "pcapng"] {
             let path = folder.join(format!("{name}.{ext}"));
             let path = path.to_str().unwrap();
-            let (full, full_summary) = run(path, Detail::Full);
-            let (lean, lean_summary) = run(path, Detail::Lean);
+            let (full, full_summary) = run(path, FieldTrees::All);
+            let (lean, lean_summary) = run(path, FieldTrees::None);
             assert_eq!(full.len(), lean.len(), "{path}");
             for (a, b) in full.iter().zip(&lean) {
                 assert_eq!(a, b, "{path}");
@@ -83,7 +83,7 @@ fn lean_records_equal_full_records_without_fields() {
 /// Each record as `decode --format jsonl` writes it, and how many StateUpdates came
 /// without a field tree.
 struct WriteJson {
-    detail: Detail,
+    detail: FieldTrees,
     writer: bcwire::report::json_stream::PacketWriter,
     lines: Vec<String>,
     typed: usize,
@@ -112,12 +112,12 @@ impl Sink for WriteJson {
         self.lines.push(String::from_utf8(line).unwrap());
         Ok(Control::Continue)
     }
-    fn detail(&self) -> Detail {
+    fn field_trees(&self) -> FieldTrees {
         self.detail
     }
 }
 
-fn json_lines(path: &str, detail: Detail) -> (Vec<String>, usize) {
+fn json_lines(path: &str, detail: FieldTrees) -> (Vec<String>, usize) {
     let mut sink = WriteJson {
         detail,
         writer: Default::default(),
@@ -149,8 +149,8 @@ fn json_from_typed_state_updates_equals_json_from_field_trees() {
     }
     let mut typed_total = 0;
     for path in &paths {
-        let (full, none) = json_lines(path, Detail::Full);
-        let (typed, typed_count) = json_lines(path, Detail::TypedStateUpdates);
+        let (full, none) = json_lines(path, FieldTrees::All);
+        let (typed, typed_count) = json_lines(path, FieldTrees::ExceptCleanStateUpdates);
         assert_eq!(none, 0, "{path}: a full run keeps every tree");
         assert_eq!(full.len(), typed.len(), "{path}");
         for (a, b) in full.iter().zip(&typed) {

@@ -6,7 +6,7 @@
 use crate::common;
 
 use bcwire::pipeline::record::PacketRecord;
-use bcwire::pipeline::{self, Config, Control, Detail, Pipeline, Sink};
+use bcwire::pipeline::{self, Config, Control, FieldTrees, Pipeline, Sink};
 use bcwire::report::names::Names;
 
 struct StopAfter {
@@ -23,8 +23,8 @@ impl Sink for StopAfter {
             Control::Continue
         })
     }
-    fn detail(&self) -> Detail {
-        Detail::Full
+    fn field_trees(&self) -> FieldTrees {
+        FieldTrees::All
     }
 }
 

@@ -67,8 +67,8 @@ impl Sink for CollectSink<'_> {
         Ok(Control::Continue)
     }
 
-    fn detail(&self) -> pipeline::Detail {
-        pipeline::Detail::Full
+    fn field_trees(&self) -> pipeline::FieldTrees {
+        pipeline::FieldTrees::All
     }
 }
 
