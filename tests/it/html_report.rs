@@ -481,3 +481,37 @@ fn a_comparison_shares_axes_and_row_order() {
         "bars scaled apart: {sa} vs {sb} px per %"
     );
 }
+
+// A page shared with others names its captures by file name: no local directory in it
+// (the Comparison section printed both full paths).
+#[test]
+fn a_two_capture_page_names_files_not_local_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("private").join("matches");
+    std::fs::create_dir_all(&dir).unwrap();
+    let sample = crate::common::shipped_capture("sample.pcapng");
+    let (a, b) = (dir.join("night-a.pcapng"), dir.join("night-b.pcapng"));
+    std::fs::copy(&sample, &a).unwrap();
+    std::fs::copy(&sample, &b).unwrap();
+    let page = tmp.path().join("r.html");
+    let run = crate::common::bcwire(&[
+        "-q",
+        "report",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("night-a.pcapng") && html.contains("night-b.pcapng"));
+    assert!(
+        !html.contains(dir.to_str().unwrap()),
+        "the page holds the local directory {}",
+        dir.display()
+    );
+}

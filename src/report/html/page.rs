@@ -394,7 +394,9 @@ fn overview(c: &CaptureReport) -> String {
             format!("{} game, {} GameSpy", s.game_frames, s.gamespy_frames),
         ),
         ("sessions", s.sessions.len().to_string()),
-        ("problems", s.problems.len().to_string()),
+        // The capture's own problems (reading, limits, conflicts), not the records'
+        // warnings, which the Problems section counts by code.
+        ("capture problems", s.problems.len().to_string()),
     ];
     for (k, v) in facts {
         h.push_str(&row(&[format!("<th>{}</th>", esc(k)), td(&v)]));
@@ -1475,8 +1477,8 @@ fn diff_section(r: &DiffResult, a: &str, b: &str) -> String {
     let _ = write!(
         h,
         "<p>A = {}<br>B = {}</p><p class=\"{}\">{}</p>",
-        esc(a),
-        esc(b),
+        esc(file_name(a)),
+        esc(file_name(b)),
         if r.is_same() { "same" } else { "differ" },
         if r.is_same() {
             "The captures are equivalent."
