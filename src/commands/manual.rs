@@ -297,7 +297,10 @@ pub fn render_filter_page(version: &str, w: &mut dyn Write) -> std::io::Result<(
             "--client NAME",
             "client == NAME (also port:N, peer:N, slot:N)",
         ),
-        ("--object ID", "object_id == ID"),
+        (
+            "--object ID",
+            "object_ids == ID (the object named anywhere in the message)",
+        ),
         ("--ship CLASS", "ship == CLASS"),
         ("--frames A-B", "frame >= A and frame <= B"),
         ("--time A-B", "time_relative >= A and time_relative <= B"),

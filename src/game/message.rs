@@ -56,3 +56,28 @@ impl GameMessage {
         }
     }
 }
+
+/// Every object id a game message names, in wire order: a StateUpdate's object and every
+/// field holding an object id, at any depth (what `--object` and `-Y object_ids` test).
+pub fn mentioned_objects(g: &GameMessage, out: &mut Vec<u32>) {
+    fn walk(fields: &[super::field::Field], out: &mut Vec<u32>) {
+        for f in fields {
+            match &f.value {
+                super::field::Value::ObjectId(v) => out.push(*v),
+                super::field::Value::Group(c) => walk(c, out),
+                super::field::Value::List(items) => {
+                    for i in items {
+                        if let super::field::Value::Group(c) = i {
+                            walk(c, out);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(s) = g.state_update() {
+        out.push(s.object_id);
+    }
+    walk(&g.fields, out);
+}

@@ -52,6 +52,7 @@ pub enum Fact {
     Name,
     GameLength,
     ObjectId,
+    ObjectIds,
     Object,
     Ship,
     WarningCode,
@@ -99,6 +100,7 @@ impl Fact {
             Fact::Name => "name",
             Fact::GameLength => "game_length",
             Fact::ObjectId => "object_id",
+            Fact::ObjectIds => "object_ids",
             Fact::Object => "object",
             Fact::Ship => "ship",
             Fact::WarningCode => "warnings.code",
@@ -413,6 +415,14 @@ pub const FACTS: &[FactInfo] = &[
         "Network object id the game message is about"
     ),
     fact!(
+        ObjectIds,
+        [],
+        Hex,
+        "",
+        true,
+        "Every object id the game message names: its object_id and every other field holding one (target, source, destination, emitter, …); --object ID is object_ids == ID"
+    ),
+    fact!(
         Object,
         [],
         Text,
@@ -585,6 +595,13 @@ pub fn values<'a>(fact: Fact, cx: &RecordCx<'a>, out: &mut Vec<FactValue<'a>>) {
         ),
         Fact::Name => out.extend(cx.game().map(|g| text(g.name))),
         Fact::GameLength => out.extend(cx.game().map(|g| FactValue::Uint(g.length as u64))),
+        Fact::ObjectIds => {
+            if let Some(g) = cx.game() {
+                let mut ids = Vec::new();
+                crate::game::message::mentioned_objects(g, &mut ids);
+                out.extend(ids.into_iter().map(|id| FactValue::Hex(id.into())));
+            }
+        }
         Fact::ObjectId => out.extend(
             cx.game()
                 .and_then(|g| g.object_id())

@@ -752,16 +752,11 @@ impl Filter {
     }
 }
 
+/// Whether a game message names the object anywhere (as `-Y object_ids == ID` tests).
 fn mentions_object(g: &crate::game::GameMessage, id: u32) -> bool {
-    use crate::game::Value;
-    fn walk(fields: &[crate::game::Field], id: u32) -> bool {
-        fields.iter().any(|f| match &f.value {
-            Value::ObjectId(v) => *v == id,
-            Value::Group(c) => walk(c, id),
-            _ => false,
-        })
-    }
-    g.state_update().is_some_and(|s| s.object_id == id) || walk(&g.fields, id)
+    let mut ids = Vec::new();
+    crate::game::message::mentioned_objects(g, &mut ids);
+    ids.contains(&id)
 }
 
 #[cfg(test)]

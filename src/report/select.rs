@@ -215,7 +215,11 @@ impl Selection {
                         let many = matches!(
                             c,
                             Column::Fact(
-                                Fact::Port | Fact::Ip | Fact::WarningCode | Fact::WarningKind
+                                Fact::Port
+                                    | Fact::Ip
+                                    | Fact::ObjectIds
+                                    | Fact::WarningCode
+                                    | Fact::WarningKind
                             )
                         );
                         json_array(out, many || vs.len() > 1, &vs, |out, v| fact_json(out, v));

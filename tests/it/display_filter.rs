@@ -459,3 +459,55 @@ fn filter_mistakes_are_explained() {
     assert_eq!(code, 0);
     assert_eq!(out, all);
 }
+
+/// The records (frame, and each message's offset, or none for a datagram without
+/// messages) `decode ARGS` writes as JSON Lines.
+fn records(file: &str, args: &[&str]) -> Vec<(u64, Vec<u64>)> {
+    let mut all = vec!["decode", "--format", "jsonl"];
+    all.extend_from_slice(args);
+    all.push(file);
+    let (code, out, err) = run(&all);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    out.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["type"] == "packet")
+        .map(|r| {
+            let offsets = r["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|m| m["offset"].as_u64().unwrap())
+                .collect();
+            (r["frame"].as_u64().unwrap(), offsets)
+        })
+        .collect()
+}
+
+// Each short selection option keeps exactly the records and messages its `-Y` form,
+// as bcwire-filter(7) lists it, keeps.
+// Catches: a short option and its documented expression parting (GameSpy datagrams
+// kept by one and not the other, a time range closed at one end and open at the
+// other, an object matched in one field only).
+#[test]
+fn short_options_select_what_their_expressions_select() {
+    let object = "0x3FFFFFFF";
+    let cases: &[(&[&str], &str)] = &[
+        (&["--opcode", "StateUpdate"], "opcode == StateUpdate"),
+        (&["--exclude", "StateUpdate"], "not opcode == StateUpdate"),
+        (&["--direction", "s2c"], "direction == s2c"),
+        (&["--client", "Worf"], "client == Worf"),
+        (&["--ship", "Nebula"], "ship == Nebula"),
+        (&["--frames", "100-200"], "frame >= 100 and frame <= 200"),
+        (
+            &["--time", "10-20"],
+            "time_relative >= 10 and time_relative <= 20",
+        ),
+        (&["--object", object], &format!("object_ids == {object}")),
+    ];
+    for (short, expr) in cases {
+        let a = records(SAMPLE, short);
+        let b = records(SAMPLE, &["-Y", expr]);
+        assert!(!a.is_empty(), "{short:?} selects something");
+        assert_eq!(a, b, "{short:?} against -Y {expr}");
+    }
+}
