@@ -373,10 +373,10 @@ impl Pipeline {
         // sets that later frames might complete) is not reported.
         if end.is_some() {
             let names = NameView {
-                facts: &self.streams.facts,
+                facts: self.streams.facts(),
                 sessions: &self.sessions,
                 ships: &self.config.ships,
-                epoch: self.names_epoch + self.streams.facts.names_version(),
+                epoch: self.names_epoch + self.streams.facts().names_version(),
             };
             sink.end(&names)?;
         }
@@ -574,7 +574,6 @@ impl Pipeline {
                     cipher::decrypt(&mut plain);
                 }
                 self.streams
-                    .facts
                     .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
                 let stream = (c.session, c.client, c.direction);
                 let mut g = self.game_packet(plain, parsed, stream, d.ts_ns, d.frame);
@@ -622,10 +621,10 @@ impl Pipeline {
             fragment_frames: std::mem::take(&mut d.fragment_frames),
         };
         let names = NameView {
-            facts: &self.streams.facts,
+            facts: self.streams.facts(),
             sessions: &self.sessions,
             ships: &self.config.ships,
-            epoch: self.names_epoch + self.streams.facts.names_version(),
+            epoch: self.names_epoch + self.streams.facts().names_version(),
         };
         let control = sink.packet(&rec, &names);
         if let PacketBody::Game(g) = rec.body {
@@ -896,7 +895,7 @@ impl Pipeline {
                     .skip(1)
                     .position(|w| w == id.to_le_bytes())
                     .map(|p| p + 1);
-                let (slots, facts) = (&st.slots, &self.streams.facts);
+                let (slots, facts) = (&st.slots, self.streams.facts());
                 let player = |slot: u8| {
                     slots
                         .iter()
@@ -1008,7 +1007,7 @@ impl Pipeline {
             clients: Vec::new(),
         };
         for (ci, c) in s.clients.iter().enumerate() {
-            let f = self.streams.facts.finish_client(&(si, ci), end_ns);
+            let f = self.streams.finish_client(&(si, ci), end_ns);
             if let Some(f) = &f {
                 if f.events_not_listed > 0 {
                     self.summary.add_problem(format!(
@@ -1070,8 +1069,8 @@ impl Pipeline {
                 let i = dir.index();
                 let k = (si, ci, dir);
                 let n = self.counts.remove(&k).unwrap_or_default();
-                let unacked = self.streams.tracker.finish_stream(&k).len() as u64;
-                let incomplete = self.streams.reassembler.finish_stream(&k);
+                let end = self.streams.finish_stream(&k);
+                let (unacked, incomplete) = (end.unacked as u64, end.incomplete);
                 for inc in &incomplete {
                     self.fragment_set_problem(inc);
                 }
@@ -1160,7 +1159,7 @@ impl Pipeline {
         self.summary.sessions.sort_by_key(|s| s.index);
         // Every stream was ended with its session; what is left are the counts only
         // the whole run knows.
-        let reliability = std::mem::take(&mut self.streams.tracker).finish();
+        let (reliability, leftover, not_listed) = std::mem::take(&mut self.streams).finish();
         if reliability.unacked_not_listed > 0 {
             self.summary.add_limit_problem(format!(
                 "reliability tracker: {} unacknowledged reliable message(s) pushed out of \
@@ -1169,7 +1168,6 @@ impl Pipeline {
                 reliability.unacked_not_listed
             ));
         }
-        let (leftover, not_listed) = std::mem::take(&mut self.streams.reassembler).finish();
         for i in &leftover {
             self.fragment_set_problem(i);
         }

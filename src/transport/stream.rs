@@ -78,14 +78,69 @@ pub struct Arrival<'a> {
 /// Every stream of a capture.
 #[derive(Default)]
 pub struct Streams {
-    pub tracker: Tracker<StreamKey>,
-    pub reassembler: Reassembler<StreamKey>,
-    pub facts: SessionFacts<ClientKey>,
+    tracker: Tracker<StreamKey>,
+    reassembler: Reassembler<StreamKey>,
+    facts: SessionFacts<ClientKey>,
+}
+
+/// What a stream leaves when it can receive no more: its reliable messages never
+/// acknowledged, and its fragment sets never completed.
+pub struct StreamEnd {
+    pub unacked: usize,
+    pub incomplete: Vec<crate::transport::reassembly::Incomplete<StreamKey>>,
 }
 
 impl Streams {
     pub fn new() -> Streams {
         Streams::default()
+    }
+
+    /// A datagram of a client arrived (its peer id, for the client's facts).
+    pub fn on_datagram(
+        &mut self,
+        client: &ClientKey,
+        dir: Direction,
+        peer_id: u8,
+        ts_ns: i64,
+        frame: u64,
+    ) {
+        self.facts.on_datagram(client, dir, peer_id, ts_ns, frame);
+    }
+
+    /// What the clients' connection management said so far (names, peer ids, …).
+    pub fn facts(&self) -> &SessionFacts<ClientKey> {
+        &self.facts
+    }
+
+    /// The facts of a client whose session ended, taken out (`end_ns`: the session's
+    /// last time, for a silence still open).
+    pub fn finish_client(
+        &mut self,
+        client: &ClientKey,
+        end_ns: i64,
+    ) -> Option<crate::transport::facts::ClientFacts> {
+        self.facts.finish_client(client, end_ns)
+    }
+
+    /// End one stream: what it leaves unacknowledged and incomplete.
+    pub fn finish_stream(&mut self, stream: &StreamKey) -> StreamEnd {
+        StreamEnd {
+            unacked: self.tracker.finish_stream(stream).len(),
+            incomplete: self.reassembler.finish_stream(stream),
+        }
+    }
+
+    /// End the run: the reliability tracker's report, and the fragment sets still
+    /// open with the number of those not listed.
+    pub fn finish(
+        self,
+    ) -> (
+        crate::transport::reliability::ReliabilityReport<StreamKey>,
+        Vec<crate::transport::reassembly::Incomplete<StreamKey>>,
+        u64,
+    ) {
+        let (leftover, not_listed) = self.reassembler.finish();
+        (self.tracker.finish(), leftover, not_listed)
     }
 
     /// Follow one transport message of `stream` found in the decrypted datagram `plain`.
