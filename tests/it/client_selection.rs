@@ -349,6 +349,23 @@ fn query_ports_are_not_game_clients() {
         if queries > 0 {
             assert!(text.contains("GameSpy query port"), "{text}");
         }
+        // The report does not call a query port a player "still there".
+        let tmp = tempfile::tempdir().unwrap();
+        let page = tmp.path().join("r.html");
+        let run = common::bcwire(&[
+            "-q",
+            "report",
+            path.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ]);
+        assert!(run.status.success());
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert_eq!(
+            html.matches("GameSpy query only").count(),
+            queries,
+            "{name}: report"
+        );
     }
     if common::shared_dir().is_some() {
         assert!(!shared.is_empty());

@@ -456,6 +456,8 @@ fn overview(c: &CaptureReport) -> String {
         for cl in &sess.clients {
             let left = match cl.departure() {
                 Some(how) => format!("{:.1} s ({how})", secs_since(c, cl.last_ts_ns)),
+                // A port that only asked the server's status never joined.
+                None if cl.is_query_only() => "GameSpy query only".into(),
                 None => "still there".into(),
             };
             let (up, down) = (cl.dir(Direction::C2S), cl.dir(Direction::S2C));
