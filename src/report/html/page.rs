@@ -16,9 +16,7 @@ use super::problems::file_name;
 use super::series::{
     blank_after, column_layout, decimate_indices, rebucket, split_budget, thin_steps,
 };
-use super::svg::{
-    colour, esc, json_for_script, num, opcode_colour, points_attr, round, Plot, OTHER,
-};
+use super::svg::{colour, esc, json_for_script, num, opcode_colour, round, Plot, OTHER};
 use crate::report::names::ShipIdentity;
 use crate::report::timefmt::utc_datetime;
 
@@ -1070,12 +1068,11 @@ fn ship_chart(
             xy.push((plot.px(s.end).max(last.0), last.1));
         }
         let col = colour(k);
-        let _ = write!(
-            svg,
-            "<polyline data-series=\"{}\" stroke=\"{col}\" points=\"{}\"/>",
-            esc(&series.name),
-            points_attr(xy.into_iter())
-        );
+        svg.push_str(&super::svg::series_element(
+            &format!(" data-series=\"{}\"", esc(&series.name)),
+            col,
+            &xy,
+        ));
         let min = series.points.iter().map(|p| p.1).fold(f32::MAX, f32::min);
         let _ = write!(
             legend,
@@ -1227,18 +1224,17 @@ pub(super) fn line_chart_styled(
             .split(|(_, v)| !v.is_finite())
             .filter(|run| !run.is_empty())
             .map(|run| {
-                points_attr(
-                    run.iter()
-                        .map(|(i, v)| (plot.px((*i as f64 + 0.5) * width), plot.py(**v))),
-                )
+                run.iter()
+                    .map(|(i, v)| (plot.px((*i as f64 + 0.5) * width), plot.py(**v)))
+                    .collect::<Vec<_>>()
             })
             .collect::<Vec<_>>();
         for pts in runs {
-            let _ = write!(
-                svg,
-                "<polyline data-series=\"{}\"{pl} stroke=\"{col}\" points=\"{pts}\"/>",
-                esc(name),
-            );
+            svg.push_str(&super::svg::series_element(
+                &format!(" data-series=\"{}\"{pl}", esc(name)),
+                col,
+                &pts,
+            ));
         }
         let _ = write!(
             legend,

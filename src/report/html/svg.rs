@@ -274,6 +274,25 @@ impl Plot {
 }
 
 /// `x,y x,y …` for a polyline.
+/// A series as SVG: a polyline through its points, or, when they all sit at one place
+/// (a series of one value, a life of one moment), a dot there, which a polyline would
+/// not show. `attrs` go on the element (`data-series`, a player).
+pub fn series_element(attrs: &str, colour: &str, pts: &[(f64, f64)]) -> String {
+    let one_place = pts.windows(2).all(|w| w[0] == w[1]);
+    match pts.first() {
+        Some(&(x, y)) if one_place => format!(
+            "<circle{attrs} fill=\"{colour}\" cx=\"{}\" cy=\"{}\" r=\"2.5\"/>",
+            num(x),
+            num(y)
+        ),
+        Some(_) => format!(
+            "<polyline{attrs} stroke=\"{colour}\" points=\"{}\"/>",
+            points_attr(pts.iter().copied())
+        ),
+        None => String::new(),
+    }
+}
+
 pub fn points_attr(pts: impl Iterator<Item = (f64, f64)>) -> String {
     let mut s = String::new();
     for (x, y) in pts {
@@ -289,6 +308,26 @@ pub fn points_attr(pts: impl Iterator<Item = (f64, f64)>) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    // Catches: a series of one value (or a life of one moment) drawn as a polyline of
+    // one point, which shows nothing.
+    #[test]
+    fn a_series_at_one_place_is_a_dot() {
+        let one = series_element(" data-series=\"hull\"", "#123456", &[(10.0, 20.0)]);
+        assert!(
+            one.starts_with("<circle") && one.contains("cx=\"10\""),
+            "{one}"
+        );
+        let still = series_element("", "#123456", &[(10.0, 20.0), (10.0, 20.0)]);
+        assert!(still.starts_with("<circle"), "{still}");
+        let line = series_element("", "#123456", &[(10.0, 20.0), (30.0, 20.0)]);
+        assert!(
+            line.starts_with("<polyline") && line.contains("points=\"10,20 30,20\""),
+            "{line}"
+        );
+        assert!(series_element("", "#123456", &[]).is_empty());
+    }
+
     use super::*;
     use serde_json::json;
 
