@@ -72,3 +72,9 @@ impl fmt::Display for Direction {
         f.write_str(self.as_str())
     }
 }
+
+/// How many of `warnings` are non-stock: the one count `info`, `stats` and the report
+/// give for it.
+pub fn non_stock_count(warnings: &[Warning]) -> u64 {
+    warnings.iter().filter(|w| w.code == Code::NonStock).count() as u64
+}

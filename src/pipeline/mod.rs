@@ -676,11 +676,7 @@ impl Pipeline {
         }
         let counts = self.counts.entry(stream).or_default();
         counts.warnings += pkt.warnings.len() as u64;
-        counts.non_stock += pkt
-            .warnings
-            .iter()
-            .filter(|w| w.code == Code::NonStock)
-            .count() as u64;
+        counts.non_stock += crate::diag::non_stock_count(&pkt.warnings);
         let g = GamePacket {
             peer_id: pkt.peer_id,
             msg_count: pkt.msg_count,
@@ -713,11 +709,7 @@ impl Pipeline {
         let counts = self.counts.entry(stream).or_default();
         counts.messages += 1;
         counts.warnings += (m.warnings.len() + arrival.warnings.len()) as u64;
-        counts.non_stock += m
-            .warnings
-            .iter()
-            .filter(|w| w.code == Code::NonStock)
-            .count() as u64;
+        counts.non_stock += crate::diag::non_stock_count(&m.warnings);
         counts.reliable += u64::from(arrival.reliable);
         match arrival.order {
             Some(SeqOrder::Gap { missing, .. }) => {
@@ -939,11 +931,7 @@ impl Pipeline {
         if !game.warnings.is_empty() {
             let counts = self.counts.entry((session, client, dir)).or_default();
             counts.warnings += game.warnings.len() as u64;
-            counts.non_stock += game
-                .warnings
-                .iter()
-                .filter(|w| w.code == Code::NonStock)
-                .count() as u64;
+            counts.non_stock += crate::diag::non_stock_count(&game.warnings);
         }
     }
 

@@ -223,11 +223,7 @@ impl Stats {
         };
         d.game_datagrams += 1;
         d.warnings += g.warnings.len() as u64;
-        d.non_stock += g
-            .warnings
-            .iter()
-            .filter(|w| w.code == Code::NonStock)
-            .count() as u64;
+        d.non_stock += crate::diag::non_stock_count(&g.warnings);
         let mut delivered_here = 0u64;
         for m in g.messages.iter().filter(|m| keep(m)) {
             d.messages += 1;
@@ -260,11 +256,7 @@ impl Stats {
             // show them all (and `info` counts them alike).
             for g in m.game.iter().chain(m.assembled.iter().map(|a| &a.game)) {
                 d.warnings += g.warnings.len() as u64;
-                d.non_stock += g
-                    .warnings
-                    .iter()
-                    .filter(|w| w.code == Code::NonStock)
-                    .count() as u64;
+                d.non_stock += crate::diag::non_stock_count(&g.warnings);
             }
             let Some(game) = m.delivered_game() else {
                 continue;
