@@ -317,7 +317,7 @@ fn side_filter(
             if !out.quiet {
                 eprintln!("bcwire: note: {path}: {e}");
             }
-            Ok(filter.selecting_no_client())
+            filter.selecting_no_client()
         }
         Err(e) => Err(anyhow::anyhow!("{path}: {e}")),
     }

@@ -4,6 +4,7 @@
 //! table so that its list of names is the one `-Y` reads.
 
 use crate::pipeline::facts::FACTS;
+use crate::pipeline::filter::FilterSpec;
 use clap_mangen::roff::{bold, italic, roman, Roff};
 use std::io::Write;
 
@@ -284,29 +285,102 @@ pub fn render_filter_page(version: &str, w: &mut dyn Write) -> std::io::Result<(
 
     r.control("SH", ["SHORT OPTIONS"]);
     r.text([roman(
-        "The selection options are the same test written short:",
+        "Each selection option is compiled into the expression below and tested as -Y \
+         is (several options, and -Y, must all hold). The expressions are those the \
+         program builds:",
     )]);
-    for (opt, expr) in [
-        ("--opcode X", "opcode == X"),
+    let ships = crate::game::ships::ShipCatalog::stock();
+    let short = |spec: FilterSpec| -> String {
+        let e = spec
+            .expressions(&ships)
+            .expect("the manual's examples are valid options");
+        e.packet
+            .iter()
+            .chain(&e.message)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" and ")
+    };
+    let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    for (opt, spec, note) in [
         (
-            "--exclude X",
-            "not opcode == X (GameSpy datagrams, which have no opcode, stay)",
+            "--opcode StateUpdate,TorpedoFire",
+            FilterSpec {
+                opcode: list(&["StateUpdate", "TorpedoFire"]),
+                ..FilterSpec::default()
+            },
+            "",
         ),
-        ("--direction D", "direction == D"),
         (
-            "--client NAME",
-            "client == NAME (also port:N, peer:N, slot:N)",
+            "--exclude StateUpdate",
+            FilterSpec {
+                exclude: list(&["StateUpdate"]),
+                ..FilterSpec::default()
+            },
+            " (GameSpy datagrams and transport messages, which have no opcode, stay)",
         ),
         (
-            "--object ID",
-            "object_ids == ID (the object named anywhere in the message)",
+            "--direction c2s",
+            FilterSpec {
+                direction: Some("c2s".into()),
+                ..FilterSpec::default()
+            },
+            "",
         ),
-        ("--ship CLASS", "ship == CLASS"),
-        ("--frames A-B", "frame >= A and frame <= B"),
-        ("--time A-B", "time_relative >= A and time_relative <= B"),
+        (
+            "--object 0x3FFFFFFF",
+            FilterSpec {
+                object: Some("0x3FFFFFFF".into()),
+                ..FilterSpec::default()
+            },
+            " (the object named anywhere in the message)",
+        ),
+        (
+            "--ship \"Kessok Heavy\"",
+            FilterSpec {
+                ship: Some("Kessok Heavy".into()),
+                ..FilterSpec::default()
+            },
+            "",
+        ),
+        (
+            "--frames 10-20",
+            FilterSpec {
+                frames: Some("10-20".into()),
+                ..FilterSpec::default()
+            },
+            "",
+        ),
+        (
+            "--time 5",
+            FilterSpec {
+                time: Some("5".into()),
+                ..FilterSpec::default()
+            },
+            " (one value is the second that starts there)",
+        ),
+        (
+            "--time 5-8.5",
+            FilterSpec {
+                time: Some("5-8.5".into()),
+                ..FilterSpec::default()
+            },
+            "",
+        ),
     ] {
-        r.control("TP", []).text([bold(opt)]).text([roman(expr)]);
+        r.control("TP", [])
+            .text([bold(opt)])
+            .text([roman(format!("{}{note}", short(spec)))]);
     }
+    r.control("TP", [])
+        .text([bold("--client NAME|N|port:N|peer:N|slot:N")])
+        .text([roman(
+            "a capture file is read once first to find the clients the value names; each \
+         becomes session == S and client == C, so that the client's frames from before it \
+         sent its name are selected too. Read from standard input, --client Worf is \
+         client == \"Worf\", port:N is client_port == N, peer:N is client_peer_id == N, a \
+         bare number either; the client's records wait until its name arrives.",
+        )]);
 
     r.control("SH", ["EXAMPLES"]);
     for (expr, what) in [

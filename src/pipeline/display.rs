@@ -546,7 +546,12 @@ fn eval(n: &Node, cx: &RecordCx<'_>) -> bool {
 
 fn test(t: &Test, cx: &RecordCx<'_>) -> bool {
     let mut vals = Vec::new();
-    values(&t.lhs, cx, &mut vals);
+    if matches!(t.lhs, Lhs::Fact(Fact::Client)) && !names_a_player(t) {
+        // A number names the client by its index: its player's name is not looked up.
+        vals.push(Val::Num(cx.packet.client as f64));
+    } else {
+        values(&t.lhs, cx, &mut vals);
+    }
     let Some((op, rhs)) = &t.cmp else {
         // A yes/no fact alone asks whether it is true; any other name, whether it is
         // there.
@@ -604,6 +609,18 @@ fn test(t: &Test, cx: &RecordCx<'_>) -> bool {
     match quantifier {
         Quantifier::All => !vals.is_empty() && vals.iter().all(pass),
         Quantifier::Any => vals.iter().any(pass),
+    }
+}
+
+/// Whether a test of `client` compares with words (a player's name) rather than only
+/// with numbers (the client's index in its session).
+fn names_a_player(t: &Test) -> bool {
+    match &t.cmp {
+        Some((_, Operand::Num(_))) => false,
+        Some((_, Operand::Set(members))) => members
+            .iter()
+            .any(|m| !matches!(m, Operand::Num(_) | Operand::Range(..))),
+        _ => true,
     }
 }
 

@@ -8,6 +8,7 @@
 
 use super::names::Names;
 use super::record::{MessageRecord, PacketBody, PacketRecord};
+use crate::diag::Direction;
 use std::borrow::Cow;
 
 /// (session, client) → the player name the capture gave that client.
@@ -33,6 +34,7 @@ pub enum Fact {
     Client,
     ClientName,
     ClientPort,
+    ClientPeerId,
     PeerId,
     Kind,
     Text,
@@ -81,6 +83,7 @@ impl Fact {
             Fact::Client => "client",
             Fact::ClientName => "client_name",
             Fact::ClientPort => "client_port",
+            Fact::ClientPeerId => "client_peer_id",
             Fact::PeerId => "peer_id",
             Fact::Kind => "kind",
             Fact::Text => "text",
@@ -289,6 +292,15 @@ pub const FACTS: &[FactInfo] = &[
         "Player name of the client, as the capture sent it"
     ),
     fact!(ClientPort, [], Uint, "", false, "UDP port of the client"),
+    fact!(
+        ClientPeerId,
+        [],
+        Uint,
+        "",
+        false,
+        "Peer id of the client, in both directions: the one the server assigned it (before \
+         that is known, the one its datagram carries)"
+    ),
     fact!(
         PeerId,
         [],
@@ -559,6 +571,17 @@ pub fn values<'a>(fact: Fact, cx: &RecordCx<'a>, out: &mut Vec<FactValue<'a>>) {
         Fact::Client => out.push(FactValue::Uint(p.client as u64)),
         Fact::ClientName => out.extend(cx.client_name().map(FactValue::Text)),
         Fact::ClientPort => out.push(FactValue::Uint(u64::from(p.client_port()))),
+        Fact::ClientPeerId => {
+            // The id the server assigned; before that is known, the one the client's
+            // own datagram carries.
+            let own = game_packet.filter(|_| p.direction == Direction::C2S);
+            out.extend(
+                cx.names
+                    .client_peer_id(p.session, p.client)
+                    .or(own.map(|g| g.peer_id))
+                    .map(|id| FactValue::Uint(u64::from(id))),
+            )
+        }
         Fact::PeerId => out.extend(game_packet.map(|g| FactValue::Uint(u64::from(g.peer_id)))),
         Fact::Kind => out.push(text(if game_packet.is_some() {
             "game"

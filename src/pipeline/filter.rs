@@ -334,28 +334,27 @@ pub(crate) fn ship_key(s: &str) -> String {
         .collect()
 }
 
+/// The selection of every command: `-Y` and the short options, each compiled by
+/// [`DisplayFilter::parse`] from the expression it stands for (`--opcode StateUpdate`
+/// is `opcode in {0x1C}`, `--client Worf` is `client == "Worf"`; see
+/// [`FilterSpec::expressions`]). Conditions on the datagram are tested once per frame,
+/// the others once per message.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
-    opcodes: Vec<u8>,
-    exclude: Vec<u8>,
-    direction: Option<Direction>,
+    /// `--direction`, `--frames`, `--time`.
+    packet: Vec<std::sync::Arc<DisplayFilter>>,
+    /// `--client` as given; compiled into `client_test` once it is known whether the
+    /// capture can be read twice (a file) or is read as it goes (standard input).
     client: Option<ClientSel>,
-    /// The (session, client) pairs `client` names in the capture being read, found from
-    /// a first reading of it; unset, the client is matched as the records go by.
-    clients: Option<Vec<(usize, usize)>>,
-    /// Read as it goes: the (session, client) pairs found so far to be `client`, so
-    /// its later frames match in both directions.
-    learned: std::sync::Arc<std::sync::Mutex<Vec<(usize, usize)>>>,
-    object: Option<u32>,
-    ship: Option<String>,
-    frames: Option<Range<u64>>,
-    time: Option<TimeRange>,
+    client_test: Option<std::sync::Arc<DisplayFilter>>,
+    /// `--opcode`, `--exclude`, `--object`, `--ship`, then `-Y`.
+    message: Vec<std::sync::Arc<DisplayFilter>>,
+    /// `-Y` as given (also the last of `message`).
     display: Option<std::sync::Arc<DisplayFilter>>,
     /// The names the capture gave its clients, for `-Y` tests of `client`.
     client_names: Option<std::sync::Arc<ClientNames>>,
-    /// Capture time of the first frame of the file being read (for `-Y`'s
-    /// `time_relative`), noted by the first [`Filter::keep_packet`]; `i64::MIN` until
-    /// then.
+    /// Capture time of the first frame of the file being read (for `time_relative`),
+    /// noted by the first [`Filter::keep_packet`]; `i64::MIN` until then.
     first_ts_ns: FirstTs,
 }
 
@@ -376,6 +375,101 @@ fn no_first_ts() -> FirstTs {
     FirstTs::default()
 }
 
+/// The `-Y` expressions the short options stand for, as the manual lists them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ShortExpressions {
+    /// Tested on the datagram: `--direction`, `--frames`, `--time`.
+    pub packet: Vec<String>,
+    /// Tested on each message: `--opcode`, `--exclude`, `--object`, `--ship`.
+    pub message: Vec<String>,
+}
+
+impl FilterSpec {
+    /// The `-Y` expression each short option stands for, after checking its value
+    /// (with the option's own error message). `--client` by a name is `client == "X"`;
+    /// by port, peer id or slot it names clients `-Y` reaches through
+    /// `client_port`/`client_peer_id`, resolved per capture.
+    pub fn expressions(&self, ships: &ShipCatalog) -> Result<ShortExpressions> {
+        let mut e = ShortExpressions::default();
+        if let Some(d) = &self.direction {
+            let d = if d == "c2s" {
+                Direction::C2S
+            } else {
+                Direction::S2C
+            };
+            e.packet.push(format!("direction == {}", d.as_str()));
+        }
+        if let Some(r) = self.frames.as_deref().map(parse_frame_range).transpose()? {
+            e.packet.extend(r.from.map(|f| format!("frame >= {f}")));
+            e.packet.extend(r.to.map(|t| format!("frame <= {t}")));
+        }
+        if let Some(r) = self.time.as_deref().map(parse_time_range).transpose()? {
+            // Rust prints the shortest text that reads back as the same f64.
+            e.packet
+                .extend(r.from.map(|f| format!("time_relative >= {f}")));
+            e.packet.extend(r.to.map(|t| {
+                if r.to_exclusive {
+                    format!("time_relative < {}", t + 1.0)
+                } else {
+                    format!("time_relative <= {t}")
+                }
+            }));
+        }
+        let opcode_set = |list: &[String]| -> Result<Option<String>> {
+            if list.is_empty() {
+                return Ok(None);
+            }
+            let ops = list
+                .iter()
+                .map(|s| parse_opcode(s).map(|o| format!("0x{o:02X}")))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Some(format!("opcode in {{{}}}", ops.join(" "))))
+        };
+        e.message.extend(opcode_set(&self.opcode)?);
+        e.message
+            .extend(opcode_set(&self.exclude)?.map(|t| format!("not {t}")));
+        if let Some(id) = self.object.as_deref().map(parse_object_id).transpose()? {
+            e.message.push(format!("object_ids == 0x{id:08X}"));
+        }
+        if let Some(class) = &self.ship {
+            parse_ship(class, ships)?;
+            e.message.push(format!("ship == \"{}\"", escape(class)));
+        }
+        Ok(e)
+    }
+}
+
+impl ClientSel {
+    /// The `-Y` expression of this selector for a stream read as it goes. A capture
+    /// file resolves the selector against its clients instead ([`Filter::for_capture`]),
+    /// so that a name matches the client's frames from before it was sent too.
+    /// `None` for a slot: it is sent in Settings, which no record carries.
+    fn expression_as_read(&self) -> Option<String> {
+        Some(match self {
+            ClientSel::Name(n) => format!("client == \"{}\"", escape(n)),
+            ClientSel::Port(p) => format!("client_port == {p}"),
+            ClientSel::Peer(p) => format!("client_peer_id == 0x{p:02X}"),
+            ClientSel::Number(n) if *n <= u16::from(u8::MAX) => {
+                format!("client_port == {n} or client_peer_id == {n}")
+            }
+            ClientSel::Number(n) => format!("client_port == {n}"),
+            ClientSel::Slot(_) => return None,
+        })
+    }
+}
+
+/// A name as a `-Y` string literal.
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// Compile an expression the program wrote itself from a checked option value.
+fn compile(text: &str, ships: &ShipCatalog) -> Result<std::sync::Arc<DisplayFilter>> {
+    DisplayFilter::parse(text, ships)
+        .map(std::sync::Arc::new)
+        .map_err(|e| anyhow!("{e}"))
+}
+
 impl Filter {
     pub fn from_spec(a: &FilterSpec) -> Result<Filter> {
         Filter::from_spec_with(a, &ShipCatalog::stock())
@@ -383,59 +477,54 @@ impl Filter {
 
     /// As [`Filter::from_spec`], knowing the ship classes of `--ships` too.
     pub fn from_spec_with(a: &FilterSpec, ships: &ShipCatalog) -> Result<Filter> {
+        let e = a.expressions(ships)?;
+        // An empty expression is no filter, as in Wireshark.
+        let display = a
+            .display
+            .as_deref()
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| DisplayFilter::parse(t, ships).map(std::sync::Arc::new))
+            .transpose()?;
+        let packet = e
+            .packet
+            .iter()
+            .map(|t| compile(t, ships))
+            .collect::<Result<_>>()?;
+        let mut message: Vec<_> = e
+            .message
+            .iter()
+            .map(|t| compile(t, ships))
+            .collect::<Result<_>>()?;
+        message.extend(display.clone());
         Ok(Filter {
-            opcodes: a
-                .opcode
-                .iter()
-                .map(|s| parse_opcode(s))
-                .collect::<Result<_>>()?,
-            exclude: a
-                .exclude
-                .iter()
-                .map(|s| parse_opcode(s))
-                .collect::<Result<_>>()?,
-            direction: a.direction.as_deref().map(|d| {
-                if d == "c2s" {
-                    Direction::C2S
-                } else {
-                    Direction::S2C
-                }
-            }),
+            packet,
             client: a.client.as_deref().map(ClientSel::parse).transpose()?,
-            clients: None,
-            learned: Default::default(),
-            object: a.object.as_deref().map(parse_object_id).transpose()?,
-            ship: a
-                .ship
-                .as_deref()
-                .map(|s| parse_ship(s, ships))
-                .transpose()?,
-            frames: a.frames.as_deref().map(parse_frame_range).transpose()?,
-            time: a.time.as_deref().map(parse_time_range).transpose()?,
-            // An empty expression is no filter, as in Wireshark.
-            display: a
-                .display
-                .as_deref()
-                .filter(|t| !t.trim().is_empty())
-                .map(|t| DisplayFilter::parse(t, ships).map(std::sync::Arc::new))
-                .transpose()?,
+            client_test: None,
+            message,
+            display,
             client_names: None,
             first_ts_ns: no_first_ts(),
         })
     }
 
-    /// This filter for a capture read as it goes (standard input), with nothing learned
-    /// yet about who `--client` is. A slot is sent in Settings, which no record carries:
-    /// `slot:N` needs a file.
+    /// This filter for a capture read as it goes (standard input): `--client` is
+    /// tested on what the records say of their client, its name, port or peer id (its
+    /// records wait until its name is known, [`Filter::waits_for_names`]). A slot is
+    /// sent in Settings, which no record carries: `slot:N` needs a file.
     pub fn for_stream(&self) -> Result<Filter> {
-        if let Some(ClientSel::Slot(n)) = self.client {
-            bail!(
+        let client_test = match &self.client {
+            None => None,
+            Some(ClientSel::Slot(n)) => bail!(
                 "--client slot:{n} needs a capture file, read twice; on standard input give \
                  the client's name, port or peer id"
-            );
-        }
+            ),
+            Some(c) => c
+                .expression_as_read()
+                .map(|t| compile(&t, &ShipCatalog::stock()))
+                .transpose()?,
+        };
         Ok(Filter {
-            learned: Default::default(),
+            client_test,
             first_ts_ns: no_first_ts(),
             ..self.clone()
         })
@@ -455,12 +544,12 @@ impl Filter {
 
     /// This filter for a capture that has none of the clients `--client` names: it
     /// selects no client's datagram (`diff` then shows the other side's flows alone).
-    pub fn selecting_no_client(&self) -> Filter {
-        Filter {
-            clients: Some(Vec::new()),
+    pub fn selecting_no_client(&self) -> Result<Filter> {
+        Ok(Filter {
+            client_test: Some(compile("client in {}", &ShipCatalog::stock())?),
             first_ts_ns: no_first_ts(),
             ..self.clone()
-        }
+        })
     }
 
     /// Whether `--client` wants a first reading of the capture to find who it names.
@@ -468,10 +557,11 @@ impl Filter {
         self.client.is_some() || self.display.as_ref().is_some_and(|d| d.mentions_client())
     }
 
-    /// This filter for one capture whose summary is known: `--client` becomes the
-    /// sessions' clients it names, so every frame of theirs is selected in both
-    /// directions, also those before the name or peer id was sent. A selector that
-    /// names no client, or two by different means, is an error listing the clients.
+    /// This filter for one capture whose summary is known: `--client` becomes a test of
+    /// the sessions' clients it names (`session == S and client == C`), so every frame
+    /// of theirs is selected in both directions, also those before the name or peer id
+    /// was sent. A selector that names no client, or two by different means, is an
+    /// error listing the clients.
     pub fn for_capture(&self, summary: &CaptureSummary) -> Result<Filter> {
         let mut filter = self.clone();
         filter.first_ts_ns = no_first_ts();
@@ -550,10 +640,12 @@ impl Filter {
                 known()
             );
         }
-        Ok(Filter {
-            clients: Some(found),
-            ..filter
-        })
+        let test: Vec<String> = found
+            .iter()
+            .map(|(s, c)| format!("session == {s} and client == {c}"))
+            .collect();
+        filter.client_test = Some(compile(&test.join(" or "), &ShipCatalog::stock())?);
+        Ok(filter)
     }
 
     fn client_text(&self) -> String {
@@ -566,22 +658,15 @@ impl Filter {
         }
     }
 
-    /// True when no message-level condition is set (every message of a kept packet is kept).
     /// Whether nothing is filtered out at all (no condition of any kind).
     pub fn selects_everything(&self) -> bool {
-        self.selects_all_messages()
-            && self.direction.is_none()
-            && self.client.is_none()
-            && self.frames.is_none()
-            && self.time.is_none()
+        self.selects_all_messages() && self.packet.is_empty() && self.client.is_none()
     }
 
+    /// True when no message-level condition is set (every message of a kept packet is
+    /// kept).
     pub fn selects_all_messages(&self) -> bool {
-        self.opcodes.is_empty()
-            && self.exclude.is_empty()
-            && self.object.is_none()
-            && self.ship.is_none()
-            && self.display.is_none()
+        self.message.is_empty()
     }
 
     /// The `-Y` expression, if one was given.
@@ -594,32 +679,27 @@ impl Filter {
         self.display.as_ref().is_some_and(|d| d.reads_fields())
     }
 
-    /// Whether a GameSpy datagram of a kept packet is kept: it has no game message, so
-    /// it fails a condition that asks for one (`--opcode`, `--object`, `--ship`), passes
-    /// `--exclude` (as `-Y 'not opcode == X'` passes it), and is tested by `-Y` on its
-    /// datagram facts.
+    /// Whether a GameSpy datagram of a kept packet is kept: the message conditions are
+    /// tested on its datagram facts, so a condition that asks for a game message
+    /// (`--opcode`, `--object`, `--ship`) fails and `--exclude` passes, as their `-Y`
+    /// forms do.
     pub fn keep_gamespy(&self, p: &PacketRecord, names: &dyn Names) -> bool {
-        if !self.opcodes.is_empty() || self.object.is_some() || self.ship.is_some() {
-            return false;
-        }
-        match &self.display {
-            None => true,
-            Some(d) => d.matches(
+        self.message.iter().all(|d| {
+            d.matches(
                 p,
                 None,
                 names,
                 self.client_names.as_deref(),
                 self.first_ts(p),
-            ),
-        }
+            )
+        })
     }
 
-    /// Packet-level conditions: frame, time, direction, client.
     /// Whether a record is selected: the selection keeps the datagram and, for a game
     /// datagram, at least one of its messages. A GameSpy datagram, and a game datagram
     /// whose walk found no message (none announced, or the first one unreadable), is
-    /// kept unless a message-level condition asks for messages. Every command selects
-    /// records with this one test.
+    /// tested on its datagram facts alone. Every command selects records with this one
+    /// test.
     pub fn keeps_record(&self, p: &PacketRecord, first_ts_ns: i64, names: &dyn Names) -> bool {
         if !self.keep_packet(p, first_ts_ns, names) {
             return false;
@@ -631,6 +711,7 @@ impl Filter {
         }
     }
 
+    /// Datagram conditions: `--direction`, `--frames`, `--time`, `--client`.
     pub fn keep_packet(&self, p: &PacketRecord, first_ts_ns: i64, names: &dyn Names) -> bool {
         // A plain load first: the exchange writes the line, once per file is enough.
         if self
@@ -646,53 +727,11 @@ impl Filter {
                 std::sync::atomic::Ordering::Relaxed,
             );
         }
-        if self.frames.is_some_and(|r| !r.contains(p.frame)) {
-            return false;
-        }
-        if let Some(r) = &self.time {
-            if !r.contains((p.ts_ns - first_ts_ns) as f64 / 1e9) {
-                return false;
-            }
-        }
-        if self.direction.is_some_and(|d| d != p.direction) {
-            return false;
-        }
-        if let Some(clients) = &self.clients {
-            return clients.contains(&(p.session, p.client));
-        }
-        // Read as it goes (standard input): a client is known from its name or peer id
-        // only once they have been sent; from then on all its frames match.
-        let Some(sel) = &self.client else {
-            return true;
-        };
-        let key = (p.session, p.client);
-        let mut learned = self.learned.lock().unwrap_or_else(|e| e.into_inner());
-        if learned.contains(&key) {
-            return true;
-        }
-        let port = p.client_port();
-        let peer = match &p.body {
-            crate::pipeline::record::PacketBody::Game(g) if p.direction == Direction::C2S => {
-                Some(g.peer_id)
-            }
-            // A record of the client from before it sent a peer id (held back on
-            // standard input until its name came) matches by the peer id known now.
-            _ => names.client_peer_id(p.session, p.client),
-        };
-        let found = match sel {
-            ClientSel::Name(n) => names
-                .client_name(p.session, p.client)
-                .is_some_and(|c| c.to_lowercase() == *n),
-            ClientSel::Port(n) => port == *n,
-            ClientSel::Peer(n) => peer == Some(*n),
-            ClientSel::Number(n) => port == *n || peer.is_some_and(|v| u16::from(v) == *n),
-            // The slot is sent in Settings, which no record field carries.
-            ClientSel::Slot(_) => false,
-        };
-        if found {
-            learned.push(key);
-        }
-        found
+        let first = self.first_ts(p);
+        self.packet
+            .iter()
+            .chain(&self.client_test)
+            .all(|d| d.matches(p, None, names, self.client_names.as_deref(), first))
     }
 
     /// The first frame's capture time as noted, else `p`'s own.
@@ -707,56 +746,16 @@ impl Filter {
         }
     }
 
-    /// Message-level conditions: opcode, object, ship class, `-Y`.
+    /// Message conditions: `--opcode`, `--exclude`, `--object`, `--ship`, `-Y`.
     pub fn keep_message(&self, p: &PacketRecord, m: &MessageRecord, names: &dyn Names) -> bool {
-        if self.selects_all_messages() {
+        if self.message.is_empty() {
             return true;
         }
-        if let Some(d) = &self.display {
-            if !d.matches(
-                p,
-                Some(m),
-                names,
-                self.client_names.as_deref(),
-                self.first_ts(p),
-            ) {
-                return false;
-            }
-        }
-        let session = p.session;
-        let game = m.game.as_ref().or(m.assembled.as_ref().map(|a| &a.game));
-        let Some(g) = game else {
-            // Non-game messages (ACKs, connection management) pass only conditions that
-            // can hold for them.
-            return self.opcodes.is_empty() && self.object.is_none() && self.ship.is_none();
-        };
-        if !self.opcodes.is_empty() && !self.opcodes.contains(&g.opcode) {
-            return false;
-        }
-        if self.exclude.contains(&g.opcode) {
-            return false;
-        }
-        let obj = g.object_id();
-        if let Some(want) = self.object {
-            if !mentions_object(g, want) {
-                return false;
-            }
-        }
-        if let Some(ship) = &self.ship {
-            let class = obj.and_then(|o| names.object_class(session, o));
-            if class.is_none_or(|c| ship_key(&c) != *ship) {
-                return false;
-            }
-        }
-        true
+        let first = self.first_ts(p);
+        self.message
+            .iter()
+            .all(|d| d.matches(p, Some(m), names, self.client_names.as_deref(), first))
     }
-}
-
-/// Whether a game message names the object anywhere (as `-Y object_ids == ID` tests).
-fn mentions_object(g: &crate::game::GameMessage, id: u32) -> bool {
-    let mut ids = Vec::new();
-    crate::game::message::mentioned_objects(g, &mut ids);
-    ids.contains(&id)
 }
 
 #[cfg(test)]
