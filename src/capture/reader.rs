@@ -4,9 +4,10 @@
 //! interface state and the cases pcap-file refuses, in one reader with one buffer.
 
 use super::compress::{Compression, Counted};
+use super::error::{hex, CaptureError};
 use super::format::*;
-use super::{
-    CaptureError, Frame, MAX_FRAME_LEN, MAX_INTERFACES, MAX_LINK_TYPES_LISTED, MAX_META_BLOCK_LEN,
+use super::frame::{
+    Frame, MAX_FRAME_LEN, MAX_INTERFACES, MAX_LINK_TYPES_LISTED, MAX_META_BLOCK_LEN,
 };
 use crate::diag::{Code, Warning};
 use pcap_file::pcap::{PcapParseError, PcapParser, PcapTsResolution};
@@ -1104,7 +1105,7 @@ fn shb_length(slice: &[u8]) -> Option<usize> {
 fn byte_order_magic_error(magic: &[u8]) -> String {
     format!(
         "section header byte-order magic {} is not 1A2B3C4D in either order",
-        super::hex(magic)
+        hex(magic)
     )
 }
 

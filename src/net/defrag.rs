@@ -4,7 +4,7 @@
 //! not remember which frames contributed, so its building block `IpDefragBuf` (which
 //! handles order, overlaps and the end marker) is driven from a table of our own.
 
-use super::SkipReason;
+use super::skip::SkipReason;
 use etherparse::defrag::IpDefragBuf;
 use etherparse::{IpFragOffset, IpNumber};
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.

@@ -2,7 +2,7 @@
 //! NULL/LOOP, raw IP. Each is a fixed header plus a protocol field, read here; the IP
 //! packet behind it goes to etherparse.
 
-use super::SkipReason;
+use super::skip::SkipReason;
 use crate::capture::link_type;
 
 /// Linux cooked capture v2 header length.
