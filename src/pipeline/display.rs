@@ -15,15 +15,15 @@
 //! word on the right of a test is a name: `StateUpdate` for `opcode`, a ship class for
 //! `ship`, a player for `client`, `c2s`, `true`.
 
-use super::display_text::{parse_number, precheck, unescape};
+pub use super::display_text::DisplayFilterError;
+use super::display_text::{located, parse_number, precheck, unescape};
 pub use super::facts::ClientNames;
 use super::facts::{self, Fact, FactType, FactValue, RecordCx};
-use super::filter::{parse_opcode, parse_ship, ship_key};
 use super::names::Names;
 use super::record::{MessageRecord, PacketRecord};
+use super::values::{parse_opcode, parse_ship, ship_key};
 use crate::game::ships::ShipCatalog;
 use crate::game::Value;
-use pest::error::{Error as PestError, ErrorVariant};
 use pest::iterators::Pair;
 use pest::Parser as _;
 use std::borrow::Cow;
@@ -121,29 +121,6 @@ enum Val<'a> {
     Bool(bool),
     /// A group of fields: it exists, but compares with nothing.
     Group,
-}
-
-/// A `-Y` expression that does not parse or names something unknown: the message
-/// points at the column.
-#[derive(Debug)]
-pub struct DisplayFilterError(String);
-
-impl std::fmt::Display for DisplayFilterError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for DisplayFilterError {}
-
-pub(super) fn located(
-    text: &str,
-    pair_span: pest::Span<'_>,
-    message: String,
-) -> DisplayFilterError {
-    let e: PestError<Rule> =
-        PestError::new_from_span(ErrorVariant::CustomError { message }, pair_span);
-    DisplayFilterError(format!("-Y {text:?}:\n{e}"))
 }
 
 fn rule_name(r: &Rule) -> &'static str {

@@ -2,7 +2,31 @@
 //! plainly before parsing (an unclosed string or parenthesis, a lone `=`), and the
 //! literals' values (numbers, string escapes).
 
-use super::display::{located, DisplayFilterError};
+use pest::error::{Error as PestError, ErrorVariant};
+
+/// A `-Y` expression that does not parse or names something unknown: the message
+/// points at the column.
+#[derive(Debug)]
+pub struct DisplayFilterError(pub(super) String);
+
+impl std::fmt::Display for DisplayFilterError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DisplayFilterError {}
+
+pub(super) fn located(
+    text: &str,
+    pair_span: pest::Span<'_>,
+    message: String,
+) -> DisplayFilterError {
+    // The message is the whole error: no grammar rule is named, so none is typed.
+    let e: PestError<()> =
+        PestError::new_from_span(ErrorVariant::CustomError { message }, pair_span);
+    DisplayFilterError(format!("-Y {text:?}:\n{e}"))
+}
 
 /// The mistakes a grammar error would only half explain, each said plainly at its
 /// place: a string never closed, a `(` never closed or a `)` closing nothing, and `=`

@@ -87,7 +87,7 @@ pub fn listed_fields() -> impl Iterator<Item = &'static crate::game::registry::G
 /// The error for a name that is neither a fact nor a known field, with the closest
 /// names.
 pub fn unknown(name: &str) -> String {
-    let hint = super::filter::did_you_mean(&registry_name(name), all_names())
+    let hint = super::values::did_you_mean(&registry_name(name), all_names())
         .map(|m| format!(" (did you mean {m}?)"))
         .unwrap_or_default();
     format!("no field is named {name:?}{hint}; `bcwire list fields` lists them")

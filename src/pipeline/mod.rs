@@ -16,6 +16,7 @@ pub mod hold;
 pub mod names;
 pub mod record;
 pub mod summary;
+pub mod values;
 
 use crate::capture::{link_type, CaptureFormat, CaptureReader};
 use crate::diag::{Code, Direction, Warning};
