@@ -14,7 +14,8 @@
 //! a budget and on disk past it ([`TwinCounts`], [`HeldQueue`]): the result is the same
 //! whatever the budget.
 
-use super::diff::{DiffResult, Divergence, FlowKey, MessageDigest};
+pub use super::diff_model::Side;
+use super::diff_model::{DiffResult, Divergence, FlowKey, MessageDigest};
 use super::held::{HeldQueue, HeldStore};
 use super::twin_counts::TwinCounts;
 use crate::diag::Direction;
@@ -28,22 +29,6 @@ use std::io;
 /// the captures differ (two unrelated 100,000-frame captures already fill it), large
 /// enough that captures of one session never spill.
 pub const DEFAULT_BUDGET: usize = 16 << 20;
-
-/// Which capture a digest comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    A,
-    B,
-}
-
-impl Side {
-    fn index(self) -> usize {
-        match self {
-            Side::A => 0,
-            Side::B => 1,
-        }
-    }
-}
 
 /// How many messages of each side a flow looks at when the two sequences part: a run
 /// of fewer than this many messages one capture has and the other lacks (a lost
@@ -402,7 +387,7 @@ impl Aligner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::diff::{DiffResult, FlowKey, MessageDigest};
+    use crate::report::diff_model::{DiffResult, FlowKey, MessageDigest};
 
     const FLOW: FlowKey = FlowKey {
         session: 0,

@@ -523,7 +523,7 @@ pub fn packet_hex(p: &PacketRecord) -> String {
         PacketBody::GameSpy { text } => text.as_bytes(),
     };
     let mut out = String::new();
-    for line in super::show::plain_hex_dump(bytes).lines() {
+    for line in super::hexdump::plain_hex_dump(bytes).lines() {
         let _ = writeln!(out, "        {}", line.trim_end());
     }
     out

@@ -11,9 +11,14 @@
 //! escapes, `\u00xx` for other control characters). Keys are written in the order of
 //! the contract (`docs/json.md`), decoded fields in wire order.
 //!
-//! Why this file is long: the writer ends at about 1,120 lines; the rest is tests against `serde_json`
-//! as a reference (escapes, floats, integers, the fields object).
+//! Why this file is long: the writer ends at about 840 lines; the rest is tests against `serde_json`
+//! as a reference (escapes, floats, integers, the fields object) and of the StateUpdate
+//! writer against the field-tree writer.
 
+use super::json_prims::{
+    bool_json, f64_json, hex_bytes_json, hex_twin_json, i64_json, natural_width, opt_u64_json,
+    plain_str_json, str_json, u64_json, FloatCache,
+};
 use super::json_state_update::TypedWriter;
 use crate::diag::Warning;
 use crate::game::field::{Field, Value};
@@ -28,175 +33,6 @@ use serde_json::Value as Json;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::rc::Rc;
-
-// Writing into a Vec cannot fail: the io::Results below are ignored on purpose.
-
-/// An integer. Most are below 100 (offsets, lengths, indices, percentages): those are
-/// written inline, at a length the compiler knows; the rest by [`u64_digits`].
-#[inline(always)]
-pub(crate) fn u64_json(out: &mut Vec<u8>, n: u64) {
-    use super::json_float::PAIRS;
-    if n < 10 {
-        out.push(b'0' + n as u8);
-    } else if n < 100 {
-        let i = 2 * n as usize;
-        out.extend_from_slice(&[PAIRS[i], PAIRS[i + 1]]);
-    } else {
-        u64_digits(out, n);
-    }
-}
-
-/// An integer from 100 up.
-fn u64_digits(out: &mut Vec<u8>, n: u64) {
-    use super::json_float::PAIRS;
-    match n {
-        0..=999 => {
-            let i = 2 * (n % 100) as usize;
-            out.extend_from_slice(&[b'0' + (n / 100) as u8, PAIRS[i], PAIRS[i + 1]]);
-        }
-        _ => {
-            // Digits written in place, last first, into room made by one copy of a
-            // known length (`itoa`'s text would be copied at a length known only then).
-            let len = n.ilog10() as usize + 1;
-            let at = out.len();
-            out.extend_from_slice(&[b'0'; 20]);
-            let digits = &mut out[at..at + len];
-            let (mut n, mut end) = (n, len);
-            while n >= 100 {
-                let r = 2 * (n % 100) as usize;
-                n /= 100;
-                digits[end - 2] = PAIRS[r];
-                digits[end - 1] = PAIRS[r + 1];
-                end -= 2;
-            }
-            if n >= 10 {
-                digits[end - 2] = PAIRS[2 * n as usize];
-                digits[end - 1] = PAIRS[2 * n as usize + 1];
-            } else {
-                digits[end - 1] = b'0' + n as u8;
-            }
-            out.truncate(at + len);
-        }
-    }
-}
-
-/// The first `len` bytes of `text`: all of it copied (a length the compiler knows, so
-/// no call to `memcpy`), then the rest taken off again.
-#[inline(always)]
-pub(super) fn push_prefix<const N: usize>(out: &mut Vec<u8>, text: &[u8; N], len: usize) {
-    let at = out.len();
-    out.extend_from_slice(text);
-    out.truncate(at + len.min(N));
-}
-
-pub(crate) fn i64_json(out: &mut Vec<u8>, n: i64) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-}
-
-fn opt_u64_json(out: &mut Vec<u8>, n: Option<u64>) {
-    match n {
-        Some(n) => u64_json(out, n),
-        None => out.extend_from_slice(b"null"),
-    }
-}
-
-pub(super) fn bool_json(out: &mut Vec<u8>, b: bool) {
-    // One copy per branch: each has a length the compiler knows.
-    if b {
-        out.extend_from_slice(b"true");
-    } else {
-        out.extend_from_slice(b"false");
-    }
-}
-
-/// An `f64` number (`null` when not finite).
-fn f64_json(out: &mut Vec<u8>, f: f64) {
-    super::json_float::write_f64(out, f);
-}
-
-/// Whether `bytes` holds a byte JSON escapes (`"`, `\\`, a control character), eight
-/// bytes at a time: most strings written here have none.
-fn needs_escape(bytes: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // A byte below n sets its high bit in (x - n·ONES) & !x & HIGH (exact for the word).
-    let below = |x: u64, n: u8| x.wrapping_sub(ONES * n as u64) & !x & HIGH;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(c);
-        let x = u64::from_le_bytes(word);
-        let quote = x ^ (ONES * b'"' as u64);
-        let backslash = x ^ (ONES * b'\\' as u64);
-        if below(x, 0x20) | below(quote, 1) | below(backslash, 1) != 0 {
-            return true;
-        }
-    }
-    chunks
-        .remainder()
-        .iter()
-        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
-}
-
-/// A string known to need no escape (a name from the code, not from the input).
-#[inline(always)]
-fn plain_str_json(out: &mut Vec<u8>, s: &'static str) {
-    debug_assert!(!needs_escape(s.as_bytes()), "{s}");
-    out.push(b'"');
-    out.extend_from_slice(s.as_bytes());
-    out.push(b'"');
-}
-
-/// A string with JSON's escapes: `\"`, `\\`, `\b \t \n \f \r`, and `\u00xx` for the
-/// other control characters; everything else as is.
-pub(crate) fn str_json(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
-    if !needs_escape(bytes) {
-        out.reserve(bytes.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(bytes);
-        out.push(b'"');
-        return;
-    }
-    out.push(b'"');
-    let mut run = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            0x08 => b"\\b",
-            b'\t' => b"\\t",
-            b'\n' => b"\\n",
-            0x0C => b"\\f",
-            b'\r' => b"\\r",
-            0..=0x1F => b"",
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[run..i]);
-        run = i + 1;
-        if esc.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[(b >> 4) as usize]);
-            out.push(HEX[(b & 15) as usize]);
-        } else {
-            out.extend_from_slice(esc);
-        }
-    }
-    out.extend_from_slice(&bytes[run..]);
-    out.push(b'"');
-}
-
-fn hex_bytes_json(out: &mut Vec<u8>, bytes: &[u8]) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(bytes.len() * 2 + 2);
-    out.push(b'"');
-    for b in bytes {
-        out.push(DIGITS[(b >> 4) as usize]);
-        out.push(DIGITS[(b & 15) as usize]);
-    }
-    out.push(b'"');
-}
 
 /// `"ip:port"` as `SocketAddr`'s `Display` writes it (IPv4 by hand, IPv6 through it).
 fn addr_json(out: &mut Vec<u8>, addr: &SocketAddr) {
@@ -330,54 +166,6 @@ fn warnings_json<'w>(out: &mut Vec<u8>, all: impl Iterator<Item = &'w Warning>) 
 
 fn opcode_hex_json(out: &mut Vec<u8>, op: u8) {
     hex_twin_json(out, op as u64, 2);
-}
-
-/// Digits of `field::hex_padded`: the value's natural width, 2, 4, 8 or 16.
-pub(super) fn natural_width(v: u64) -> usize {
-    match v {
-        0..=0xFF => 2,
-        0x100..=0xFFFF => 4,
-        0x1_0000..=0xFFFF_FFFF => 8,
-        _ => 16,
-    }
-}
-
-/// `"0x` + upper-case hex, at least `width` digits + `"`, as `format!("0x{v:0width$X}")`.
-pub(super) fn hex_twin_json(out: &mut Vec<u8>, v: u64, width: usize) {
-    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
-    // The common widths, an object id's 8 digits and a byte's 2, in one copy each.
-    if width == 8 && v <= 0xFFFF_FFFF {
-        let mut text = *b"\"0x00000000\"";
-        for k in 0..8 {
-            text[10 - k] = DIGITS[(v >> (4 * k) & 15) as usize];
-        }
-        out.extend_from_slice(&text);
-        return;
-    }
-    if width == 2 && v <= 0xFF {
-        out.extend_from_slice(&[
-            b'"',
-            b'0',
-            b'x',
-            DIGITS[(v >> 4) as usize],
-            DIGITS[(v & 15) as usize],
-            b'"',
-        ]);
-        return;
-    }
-    let mut buf = [0u8; 16];
-    let mut n = 0;
-    let mut x = v;
-    while x > 0 || n < width {
-        buf[n] = DIGITS[(x & 15) as usize];
-        x >>= 4;
-        n += 1;
-    }
-    out.extend_from_slice(b"\"0x");
-    for k in (0..n).rev() {
-        out.push(buf[k]);
-    }
-    out.push(b'"');
 }
 
 fn has_twin(v: &Value) -> bool {
@@ -535,68 +323,8 @@ const MAX_LAYOUTS: usize = 4096;
 /// At most this many addresses' text is kept; others are written each time.
 const MAX_ADDRS: usize = 4096;
 
-/// The JSON text of one f32 value, as [`PacketWriter`] keeps it (`len` 0: empty).
-#[derive(Clone, Copy)]
-struct FloatText {
-    bits: u32,
-    len: u8,
-    text: [u8; 23],
-}
-
 /// An opcode's name and the text [`PacketWriter::opcode_head`] made with it.
 type OpcodeText = (&'static str, Box<[u8]>);
-
-/// Slots of the f32 text cache, indexed by a hash of the bit pattern.
-const FLOAT_SLOTS: usize = 1024;
-
-/// The text of recent `f32` values, by a hash of their bits (most are percentages of a
-/// byte, so a few hundred distinct values).
-pub(super) struct FloatCache {
-    slots: Box<[FloatText]>,
-}
-
-impl Default for FloatCache {
-    fn default() -> FloatCache {
-        let empty = FloatText {
-            bits: 0,
-            len: 0,
-            text: [0; 23],
-        };
-        FloatCache {
-            slots: vec![empty; FLOAT_SLOTS].into_boxed_slice(),
-        }
-    }
-}
-
-impl FloatCache {
-    /// [`super::json_float::write_field_float`], with the text of recent `f32` values
-    /// kept.
-    pub(super) fn write(&mut self, out: &mut Vec<u8>, v: f64) {
-        let short = v as f32;
-        if !v.is_finite() || short as f64 != v {
-            super::json_float::write_field_float(out, v);
-            return;
-        }
-        let bits = short.to_bits();
-        let slot = bits.wrapping_mul(0x9E37_79B1) as usize >> (32 - FLOAT_SLOTS.trailing_zeros());
-        let Some(cached) = self.slots.get_mut(slot) else {
-            super::json_float::write_f32(out, short);
-            return;
-        };
-        if cached.len > 0 && cached.bits == bits {
-            push_prefix(out, &cached.text, cached.len as usize);
-            return;
-        }
-        let start = out.len();
-        super::json_float::write_f32(out, short);
-        let text = &out[start..];
-        if text.len() <= cached.text.len() {
-            cached.bits = bits;
-            cached.len = text.len() as u8;
-            cached.text[..text.len()].copy_from_slice(text);
-        }
-    }
-}
 
 /// Writes `"type":"packet"` records and decoded fields, keeping the [`Layout`] of each
 /// sequence of field names seen and the text of recent f32 values: one per output
@@ -1363,5 +1091,148 @@ mod tests {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod typed_state_update_tests {
+    //! The StateUpdate writer of json_state_update against the field-tree writer.
+    use super::super::json_prims::FloatCache;
+    use super::super::json_state_update::*;
+    use super::super::test_rng::Rng;
+    use super::PacketWriter;
+    use crate::game::ships::{ShipCatalog, ShipClass};
+    use crate::game::stateupdate::{
+        self, flag, Cf16, Delta, Dir3, StateUpdate, SubsystemData, UpdatePool,
+    };
+    use crate::game::subsys::{plan_host_block, PowerSetting, SubsystemRecord};
+
+    /// A condition-style byte: mostly one of three values, so that records which differ
+    /// in one byte follow each other (the writer keeps the text of recent records).
+    fn byte(rng: &mut Rng) -> u8 {
+        match rng.below(8) {
+            0 => rng.below(256) as u8,
+            k => [0xFF, 0xFE, 0x00][k as usize % 3],
+        }
+    }
+
+    /// A StateUpdate of `class` with every field `flags` sets, its values drawn from
+    /// `rng` (conditions, power data or none, hash or none, cloak either way).
+    fn random_update(class: &ShipClass, flags: u8, rng: &mut Rng) -> StateUpdate {
+        let mut su = StateUpdate {
+            species: Some(class.species_id),
+            // Few enough ids that kept openings are reused, and more than the writer
+            // keeps, so that they are also replaced.
+            object_id: match rng.below(8) {
+                0 => rng.next() as u32,
+                1 => [0, u32::MAX][rng.below(2) as usize],
+                _ => 0x3FFF_FFF0 + rng.below(600) as u32,
+            },
+            game_time: (rng.below(1 << 20) as f32) / 64.0,
+            flags,
+            ..StateUpdate::default()
+        };
+        let mut f = || (rng.below(20_001) as f32 - 10_000.0) / 7.0;
+        if flags & flag::POSITION != 0 {
+            su.position = Some([f(), f(), f()]);
+        }
+        if flags & flag::DELTA != 0 {
+            su.delta = Some(Delta::from_vector([f(), f(), f()]));
+        }
+        if flags & flag::FORWARD != 0 {
+            su.forward = Some(Dir3::from_vector([f(), f(), f()]));
+        }
+        if flags & flag::UP != 0 {
+            su.up = Some(Dir3::from_vector([f(), f(), f()]));
+        }
+        if flags & flag::SPEED != 0 {
+            su.speed = Some(Cf16::from_value(f() / 100.0));
+        }
+        if flags & flag::POSITION != 0 && rng.below(2) == 0 {
+            su.integrity_hash = Some(rng.below(0x1_0000) as u16);
+        }
+        if flags & flag::CLOAK != 0 {
+            su.cloak = Some(rng.below(2) == 0);
+        }
+        if flags & flag::SUBSYSTEMS != 0 {
+            let start = rng.below(class.len() as u64) as usize;
+            let owner = rng.below(2) == 0;
+            let (block, _) = plan_host_block(class, start, su.bits_before_subsystems(), |i, e| {
+                let power = (!owner).then(|| rng.below(101) as u8);
+                let mut r = SubsystemRecord::full(i as u8, e, power);
+                r.condition = byte(rng);
+                for c in r.children.iter_mut() {
+                    *c = byte(rng);
+                }
+                r.batteries = [byte(rng), byte(rng)];
+                if r.facings != [0; 6] {
+                    r.facings = std::array::from_fn(|_| byte(rng));
+                }
+                r
+            });
+            su.subsystem_start = Some(block.start);
+            su.subsystems = Some(SubsystemData::Decoded(block));
+        }
+        if flags & flag::POWER != 0 && flags & flag::SUBSYSTEMS == 0 {
+            su.power = Some(
+                (0..class.len())
+                    .filter(|&i| class.subsystems[i].powered_type)
+                    .map(|i| PowerSetting {
+                        index: i as u8,
+                        value: rng.below(256) as u8,
+                    })
+                    .collect(),
+            );
+        }
+        su
+    }
+
+    #[test]
+    fn typed_fields_are_written_as_the_field_tree_writes_them() {
+        let catalog = ShipCatalog::stock();
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let mut writer = PacketWriter::default();
+        let mut floats = FloatCache::default();
+        let mut typed = TypedWriter::new(&catalog, &mut floats);
+        let mut pool = UpdatePool::new();
+        let mut compared = 0;
+        // Every flag combination of every stock class, and of a class the catalog does
+        // not know (its blocks have no names: no subsystem block decodes cleanly).
+        for class in catalog.classes() {
+            for flags in 0..=255u8 {
+                for _ in 0..3 {
+                    let su = random_update(class, flags, &mut rng);
+                    let bytes = stateupdate::encode(&su);
+                    for species in [Some(class.species_id), None] {
+                        let full =
+                            stateupdate::decode_reusing(&bytes, species, &catalog, true, &mut pool);
+                        let lean = stateupdate::decode_reusing(
+                            &bytes, species, &catalog, false, &mut pool,
+                        );
+                        assert_eq!(full.warnings, lean.warnings);
+                        if !lean.warnings.is_empty() {
+                            // Written from the tree, which the pipeline keeps for it.
+                            continue;
+                        }
+                        assert!(lean.fields.is_empty());
+                        let su = lean.state_update().unwrap();
+                        let mut from_tree = Vec::new();
+                        writer.fields(&mut from_tree, &full.fields);
+                        let mut from_type = Vec::new();
+                        typed.fields(&mut from_type, su, &mut floats);
+                        assert_eq!(
+                            String::from_utf8_lossy(&from_tree),
+                            String::from_utf8_lossy(&from_type),
+                            "{} flags {flags:#04x}",
+                            species.map_or("no class", |_| class.display_name.as_str())
+                        );
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        // Both blocks together always warn; everything else decodes cleanly with the
+        // class (and without it unless the subsystem block is set).
+        assert!(compared > 16 * 3 * 192, "compared {compared}");
     }
 }

@@ -3,12 +3,16 @@
 pub mod align;
 pub mod decode;
 pub mod diff;
+pub mod diff_model;
 pub mod fingerprint;
+pub mod fold_hash;
 pub mod held;
+pub mod hexdump;
 pub mod html;
 pub mod info;
 pub mod json;
 pub mod json_float;
+pub mod json_prims;
 mod json_state_update;
 pub mod json_stream;
 pub mod names;

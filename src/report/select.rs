@@ -7,7 +7,8 @@
 //! completes): `subsystems[hull].condition_pct`, `position[0]`, `player_name`. The
 //! syntax is [`crate::game::path`]'s.
 
-use super::json_stream::{str_json, u64_json, PacketWriter};
+use super::json_prims::{str_json, u64_json};
+use super::json_stream::PacketWriter;
 use crate::game::field::{hex_padded, hex_twin_text};
 use crate::game::Value;
 use crate::pipeline::facts::{self, Fact, FactValue, RecordCx};

@@ -1,0 +1,281 @@
+//! JSON's primitive values written straight into a byte buffer: integers, booleans,
+//! floats (through [`super::json_float`], with a cache of recent `f32` texts), escaped
+//! strings, hex twins and byte strings. The record writers of [`super::json_stream`]
+//! and [`super::json_state_update`] are built on these.
+
+// Writing into a Vec cannot fail: the io::Results below are ignored on purpose.
+
+/// An integer. Most are below 100 (offsets, lengths, indices, percentages): those are
+/// written inline, at a length the compiler knows; the rest by [`u64_digits`].
+#[inline(always)]
+pub(crate) fn u64_json(out: &mut Vec<u8>, n: u64) {
+    use crate::report::json_float::PAIRS;
+    if n < 10 {
+        out.push(b'0' + n as u8);
+    } else if n < 100 {
+        let i = 2 * n as usize;
+        out.extend_from_slice(&[PAIRS[i], PAIRS[i + 1]]);
+    } else {
+        u64_digits(out, n);
+    }
+}
+
+/// An integer from 100 up.
+pub(crate) fn u64_digits(out: &mut Vec<u8>, n: u64) {
+    use crate::report::json_float::PAIRS;
+    match n {
+        0..=999 => {
+            let i = 2 * (n % 100) as usize;
+            out.extend_from_slice(&[b'0' + (n / 100) as u8, PAIRS[i], PAIRS[i + 1]]);
+        }
+        _ => {
+            // Digits written in place, last first, into room made by one copy of a
+            // known length (`itoa`'s text would be copied at a length known only then).
+            let len = n.ilog10() as usize + 1;
+            let at = out.len();
+            out.extend_from_slice(&[b'0'; 20]);
+            let digits = &mut out[at..at + len];
+            let (mut n, mut end) = (n, len);
+            while n >= 100 {
+                let r = 2 * (n % 100) as usize;
+                n /= 100;
+                digits[end - 2] = PAIRS[r];
+                digits[end - 1] = PAIRS[r + 1];
+                end -= 2;
+            }
+            if n >= 10 {
+                digits[end - 2] = PAIRS[2 * n as usize];
+                digits[end - 1] = PAIRS[2 * n as usize + 1];
+            } else {
+                digits[end - 1] = b'0' + n as u8;
+            }
+            out.truncate(at + len);
+        }
+    }
+}
+
+/// The first `len` bytes of `text`: all of it copied (a length the compiler knows, so
+/// no call to `memcpy`), then the rest taken off again.
+#[inline(always)]
+pub(crate) fn push_prefix<const N: usize>(out: &mut Vec<u8>, text: &[u8; N], len: usize) {
+    let at = out.len();
+    out.extend_from_slice(text);
+    out.truncate(at + len.min(N));
+}
+
+pub(crate) fn i64_json(out: &mut Vec<u8>, n: i64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+pub(crate) fn opt_u64_json(out: &mut Vec<u8>, n: Option<u64>) {
+    match n {
+        Some(n) => u64_json(out, n),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+pub(crate) fn bool_json(out: &mut Vec<u8>, b: bool) {
+    // One copy per branch: each has a length the compiler knows.
+    if b {
+        out.extend_from_slice(b"true");
+    } else {
+        out.extend_from_slice(b"false");
+    }
+}
+
+/// An `f64` number (`null` when not finite).
+pub(crate) fn f64_json(out: &mut Vec<u8>, f: f64) {
+    crate::report::json_float::write_f64(out, f);
+}
+
+/// Whether `bytes` holds a byte JSON escapes (`"`, `\\`, a control character), eight
+/// bytes at a time: most strings written here have none.
+pub(crate) fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte below n sets its high bit in (x - n·ONES) & !x & HIGH (exact for the word).
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * n as u64) & !x & HIGH;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(c);
+        let x = u64::from_le_bytes(word);
+        let quote = x ^ (ONES * b'"' as u64);
+        let backslash = x ^ (ONES * b'\\' as u64);
+        if below(x, 0x20) | below(quote, 1) | below(backslash, 1) != 0 {
+            return true;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
+/// A string known to need no escape (a name from the code, not from the input).
+#[inline(always)]
+pub(crate) fn plain_str_json(out: &mut Vec<u8>, s: &'static str) {
+    debug_assert!(!needs_escape(s.as_bytes()), "{s}");
+    out.push(b'"');
+    out.extend_from_slice(s.as_bytes());
+    out.push(b'"');
+}
+
+/// A string with JSON's escapes: `\"`, `\\`, `\b \t \n \f \r`, and `\u00xx` for the
+/// other control characters; everything else as is.
+pub(crate) fn str_json(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    if !needs_escape(bytes) {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
+    out.push(b'"');
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            0x08 => b"\\b",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            0x0C => b"\\f",
+            b'\r' => b"\\r",
+            0..=0x1F => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[run..i]);
+        run = i + 1;
+        if esc.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[(b >> 4) as usize]);
+            out.push(HEX[(b & 15) as usize]);
+        } else {
+            out.extend_from_slice(esc);
+        }
+    }
+    out.extend_from_slice(&bytes[run..]);
+    out.push(b'"');
+}
+
+pub(crate) fn hex_bytes_json(out: &mut Vec<u8>, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2 + 2);
+    out.push(b'"');
+    for b in bytes {
+        out.push(DIGITS[(b >> 4) as usize]);
+        out.push(DIGITS[(b & 15) as usize]);
+    }
+    out.push(b'"');
+}
+
+/// Digits of `field::hex_padded`: the value's natural width, 2, 4, 8 or 16.
+pub(crate) fn natural_width(v: u64) -> usize {
+    match v {
+        0..=0xFF => 2,
+        0x100..=0xFFFF => 4,
+        0x1_0000..=0xFFFF_FFFF => 8,
+        _ => 16,
+    }
+}
+
+/// `"0x` + upper-case hex, at least `width` digits + `"`, as `format!("0x{v:0width$X}")`.
+pub(crate) fn hex_twin_json(out: &mut Vec<u8>, v: u64, width: usize) {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    // The common widths, an object id's 8 digits and a byte's 2, in one copy each.
+    if width == 8 && v <= 0xFFFF_FFFF {
+        let mut text = *b"\"0x00000000\"";
+        for k in 0..8 {
+            text[10 - k] = DIGITS[(v >> (4 * k) & 15) as usize];
+        }
+        out.extend_from_slice(&text);
+        return;
+    }
+    if width == 2 && v <= 0xFF {
+        out.extend_from_slice(&[
+            b'"',
+            b'0',
+            b'x',
+            DIGITS[(v >> 4) as usize],
+            DIGITS[(v & 15) as usize],
+            b'"',
+        ]);
+        return;
+    }
+    let mut buf = [0u8; 16];
+    let mut n = 0;
+    let mut x = v;
+    while x > 0 || n < width {
+        buf[n] = DIGITS[(x & 15) as usize];
+        x >>= 4;
+        n += 1;
+    }
+    out.extend_from_slice(b"\"0x");
+    for k in (0..n).rev() {
+        out.push(buf[k]);
+    }
+    out.push(b'"');
+}
+
+/// The JSON text of one f32 value, as [`PacketWriter`] keeps it (`len` 0: empty).
+#[derive(Clone, Copy)]
+pub(crate) struct FloatText {
+    bits: u32,
+    len: u8,
+    text: [u8; 23],
+}
+
+/// Slots of the f32 text cache, indexed by a hash of the bit pattern.
+const FLOAT_SLOTS: usize = 1024;
+
+/// The text of recent `f32` values, by a hash of their bits (most are percentages of a
+/// byte, so a few hundred distinct values).
+pub(crate) struct FloatCache {
+    slots: Box<[FloatText]>,
+}
+
+impl Default for FloatCache {
+    fn default() -> FloatCache {
+        let empty = FloatText {
+            bits: 0,
+            len: 0,
+            text: [0; 23],
+        };
+        FloatCache {
+            slots: vec![empty; FLOAT_SLOTS].into_boxed_slice(),
+        }
+    }
+}
+
+impl FloatCache {
+    /// [`crate::report::json_float::write_field_float`], with the text of recent `f32` values
+    /// kept.
+    pub(crate) fn write(&mut self, out: &mut Vec<u8>, v: f64) {
+        let short = v as f32;
+        if !v.is_finite() || short as f64 != v {
+            crate::report::json_float::write_field_float(out, v);
+            return;
+        }
+        let bits = short.to_bits();
+        let slot = bits.wrapping_mul(0x9E37_79B1) as usize >> (32 - FLOAT_SLOTS.trailing_zeros());
+        let Some(cached) = self.slots.get_mut(slot) else {
+            crate::report::json_float::write_f32(out, short);
+            return;
+        };
+        if cached.len > 0 && cached.bits == bits {
+            push_prefix(out, &cached.text, cached.len as usize);
+            return;
+        }
+        let start = out.len();
+        crate::report::json_float::write_f32(out, short);
+        let text = &out[start..];
+        if text.len() <= cached.text.len() {
+            cached.bits = bits;
+            cached.len = text.len() as u8;
+            cached.text[..text.len()].copy_from_slice(text);
+        }
+    }
+}
