@@ -70,7 +70,7 @@ pub enum Command {
     Man(ManArgs),
     /// bcwire's decode inside Wireshark: the Lua plugin, its installation, and the
     /// prepared capture it shows decoded (docs/wireshark.md).
-    Wireshark(crate::commands::wireshark::WiresharkArgs),
+    Wireshark(WiresharkArgs),
 }
 
 #[derive(Debug, Args)]
@@ -402,4 +402,46 @@ pub struct ReportArgs {
     /// Where to write the page; `-` writes to standard output.
     #[arg(short, long, default_value = "report.html", value_name = "FILE")]
     pub output: String,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    long_about = "bcwire's decode inside Wireshark: a Lua plugin that shows a \
+    `bc` protocol tree (the decrypted datagram as its own tab, every transport and game \
+    message, every decoded field with its bytes), registers every name of `bcwire list \
+    fields` as a display-filter field `bc.NAME`, and lists bcwire's warnings under \
+    Analyze > Expert Information. The plugin reads the decode that `bcwire wireshark \
+    prepare` writes beside a copy of the capture (docs/wireshark.md)."
+)]
+pub struct WiresharkArgs {
+    #[command(subcommand)]
+    pub what: WiresharkWhat,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WiresharkWhat {
+    /// Print the Lua plugin (for Wireshark 3.x to 4.4 and later; Lua 5.1 to 5.4).
+    /// `tshark -X lua_script:bcwire.lua` loads it without installing.
+    Plugin,
+    /// Write the plugin as `bcwire.lua` into the personal Wireshark plugin folder:
+    /// `~/.local/lib/wireshark/plugins` on Linux and macOS, `%APPDATA%\Wireshark\plugins`
+    /// on Windows.
+    Install {
+        /// Another folder to put it in.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Write a copy of a capture that the plugin shows decoded: OUT (pcapng, every frame
+    /// as it was) and beside it OUT.bcwire, bcwire's decode, which OUT's interface
+    /// descriptions name.
+    Prepare {
+        /// Capture file; `-` reads standard input.
+        #[arg(value_name = "FILE")]
+        file: String,
+        /// The pcapng file to write (the decode file is this name with `.bcwire` added).
+        #[arg(short, long, value_name = "OUT")]
+        output: PathBuf,
+        #[command(flatten)]
+        input: InputArgs,
+    },
 }

@@ -4,15 +4,13 @@
 //! selection and summaries; each command body is short.
 
 use super::inputs::{for_each, Flow};
+use super::run::{config, count_selected, file_filter, no_game_traffic, run_file, warn_problems};
 use super::{cut, Output};
-use crate::cli::{
-    DecodeArgs, DecodeFormat, FlowsArgs, InfoArgs, InputArgs, ShowArgs, StatsArgs, TableOrJson,
-};
-use crate::game::ships::ShipCatalog;
+use crate::cli::{DecodeArgs, DecodeFormat, FlowsArgs, InfoArgs, ShowArgs, StatsArgs, TableOrJson};
 use crate::pipeline::filter::{parse_duration_ns, ClientAbsent, Filter};
 use crate::pipeline::record::{PacketBody, PacketRecord};
 use crate::pipeline::summary::CaptureSummary;
-use crate::pipeline::{Config, Control, FieldTrees, NullSink, Pipeline, Sink};
+use crate::pipeline::{Config, Control, FieldTrees, NullSink, Sink};
 use crate::report::decode::{csv_header, packet_csv, packet_hex, packet_lines, LineContext};
 use crate::report::info;
 use crate::report::json_stream;
@@ -23,118 +21,6 @@ use crate::report::term::Palette;
 use crate::report::timefmt::{seconds_with, Clock};
 use anyhow::Result;
 use std::io::Write;
-
-/// Pipeline configuration from the shared input options.
-pub fn config(input: &InputArgs) -> Result<Config> {
-    let ships = match &input.ships {
-        Some(path) => ShipCatalog::load_file(path)
-            .map_err(|e| anyhow::anyhow!("cannot use ship layout file {e}"))?,
-        None => ShipCatalog::stock(),
-    };
-    Ok(Config {
-        game_port: input.port,
-        ships,
-        read_ahead: true,
-        front_thread: true,
-    })
-}
-
-/// Run one capture through the pipeline, with a progress bar for long inputs on a
-/// terminal and, with `-v`, every warning on stderr.
-pub fn run_file(
-    path: &str,
-    config: &Config,
-    sink: &mut dyn Sink,
-    out: Output,
-) -> Result<CaptureSummary> {
-    let input = super::progress::open(path, out.quiet || !out.progress)?;
-    let mut observed = super::progress::Observed {
-        inner: sink,
-        progress: input.progress.as_ref(),
-        verbose: out.verbose > 0,
-        seen: 0,
-    };
-    let mut config = config.clone();
-    // Standard input may be a live capture: hand each frame on as soon as it arrives.
-    config.read_ahead &= path != "-";
-    let summary = if path == "-" && observed.selects_by_player() {
-        let mut hold = crate::pipeline::hold::HoldUntilNamed::new(&mut observed);
-        let summary = Pipeline::new(config).run(input.reader, &mut hold);
-        let late = hold.released_unnamed();
-        if late > 0 && !out.quiet {
-            eprintln!(
-                "bcwire: note: standard input: {late} records of clients whose names were \
-                 not known within {} s were selected without their names",
-                crate::pipeline::hold::HOLD_SECONDS
-            );
-        }
-        summary
-    } else {
-        Pipeline::new(config).run(input.reader, &mut observed)
-    };
-    if let Some(p) = &input.progress {
-        p.finish();
-    }
-    summary
-}
-
-pub fn warn_problems(path: &str, s: &CaptureSummary, cfg: &Config, out: Output) {
-    if out.quiet {
-        return;
-    }
-    for p in &s.problems {
-        eprintln!("bcwire: warning: {path}: {p}");
-    }
-    if s.frames > 0 && s.has_no_game_traffic() {
-        eprintln!("bcwire: {path}: {}", no_game_traffic(s, cfg.game_port));
-    }
-}
-
-/// What to say of a capture without a Bridge Commander datagram: the ports seen, and
-/// how to name the right one.
-pub fn no_game_traffic(s: &CaptureSummary, port: u16) -> String {
-    let top = s.top_udp_ports(5);
-    let seen = if top.is_empty() {
-        "no UDP datagram at all".to_string()
-    } else {
-        let list: Vec<String> = top.iter().map(|(p, n)| format!("{p} ×{n}")).collect();
-        format!("UDP ports seen: {}", list.join(", "))
-    };
-    format!(
-        "no Bridge Commander traffic on UDP port {port} ({seen}); \
-         if the server used another port, give it with --port"
-    )
-}
-
-/// The filter for one capture: `--client` needs a first reading of a file to know whom
-/// it names (standard input cannot be read twice: there it is matched as it goes).
-pub(super) fn file_filter(
-    path: &str,
-    filter: &Filter,
-    cfg: &Config,
-    out: Output,
-) -> Result<Filter> {
-    if !filter.needs_clients() {
-        return Ok(filter.clone());
-    }
-    if path == "-" {
-        return filter.for_stream();
-    }
-    let quiet = Output {
-        progress: false,
-        verbose: 0,
-        ..out
-    };
-    let s = run_file(path, cfg, &mut NullSink, quiet)?;
-    filter.for_capture(&s).map_err(|e| {
-        let text = format!("{path}: {e}");
-        if e.is::<ClientAbsent>() {
-            ClientAbsent(text).into()
-        } else {
-            anyhow::anyhow!(text)
-        }
-    })
-}
 
 /// Exit status after every input was tried: trouble if any failed.
 fn status(failed: bool) -> i32 {
@@ -953,38 +839,6 @@ impl Sink for StatsSink<'_> {
     /// Counts do not depend on which host message relays which client message.
     fn links_relays(&self) -> bool {
         false
-    }
-}
-
-/// Counts what the selection keeps of a record the packet-level selection passed: a
-/// GameSpy datagram, or a game datagram with the messages that pass; whether anything
-/// of it was counted. (`stats` and `diff` count alike.)
-pub(super) fn count_selected(
-    stats: &mut Stats,
-    filter: &Filter,
-    p: &PacketRecord,
-    names: &dyn Names,
-) -> bool {
-    match &p.body {
-        PacketBody::GameSpy { .. } => {
-            let keep = filter.keep_gamespy(p, names);
-            if keep {
-                stats.add(p, names);
-            }
-            keep
-        }
-        PacketBody::Game(_) if filter.selects_all_messages() => {
-            stats.add(p, names);
-            true
-        }
-        // A datagram counts when one of its messages passes the message filters.
-        PacketBody::Game(g) => {
-            let keep = g.messages.iter().any(|m| filter.keep_message(p, m, names));
-            if keep {
-                stats.add_selected(p, names, &|m| filter.keep_message(p, m, names));
-            }
-            keep
-        }
     }
 }
 

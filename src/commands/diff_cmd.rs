@@ -1,7 +1,7 @@
 //! `bcwire diff`: both captures read at once, each on its own thread, their message
 //! digests aligned as they arrive; then a second look at the first differing messages.
 
-use super::capture_cmds::{config, run_file, warn_problems};
+use super::run::{config, run_file, warn_problems};
 use super::Output;
 use crate::cli::{DiffArgs, TableOrJson};
 use crate::diag::Direction;
@@ -62,7 +62,7 @@ impl Sink for DigestSink<'_> {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
         let filter = self.filter;
         if !filter.keep_packet(p, first, names)
-            || !super::capture_cmds::count_selected(&mut self.stats, filter, p, names)
+            || !super::run::count_selected(&mut self.stats, filter, p, names)
         {
             return Ok(Control::Continue);
         }

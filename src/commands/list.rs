@@ -1,8 +1,8 @@
 //! `bcwire list`: the names usable in filters and `--fields`. Each listing is one small
 //! function over its source of truth, so it can be re-pointed when that source moves.
 
-use super::capture_cmds::{config, run_file};
 use super::inputs::{for_each, Flow};
+use super::run::{config, run_file};
 use super::Output;
 use crate::cli::{InputArgs, ListArgs, ListWhat};
 use crate::game::opcodes::opcode_names;
@@ -174,7 +174,7 @@ fn clients(files: &[String], input: &InputArgs, out: Output, w: &mut dyn Write) 
         if s.has_no_game_traffic() && !out.quiet {
             eprintln!(
                 "bcwire: {path}: {}",
-                super::capture_cmds::no_game_traffic(&s, cfg.game_port)
+                super::run::no_game_traffic(&s, cfg.game_port)
             );
         }
         Ok(Flow::Next)

@@ -3,34 +3,24 @@
 mod capture_cmds;
 mod cut;
 mod diff_cmd;
+mod from_cli;
 mod inputs;
 mod list;
 mod manual;
+mod output;
 #[cfg(feature = "parquet")]
 mod parquet_cmd;
 mod progress;
 mod report_cmd;
+mod run;
 pub mod wireshark;
 
 use crate::cli::{Cli, Command};
 use crate::report::term;
 use clap::{CommandFactory, Parser};
+use from_cli::{color_choice, filter_spec, stats_by, time_format};
+pub use output::{Output, EXIT_TROUBLE};
 use std::io::{self, Write};
-
-/// Exit code for trouble (bad input file, bad arguments), like diff(1) and grep(1).
-pub const EXIT_TROUBLE: i32 = 2;
-
-/// Settings every command needs for output.
-#[derive(Debug, Clone, Copy)]
-pub struct Output {
-    pub color: bool,
-    pub quiet: bool,
-    pub verbose: u8,
-    /// Draw a progress bar for long inputs (when stderr is a terminal).
-    pub progress: bool,
-    /// Flush after every record (`-l`).
-    pub line_buffered: bool,
-}
 
 /// Parse arguments, run, and turn errors into a message and an exit code.
 pub fn main() -> i32 {
@@ -151,40 +141,6 @@ fn man(a: &crate::cli::ManArgs, out: Output, w: &mut dyn Write) -> anyhow::Resul
     Ok(0)
 }
 
-/// The command line's `--color` as the printers take it.
-fn color_choice(c: crate::cli::ColorChoice) -> term::ColorChoice {
-    match c {
-        crate::cli::ColorChoice::Auto => term::ColorChoice::Auto,
-        crate::cli::ColorChoice::Always => term::ColorChoice::Always,
-        crate::cli::ColorChoice::Never => term::ColorChoice::Never,
-    }
-}
-
-/// The command line's `stats --by` as the statistics take it.
-fn stats_by(by: crate::cli::StatsBy) -> crate::report::stats::StatsBy {
-    use crate::report::stats::StatsBy as By;
-    match by {
-        crate::cli::StatsBy::Object => By::Object,
-        crate::cli::StatsBy::Class => By::Class,
-        crate::cli::StatsBy::Client => By::Client,
-    }
-}
-
-/// The command line's filter flags as the pipeline's filter takes them.
-fn filter_spec(a: &crate::cli::FilterArgs) -> crate::pipeline::filter::FilterSpec {
-    crate::pipeline::filter::FilterSpec {
-        opcode: a.opcode.clone(),
-        exclude: a.exclude.clone(),
-        direction: a.direction.clone(),
-        client: a.client.clone(),
-        object: a.object.clone(),
-        ship: a.ship.clone(),
-        frames: a.frames.clone(),
-        time: a.time.clone(),
-        display: a.display_filter.clone(),
-    }
-}
-
 /// `synth`: the capture to its file, or to standard output with `--out -` (the report
 /// then goes to stderr); the report of what it holds on stdout unless `-q`.
 fn synth(a: &crate::synth::SynthArgs, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> {
@@ -209,22 +165,4 @@ fn synth(a: &crate::synth::SynthArgs, out: Output, w: &mut dyn Write) -> anyhow:
         )?;
     }
     Ok(0)
-}
-
-/// The command line's `-t` as the printers take it.
-pub(super) fn time_format(t: crate::cli::TimeFormat) -> crate::report::timefmt::TimeFormat {
-    use crate::cli::TimeFormat as T;
-    use crate::report::timefmt::TimeFormat as F;
-    match t {
-        T::R => F::R,
-        T::A => F::A,
-        T::Ad => F::Ad,
-        T::Adoy => F::Adoy,
-        T::U => F::U,
-        T::Ud => F::Ud,
-        T::Udoy => F::Udoy,
-        T::E => F::E,
-        T::D => F::D,
-        T::Dd => F::Dd,
-    }
 }

@@ -2,7 +2,7 @@
 //! file (`-o`) or one file per input in a directory (`--out-dir`, inputs read on all
 //! cores, as `stats` reads many captures).
 
-use super::capture_cmds::{config, run_file, warn_problems};
+use super::run::{config, run_file, warn_problems};
 use super::Output;
 use crate::cli::DecodeArgs;
 use crate::pipeline::filter::Filter;

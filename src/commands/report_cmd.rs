@@ -1,6 +1,6 @@
 //! `bcwire report`: the HTML page of one capture, or of two side by side.
 
-use super::capture_cmds::config;
+use super::run::config;
 use super::Output;
 use crate::cli::ReportArgs;
 use crate::pipeline::filter::{Filter, FilterSpec};
@@ -27,7 +27,7 @@ pub fn report(a: ReportArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         &cfg.ships,
     )?;
     let collect = |path: &str, fingerprints: bool| -> Result<(html::CaptureReport, Filter)> {
-        let filter = super::capture_cmds::file_filter(path, &filter, &cfg, out)?;
+        let filter = super::run::file_filter(path, &filter, &cfg, out)?;
         Ok((
             html::collect_file_filtered(path, &cfg, fingerprints, &filter)?,
             filter,
@@ -50,7 +50,7 @@ pub fn report(a: ReportArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
                 eprintln!(
                     "bcwire: {}: {}",
                     c.name,
-                    super::capture_cmds::no_game_traffic(&c.summary, cfg.game_port)
+                    super::run::no_game_traffic(&c.summary, cfg.game_port)
                 );
             }
         }

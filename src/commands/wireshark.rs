@@ -33,7 +33,7 @@
 use super::Output;
 use crate::capture::writer::{user_application, InterfaceInfo};
 use crate::capture::{CaptureReader, CaptureWriter, Endian, Frame, TsResolution};
-use crate::cli::{InputArgs, ListArgs, ListWhat, TableOrJson};
+use crate::cli::{InputArgs, ListArgs, ListWhat, TableOrJson, WiresharkArgs, WiresharkWhat};
 use crate::diag::{Code, Kind, Warning};
 use crate::game::field::{hex_string, Field, Value};
 use crate::game::qualified;
@@ -46,7 +46,6 @@ use crate::pipeline::{Control, Sink};
 use crate::report::decode::{packet_annotation, transport_summary};
 use crate::report::text::{float_text, printable, value_text};
 use anyhow::{Context, Result};
-use clap::{Args, Subcommand};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
@@ -59,48 +58,6 @@ const DECODE_FORMAT: &str = "1";
 
 /// What the plugin looks for in a prepared capture's interface description.
 const DESCRIPTION_PREFIX: &str = "bcwire decode: ";
-
-#[derive(Debug, Args)]
-#[command(
-    long_about = "bcwire's decode inside Wireshark: a Lua plugin that shows a \
-    `bc` protocol tree (the decrypted datagram as its own tab, every transport and game \
-    message, every decoded field with its bytes), registers every name of `bcwire list \
-    fields` as a display-filter field `bc.NAME`, and lists bcwire's warnings under \
-    Analyze > Expert Information. The plugin reads the decode that `bcwire wireshark \
-    prepare` writes beside a copy of the capture (docs/wireshark.md)."
-)]
-pub struct WiresharkArgs {
-    #[command(subcommand)]
-    pub what: WiresharkWhat,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum WiresharkWhat {
-    /// Print the Lua plugin (for Wireshark 3.x to 4.4 and later; Lua 5.1 to 5.4).
-    /// `tshark -X lua_script:bcwire.lua` loads it without installing.
-    Plugin,
-    /// Write the plugin as `bcwire.lua` into the personal Wireshark plugin folder:
-    /// `~/.local/lib/wireshark/plugins` on Linux and macOS, `%APPDATA%\Wireshark\plugins`
-    /// on Windows.
-    Install {
-        /// Another folder to put it in.
-        #[arg(long, value_name = "DIR")]
-        dir: Option<PathBuf>,
-    },
-    /// Write a copy of a capture that the plugin shows decoded: OUT (pcapng, every frame
-    /// as it was) and beside it OUT.bcwire, bcwire's decode, which OUT's interface
-    /// descriptions name.
-    Prepare {
-        /// Capture file; `-` reads standard input.
-        #[arg(value_name = "FILE")]
-        file: String,
-        /// The pcapng file to write (the decode file is this name with `.bcwire` added).
-        #[arg(short, long, value_name = "OUT")]
-        output: PathBuf,
-        #[command(flatten)]
-        input: InputArgs,
-    },
-}
 
 pub fn wireshark(a: WiresharkArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     match a.what {
@@ -328,7 +285,7 @@ fn plugin(out: Output) -> Result<String> {
 /// `prepare`: the copy of the capture, then its decode read from that copy (so the
 /// decode's frame numbers are the copy's, which Wireshark numbers the same way).
 fn prepare(file: &str, output: &Path, input: &InputArgs, out: Output) -> Result<i32> {
-    let cfg = super::capture_cmds::config(input)?;
+    let cfg = super::run::config(input)?;
     if output
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("pcap"))
@@ -370,13 +327,13 @@ fn prepare(file: &str, output: &Path, input: &InputArgs, out: Output) -> Result<
         datagrams: 0,
         scope: (None, None),
     };
-    let summary = super::capture_cmds::run_file(&out_str, &cfg, &mut sink, out)?;
+    let summary = super::run::run_file(&out_str, &cfg, &mut sink, out)?;
     let datagrams = sink.datagrams;
     buf.into_inner()
         .map_err(|e| e.into_error())
         .with_context(|| format!("writing {}", decode_path.display()))?
         .commit()?;
-    super::capture_cmds::warn_problems(shown, &summary, &cfg, out);
+    super::run::warn_problems(shown, &summary, &cfg, out);
     if !out.quiet {
         eprintln!(
             "bcwire: wrote {} ({frames} frames) and {} ({datagrams} datagrams decoded); \
