@@ -7,12 +7,13 @@
 //! The point budget holds over all lives together, so an hour of fifteen players is
 //! drawn with as many points as a short duel.
 
+use super::chart::open_chart;
 use super::collect::{CaptureReport, Event, EventKind, Ship};
-use super::page::{
-    life_player, note_thinned, object_name, open_chart, owner_heading, owner_key, ship_colour,
-    ship_name, Page,
-};
+use super::drawing::{note_thinned, Page};
 use super::series::{decimate_indices, split_budget};
+use super::ship_names::{
+    life_player, object_name, owner_heading, owner_key, ship_colour, ship_name,
+};
 use super::svg::{esc, num, points_attr, round, Plot};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;

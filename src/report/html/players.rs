@@ -3,8 +3,9 @@
 //! whose connection suffers. Every series carries its player, so choosing a player at
 //! the top of the page leaves only theirs.
 
+use super::chart::line_chart_styled;
 use super::collect::{CaptureReport, ClientSecond, ClientTraffic, MAX_CLIENT_SERIES};
-use super::page::{line_chart_styled, Page};
+use super::drawing::Page;
 use super::series::{blank_after, column_layout, column_of};
 use super::svg::colour;
 use std::fmt::Write as _;
