@@ -40,14 +40,14 @@ struct Group<'a> {
 
 /// One group per player of a session: the client who flew the lives, so a player is
 /// one legend line whatever ids their ships had.
-fn groups<'a>(ships: &[&'a Ship], sessions: usize) -> Vec<Group<'a>> {
+fn groups<'a>(c: &CaptureReport, ships: &[&'a Ship], sessions: usize) -> Vec<Group<'a>> {
     let mut by_owner: BTreeMap<(usize, u8, usize, String), Group<'a>> = BTreeMap::new();
     for (k, s) in ships.iter().enumerate() {
         let g = by_owner.entry(owner_key(s)).or_insert_with(|| Group {
             label: owner_heading(s, sessions),
             player: life_player(s),
             player_name: s.player.clone().unwrap_or_default(),
-            colour: ship_colour(s, k),
+            colour: ship_colour(c, s, k),
             ships: Vec::new(),
         });
         g.ships.push((k, s));
@@ -141,7 +141,7 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         if relative { "x (relative)" } else { "x" },
         if relative { "y (relative)" } else { "y" },
     );
-    let groups = groups(&ships, c.summary.sessions.len());
+    let groups = groups(c, &ships, c.summary.sessions.len());
     let mut hover = vec![Json::Null; ships.len()];
     for (gi, g) in groups.iter().enumerate() {
         for &(k, s) in &g.ships {

@@ -7,13 +7,18 @@ use super::chart::line_chart_styled;
 use super::collect::{CaptureReport, ClientSecond, ClientTraffic, MAX_CLIENT_SERIES};
 use super::drawing::Page;
 use super::series::{blank_after, column_layout, column_of};
-use super::svg::colour;
+use super::ship_names::slot_colour;
 use std::fmt::Write as _;
 
 /// A client's colour: its player slot's, as on the map and the ship charts.
 fn client_colour(c: &CaptureReport, t: &ClientTraffic, i: usize) -> &'static str {
-    let slot = c.summary.client(t.session, t.client).and_then(|k| k.slot);
-    colour(slot.map(usize::from).unwrap_or(i + 16))
+    let slot_of = |t: &ClientTraffic| c.summary.client(t.session, t.client).and_then(|k| k.slot);
+    // Clients without a slot take colours after the slots', in their order.
+    let unslotted = c.clients[..i]
+        .iter()
+        .filter(|t| slot_of(t).is_none())
+        .count();
+    slot_colour(c, t.session, slot_of(t), unslotted)
 }
 
 /// One value per column for each client, from `value` of each of its seconds, summed

@@ -25,7 +25,13 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             .map(|(op, m)| (*op, m.values().sum()))
             .collect();
         totals.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let top: Vec<u8> = totals.iter().take(pg.budget.opcodes).map(|t| t.0).collect();
+        // Only opcodes with a colour of their own are drawn apart; the rest are "other".
+        let top: Vec<u8> = totals
+            .iter()
+            .filter(|t| opcode_colour(t.0).is_some())
+            .take(pg.budget.opcodes)
+            .map(|t| t.0)
+            .collect();
         let mut series: Vec<(String, BTreeMap<i64, u64>)> = top
             .iter()
             .map(|op| {
@@ -35,7 +41,10 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
                 )
             })
             .collect();
-        let mut colours: Vec<&'static str> = top.iter().map(|op| opcode_colour(*op)).collect();
+        let mut colours: Vec<&'static str> = top
+            .iter()
+            .map(|op| opcode_colour(*op).unwrap_or(OTHER))
+            .collect();
         if totals.len() > top.len() {
             let mut other: BTreeMap<i64, u64> = BTreeMap::new();
             for (op, m) in per_op {

@@ -4,9 +4,47 @@ use super::collect::{CaptureReport, Ship};
 use super::svg::{colour, esc};
 use crate::report::names::ShipIdentity;
 
-/// Colour of a ship: by player slot when the id is in a player range.
-pub(super) fn ship_colour(s: &Ship, i: usize) -> &'static str {
-    colour(s.slot.map(|x| x as usize).unwrap_or(i + 16))
+/// Colour of a ship: its player slot's (see [`slot_colour`]).
+pub(super) fn ship_colour(c: &CaptureReport, s: &Ship, i: usize) -> &'static str {
+    slot_colour(c, s.session, s.slot, i)
+}
+
+/// The colour of a player slot in a session, the same on the map, the ship charts and
+/// the per-player charts. With one session a slot is one player and keeps its own
+/// colour (slot 0 the palette's first). With several, the same slot is someone else in
+/// each session and they meet in one legend: each (session, slot) seen takes the next
+/// colour instead. Without a slot, `fallback` (a rank among those without one) picks
+/// one of the colours after the slots'.
+pub(super) fn slot_colour(
+    c: &CaptureReport,
+    session: usize,
+    slot: Option<u8>,
+    fallback: usize,
+) -> &'static str {
+    let several = c.summary.sessions.len() > 1;
+    if let (Some(slot), false) = (slot, several) {
+        return colour(usize::from(slot));
+    }
+    let seen: std::collections::BTreeSet<(usize, u8)> = c
+        .summary
+        .sessions
+        .iter()
+        .flat_map(|s| {
+            s.clients
+                .iter()
+                .filter_map(|k| k.slot.map(|x| (s.index, x)))
+        })
+        .chain(
+            c.ships
+                .iter()
+                .filter_map(|s| s.slot.map(|x| (s.session, x))),
+        )
+        .collect();
+    match slot {
+        Some(slot) => colour(seen.range(..(session, slot)).count()),
+        None if several => colour(seen.len() + fallback),
+        None => colour(16 + fallback),
+    }
 }
 
 pub(super) fn ship_name(s: &Ship) -> String {

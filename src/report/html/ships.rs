@@ -188,7 +188,7 @@ fn ship_chart(
     let mut h = format!(
         "<h4 data-ship=\"{}\"><span class=\"sw\" style=\"background:{}\"></span> {} — {life}, {} StateUpdate{}, {} event{}</h4>",
         esc(&ship_name(s)),
-        ship_colour(s, n),
+        ship_colour(c, s, n),
         esc(&ship_name(s)),
         s.updates,
         if s.updates == 1 { "" } else { "s" },
