@@ -2,6 +2,7 @@
 //! lines over time columns, horizontal bars. Each records its hover data in the page.
 
 use super::drawing::Page;
+use super::series::{axis_end, column_spans};
 use super::svg::{colour, esc, num, round, Plot, OTHER};
 use super::table::player_attr;
 use serde_json::json;
@@ -49,23 +50,25 @@ pub(super) fn stacked_chart(
     series: &[(String, BTreeMap<i64, u64>)],
     colours: &[&str],
     cols: &[Vec<u64>],
-    width: f64,
-    n: usize,
+    (width, n, end): (f64, usize, f64),
 ) -> String {
+    let spans = column_spans(width, n, end);
+    let t1 = axis_end(pg.t_max);
+    // A column's pixels: from its start to its end or the axis's, whichever is first.
+    let edges = |i: usize| (i as f64 * width, ((i + 1) as f64 * width).min(t1));
     let mut stack = vec![0u64; n];
     for s in cols {
         for (i, v) in s.iter().enumerate() {
             stack[i] += v;
         }
     }
-    let ymax = stack.iter().copied().max().unwrap_or(0) as f64 / width;
+    let ymax = stack
+        .iter()
+        .zip(&spans)
+        .map(|(v, s)| *v as f64 / s)
+        .fold(0.0, f64::max);
     let ymax = pg.y_top(id, ymax);
-    let plot = Plot::new(
-        pg.width,
-        220.0,
-        (0.0, width * n as f64),
-        (0.0, ymax.max(1.0) * 1.05),
-    );
+    let plot = Plot::new(pg.width, 220.0, (0.0, t1), (0.0, ymax.max(1.0) * 1.05));
     let mut svg = open_chart(
         "chart",
         &format!("data-chart=\"{id}\""),
@@ -81,8 +84,8 @@ pub(super) fn stacked_chart(
         let top: Vec<u64> = base.iter().zip(vals).map(|(b, v)| b + v).collect();
         let mut d = String::new();
         for (i, v) in top.iter().enumerate() {
-            let (x0, x1) = (plot.px(i as f64 * width), plot.px((i + 1) as f64 * width));
-            let y = plot.py(*v as f64 / width);
+            let (x0, x1) = (plot.px(edges(i).0), plot.px(edges(i).1));
+            let y = plot.py(*v as f64 / spans[i]);
             let _ = write!(
                 d,
                 "{}{},{}H{}",
@@ -93,8 +96,8 @@ pub(super) fn stacked_chart(
             );
         }
         for i in (0..n).rev() {
-            let (x0, x1) = (plot.px(i as f64 * width), plot.px((i + 1) as f64 * width));
-            let y = plot.py(base[i] as f64 / width);
+            let (x0, x1) = (plot.px(edges(i).0), plot.px(edges(i).1));
+            let y = plot.py(base[i] as f64 / spans[i]);
             let _ = write!(d, "L{},{}H{}", num(x1), num(y), num(x0));
         }
         d.push('Z');
@@ -118,8 +121,8 @@ pub(super) fn stacked_chart(
     legend.push_str("</div>");
     pg.data.insert(
         id.to_string(),
-        json!({"k": "cols", "x0": round(plot.px(0.0), 1), "x1": round(plot.px(width * n as f64), 1),
-               "w": width, "n": n, "unit": "msg/s", "s": hover}),
+        json!({"k": "cols", "x0": round(plot.px(0.0), 1), "x1": round(plot.px(t1), 1),
+               "t1": t1, "e": end, "w": width, "n": n, "unit": "msg/s", "s": hover}),
     );
     svg + &legend
 }
@@ -183,42 +186,54 @@ pub(super) fn line_chart(
     pg: &mut Page,
     id: &str,
     series: &[(String, Vec<f64>)],
-    width: f64,
+    (width, end): (f64, f64),
     y_title: &str,
     unit: &str,
     rate: bool,
 ) -> String {
     let style = |k: usize| (colour(k), None);
-    line_chart_styled(pg, id, series, width, (y_title, unit, rate), &style)
+    line_chart_styled(pg, id, series, (width, end), (y_title, unit, rate), &style)
 }
 
 /// How a series is drawn: its colour and, for a player's series, the player (the
 /// script shows only the chosen player's).
 pub(super) type SeriesStyle<'a> = dyn Fn(usize) -> (&'static str, Option<String>) + 'a;
 
-/// Lines over time columns; `y` is the axis title, the unit of the read-out and whether
-/// values are rates (read out per column as counts).
+/// Lines over time columns of `width` seconds in a capture that ends at `end`; `y` is
+/// the axis title, the unit of the read-out and whether values are rates (given per
+/// `width`, read out per column as counts).
 pub(super) fn line_chart_styled(
     pg: &mut Page,
     id: &str,
     series: &[(String, Vec<f64>)],
-    width: f64,
+    (width, end): (f64, f64),
     y: (&str, &str, bool),
     style: &SeriesStyle,
 ) -> String {
     let (y_title, unit, rate) = y;
     let n = series.first().map(|s| s.1.len()).unwrap_or(0).max(1);
+    let spans = column_spans(width, n, end);
+    let t1 = axis_end(pg.t_max);
+    // A rate of the column the capture ends in is over the time it measured.
+    let rated: Vec<(String, Vec<f64>)>;
+    let series = if rate {
+        rated = series
+            .iter()
+            .map(|(name, v)| {
+                let v = v.iter().zip(&spans).map(|(v, s)| v * width / s).collect();
+                (name.clone(), v)
+            })
+            .collect();
+        &rated[..]
+    } else {
+        series
+    };
     let ymax = series
         .iter()
         .flat_map(|s| s.1.iter().copied())
         .fold(0.0f64, f64::max);
     let ymax = pg.y_top(id, ymax);
-    let plot = Plot::new(
-        pg.width,
-        180.0,
-        (0.0, width * n as f64),
-        (0.0, ymax.max(1.0) * 1.1),
-    );
+    let plot = Plot::new(pg.width, 180.0, (0.0, t1), (0.0, ymax.max(1.0) * 1.1));
     let mut svg = open_chart(
         "chart",
         &format!("data-chart=\"{id}\""),
@@ -242,7 +257,10 @@ pub(super) fn line_chart_styled(
             .filter(|run| !run.is_empty())
             .map(|run| {
                 run.iter()
-                    .map(|(i, v)| (plot.px((*i as f64 + 0.5) * width), plot.py(**v)))
+                    .map(|(i, v)| {
+                        let (a, b) = (*i as f64 * width, ((*i + 1) as f64 * width).min(t1));
+                        (plot.px((a + b) / 2.0), plot.py(**v))
+                    })
                     .collect::<Vec<_>>()
             })
             .collect::<Vec<_>>();
@@ -258,9 +276,12 @@ pub(super) fn line_chart_styled(
             "<span{pl}><span class=\"sw\" style=\"background:{col}\"></span>{}</span>",
             esc(name)
         );
-        // Rates are read out per column as counts (the script divides by the width).
-        let k = if rate { width } else { 1.0 };
-        let v: Vec<f64> = vals.iter().map(|v| round(*v * k, 3)).collect();
+        // Rates are read out per column as counts (the script divides by the span).
+        let v: Vec<f64> = vals
+            .iter()
+            .zip(&spans)
+            .map(|(v, s)| round(if rate { *v * s } else { *v }, 3))
+            .collect();
         let mut series = json!({"n": name, "v": v});
         if let Some(p) = player {
             series["pl"] = json!(p);
@@ -271,8 +292,8 @@ pub(super) fn line_chart_styled(
     legend.push_str("</div>");
     pg.data.insert(
         id.to_string(),
-        json!({"k": "cols", "x0": round(plot.px(0.0), 1), "x1": round(plot.px(width * n as f64), 1),
-               "w": width, "n": n, "unit": unit, "rate": rate, "s": hover}),
+        json!({"k": "cols", "x0": round(plot.px(0.0), 1), "x1": round(plot.px(t1), 1),
+               "t1": t1, "e": end, "w": width, "n": n, "unit": unit, "rate": rate, "s": hover}),
     );
     svg + &legend
 }

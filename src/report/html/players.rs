@@ -99,7 +99,7 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             pg,
             &format!("{cid}-player-{key}"),
             &series(cols),
-            width,
+            (width, c.duration),
             (y, unit, true),
             &style,
         ));
@@ -124,7 +124,7 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             pg,
             &format!("{cid}-player-ackdelay"),
             &series(delay),
-            width,
+            (width, c.duration),
             ("ms", "ms", false),
             &style,
         ));

@@ -69,7 +69,14 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             .map(|(_, m)| rebucket(m, pg.t_max, pg.budget.columns).1)
             .collect();
         let id = format!("{cid}-rates-{}", dir.as_str());
-        h.push_str(&stacked_chart(pg, &id, &series, &colours, &cols, width, n));
+        h.push_str(&stacked_chart(
+            pg,
+            &id,
+            &series,
+            &colours,
+            &cols,
+            (width, n, c.duration),
+        ));
     }
     h
 }
