@@ -17,6 +17,8 @@ struct Flow {
     name: Option<String>,
     addr: Option<String>,
     datagrams: [u64; 2],
+    /// Datagrams of GameSpy queries (`"kind": "gamespy"`), both ways.
+    gamespy: u64,
     bytes: [u64; 2],
     reliable: u64,
     retransmissions: u64,
@@ -68,6 +70,7 @@ fn oracle(cap: &Path) -> Oracle {
         let d = usize::from(!c2s);
         let f = o.flows.entry((session, client)).or_default();
         f.datagrams[d] += 1;
+        f.gamespy += u64::from(r["kind"] == "gamespy");
         f.bytes[d] += int(&r, "udp_length") as u64;
         f.times[d].push(r["time"].as_f64().unwrap());
         if c2s {
@@ -295,9 +298,16 @@ fn check_health(p: &Value, o: &Oracle, cap: &Path) {
             .unwrap_or_else(|| panic!("no column {t}"))
     };
     let rows = h["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), o.flows.len(), "one row per client");
+    // A port whose every datagram is a GameSpy query only asked the server's status: it
+    // is no player and has no row. Catches the b2 page's rows for status probes.
+    let players: Vec<_> = o
+        .flows
+        .iter()
+        .filter(|(_, f)| f.gamespy < f.datagrams.iter().sum())
+        .collect();
+    assert_eq!(rows.len(), players.len(), "one row per client that played");
     let session_col = head.iter().position(|h| *h == "session");
-    for ((session, client), f) in &o.flows {
+    for ((session, client), f) in players {
         let label = f.name.clone().or(f.addr.clone()).unwrap();
         let row = rows
             .iter()

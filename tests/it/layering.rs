@@ -152,3 +152,91 @@ fn long_file_notes_state_true_lengths() {
     assert!(checked >= 8, "{checked} notes state a length");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The sibling modules a file names through `super::` (outside its unit tests).
+fn sibling_uses(text: &str) -> std::collections::BTreeSet<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+    let mut out = std::collections::BTreeSet::new();
+    for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+        for part in line.split("super::").skip(1) {
+            let name: String = part
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if part[name.len()..].starts_with("::") || part[name.len()..].starts_with(';') {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+/// A circle in a graph of modules, as the names along it, or none.
+fn find_circle(
+    graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+) -> Option<Vec<String>> {
+    fn walk(
+        at: &str,
+        graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut std::collections::BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == at) {
+            let mut circle = path[i..].to_vec();
+            circle.push(at.to_string());
+            return Some(circle);
+        }
+        if !done.insert(at.to_string()) {
+            return None;
+        }
+        path.push(at.to_string());
+        for next in graph.get(at).into_iter().flatten() {
+            if let Some(c) = walk(next, graph, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = std::collections::BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|k| walk(k, graph, &mut Vec::new(), &mut done))
+}
+
+/// The report page's modules import one way: sections use the table and chart helpers,
+/// never the page that places them, and no two files import each other.
+// Catches: `page.rs` holding the table helpers that `map`, `problems` and `players`
+// imported while it imported their sections.
+#[test]
+fn report_page_modules_have_no_import_circle() {
+    let dir = src().join("report/html");
+    let mut graph = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(&dir).expect("read report/html") {
+        let path = entry.expect("dir entry").path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        if path.extension().is_none_or(|e| e != "rs") || stem == "mod" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read source");
+        graph.insert(stem.to_string(), sibling_uses(&text));
+    }
+    assert!(graph.len() >= 15, "{} modules", graph.len());
+    assert_eq!(find_circle(&graph), None);
+}
+
+#[test]
+fn the_circle_check_sees_a_circle() {
+    let page = "use super::map::map;\n";
+    let map = "use super::page::{row, Page};\nuse super::svg::esc;\n";
+    let mut graph = std::collections::BTreeMap::new();
+    graph.insert("page".to_string(), sibling_uses(page));
+    graph.insert("map".to_string(), sibling_uses(map));
+    graph.insert("svg".to_string(), Default::default());
+    assert_eq!(
+        find_circle(&graph),
+        Some(vec!["map".into(), "page".into(), "map".into()])
+    );
+}

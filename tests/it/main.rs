@@ -25,6 +25,7 @@ mod histogram_oracle;
 mod hostile_captures;
 mod html_battle;
 mod html_browser;
+mod html_colours;
 mod html_report;
 mod json_schema;
 mod json_stream;

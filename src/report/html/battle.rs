@@ -4,8 +4,9 @@
 //! around it and shows the map.
 
 use super::collect::{CaptureReport, Ship};
-use super::page::{object_name, thead};
+use super::ship_names::object_name;
 use super::svg::esc;
+use super::table::thead;
 use super::tally::Kill;
 use crate::pipeline::summary::{ClientSummary, SessionSummary};
 use std::fmt::Write as _;

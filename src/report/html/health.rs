@@ -47,8 +47,16 @@ const COLUMNS: [(&str, bool); 12] = [
 pub(super) fn section(c: &CaptureReport) -> String {
     let many = c.summary.sessions.len() > 1;
     let mut rows: Vec<(String, Vec<Cell>)> = Vec::new();
+    // A port that only asked the server's status (GameSpy) never played: no row.
+    let queries: usize = c
+        .summary
+        .sessions
+        .iter()
+        .flat_map(|s| &s.clients)
+        .filter(|cl| cl.is_query_only())
+        .count();
     for s in &c.summary.sessions {
-        for cl in &s.clients {
+        for cl in s.game_clients() {
             let (up, down) = (cl.dir(Direction::C2S), cl.dir(Direction::S2C));
             let h = c.client_health.get(&(s.index, cl.index));
             let reliable = up.reliable + down.reliable;
@@ -85,8 +93,18 @@ pub(super) fn section(c: &CaptureReport) -> String {
             rows.push((player_name(cl), cells));
         }
     }
+    let queries_note = match queries {
+        0 => String::new(),
+        1 => "<p class=\"note\">1 port that only asked the server's status (GameSpy query) \
+              is not listed.</p>"
+            .into(),
+        n => format!(
+            "<p class=\"note\">{n} ports that only asked the server's status (GameSpy \
+             queries) are not listed.</p>"
+        ),
+    };
     if rows.is_empty() {
-        return "<p class=\"note\">No client in this capture.</p>".into();
+        return format!("<p class=\"note\">No client in this capture.</p>{queries_note}");
     }
     // The worst (largest) value of each health column, if any is above zero.
     let ncols = rows[0].1.len();
@@ -133,5 +151,6 @@ pub(super) fn section(c: &CaptureReport) -> String {
         h.push_str("</tr>");
     }
     h.push_str("</table></div>");
+    h.push_str(&queries_note);
     h
 }

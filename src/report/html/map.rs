@@ -7,12 +7,13 @@
 //! The point budget holds over all lives together, so an hour of fifteen players is
 //! drawn with as many points as a short duel.
 
+use super::chart::open_chart;
 use super::collect::{CaptureReport, Event, EventKind, Ship};
-use super::page::{
-    life_player, note_thinned, object_name, open_chart, owner_heading, owner_key, ship_colour,
-    ship_name, Page,
-};
+use super::drawing::{note_thinned, Page};
 use super::series::{decimate_indices, split_budget};
+use super::ship_names::{
+    life_player, object_name, owner_heading, owner_key, ship_colour, ship_name,
+};
 use super::svg::{esc, num, points_attr, round, Plot};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
@@ -39,14 +40,14 @@ struct Group<'a> {
 
 /// One group per player of a session: the client who flew the lives, so a player is
 /// one legend line whatever ids their ships had.
-fn groups<'a>(ships: &[&'a Ship], sessions: usize) -> Vec<Group<'a>> {
+fn groups<'a>(c: &CaptureReport, ships: &[&'a Ship], sessions: usize) -> Vec<Group<'a>> {
     let mut by_owner: BTreeMap<(usize, u8, usize, String), Group<'a>> = BTreeMap::new();
     for (k, s) in ships.iter().enumerate() {
         let g = by_owner.entry(owner_key(s)).or_insert_with(|| Group {
             label: owner_heading(s, sessions),
             player: life_player(s),
             player_name: s.player.clone().unwrap_or_default(),
-            colour: ship_colour(s, k),
+            colour: ship_colour(c, s, k),
             ships: Vec::new(),
         });
         g.ships.push((k, s));
@@ -140,7 +141,7 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         if relative { "x (relative)" } else { "x" },
         if relative { "y (relative)" } else { "y" },
     );
-    let groups = groups(&ships, c.summary.sessions.len());
+    let groups = groups(c, &ships, c.summary.sessions.len());
     let mut hover = vec![Json::Null; ships.len()];
     for (gi, g) in groups.iter().enumerate() {
         for &(k, s) in &g.ships {

@@ -12,18 +12,30 @@
 //! show exact numbers.
 
 mod battle;
+mod chart;
+mod chat;
 pub mod collect;
+mod compare;
+mod dirty;
+mod drawing;
 mod health;
 mod map;
+mod overview;
 pub mod page;
 mod players;
 pub mod problems;
+mod rates;
 pub mod series;
+mod ship_names;
+mod ships;
 pub mod svg;
+mod table;
 pub mod tally;
+mod transport_health;
 
 pub use collect::{CaptureReport, Collector};
-pub use page::{render, Budget};
+pub use drawing::Budget;
+pub use page::render;
 
 use crate::pipeline::filter::Filter;
 use crate::pipeline::record::{PacketBody, PacketRecord};

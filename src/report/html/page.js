@@ -47,17 +47,22 @@
   function columns(svg, d, ev) {
     var q = svgPoint(svg, ev);
     if (!q) return hide();
-    var i = Math.floor((q.p.x - d.x0) / (d.x1 - d.x0) * d.n);
+    // The axis ends at the capture's end (t1); the column the capture ends in measured
+    // only up to that end (e), at least a quarter column, as the page drew it.
+    var t1 = d.t1 || d.w * d.n;
+    var i = Math.floor((q.p.x - d.x0) / (d.x1 - d.x0) * t1 / d.w);
     if (i < 0 || i >= d.n) return hide();
-    var lines = ["t " + fmt(i * d.w) + "–" + fmt((i + 1) * d.w) + " s"];
+    var a = i * d.w, b = Math.min((i + 1) * d.w, t1);
+    var span = a < d.e && d.e < a + d.w ? Math.max(d.e - a, d.w / 4) : d.w;
+    var lines = ["t " + fmt(a) + "–" + fmt(b) + " s"];
     var total = 0, rate = d.rate !== false;
     d.s.forEach(function (s) {
       if (!playerShown(s.pl)) return;
       var v = s.v[i] || 0;
       total += v;
-      if (v) lines.push(s.n + ": " + (rate ? fmt(v / d.w) + " " + d.unit + " (" + v + ")" : fmt(v) + " " + d.unit));
+      if (v) lines.push(s.n + ": " + (rate ? fmt(v / span) + " " + d.unit + " (" + v + ")" : fmt(v) + " " + d.unit));
     });
-    if (rate && d.s.length > 1) lines.push("total: " + fmt(total / d.w) + " " + d.unit);
+    if (rate && d.s.length > 1) lines.push("total: " + fmt(total / span) + " " + d.unit);
     show(lines, ev);
   }
 

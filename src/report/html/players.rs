@@ -3,16 +3,22 @@
 //! whose connection suffers. Every series carries its player, so choosing a player at
 //! the top of the page leaves only theirs.
 
+use super::chart::line_chart_styled;
 use super::collect::{CaptureReport, ClientSecond, ClientTraffic, MAX_CLIENT_SERIES};
-use super::page::{line_chart_styled, Page};
+use super::drawing::Page;
 use super::series::{blank_after, column_layout, column_of};
-use super::svg::colour;
+use super::ship_names::slot_colour;
 use std::fmt::Write as _;
 
 /// A client's colour: its player slot's, as on the map and the ship charts.
 fn client_colour(c: &CaptureReport, t: &ClientTraffic, i: usize) -> &'static str {
-    let slot = c.summary.client(t.session, t.client).and_then(|k| k.slot);
-    colour(slot.map(usize::from).unwrap_or(i + 16))
+    let slot_of = |t: &ClientTraffic| c.summary.client(t.session, t.client).and_then(|k| k.slot);
+    // Clients without a slot take colours after the slots', in their order.
+    let unslotted = c.clients[..i]
+        .iter()
+        .filter(|t| slot_of(t).is_none())
+        .count();
+    slot_colour(c, t.session, slot_of(t), unslotted)
 }
 
 /// One value per column for each client, from `value` of each of its seconds, summed
@@ -93,7 +99,7 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             pg,
             &format!("{cid}-player-{key}"),
             &series(cols),
-            width,
+            (width, c.duration),
             (y, unit, true),
             &style,
         ));
@@ -118,7 +124,7 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             pg,
             &format!("{cid}-player-ackdelay"),
             &series(delay),
-            width,
+            (width, c.duration),
             ("ms", "ms", false),
             &style,
         ));

@@ -4,8 +4,10 @@
 //! `bcwire show` command that shows the frame.
 
 use super::collect::CaptureReport;
-use super::page::{client_label, dir_title, player_attr, row, row_with, secs_since, td, thead, tn};
 use super::svg::esc;
+use super::table::{
+    client_label, dir_title, player_attr, row, row_with, secs_since, td, thead, tn,
+};
 use crate::diag::Direction;
 use std::fmt::Write as _;
 

@@ -38,6 +38,34 @@ pub fn column_of(t: f64, width: f64, n: usize) -> usize {
     ((t / width) as usize).min(n.saturating_sub(1))
 }
 
+/// The time each column of a capture ending at `end` seconds measured: its width, but
+/// the column the capture ends in only up to that end, so its rate is no false drop. A
+/// column cut to less than a quarter of its width counts a quarter, so a message in the
+/// capture's last milliseconds is no false spike either. Columns after the end (a
+/// shorter capture on a shared axis) keep their width.
+pub fn column_spans(width: f64, n: usize, end: f64) -> Vec<f64> {
+    (0..n)
+        .map(|i| {
+            let start = i as f64 * width;
+            if end.is_finite() && start < end && end < start + width {
+                (end - start).max(width / 4.0)
+            } else {
+                width
+            }
+        })
+        .collect()
+}
+
+/// Where time axes end: the longest capture's real end (as the ship charts), not the
+/// end of its last whole column.
+pub fn axis_end(t_max: f64) -> f64 {
+    if t_max.is_finite() && t_max > 0.0 {
+        t_max.max(1.0)
+    } else {
+        1.0
+    }
+}
+
 /// Columns that start after `duration` (a shorter capture on a shared time axis) hold
 /// no measurement: NaN, which the line charts draw as a gap rather than a zero.
 pub fn blank_after(cols: &mut [f64], width: f64, duration: f64) {

@@ -140,12 +140,15 @@ pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
         .collect()
 }
 
-/// Sixteen colours, one per player slot: Okabe and Ito's colour-blind-safe eight
-/// (black left out for the dark map) and Paul Tol's muted scheme, so that no two are
-/// the same hue at the same lightness.
-pub const PALETTE: [&str; 16] = [
+/// Twenty-two colours, any two at least 15 apart in CIEDE2000 ΔE (and from [`OTHER`]),
+/// so that no two series of a legend look alike. The first sixteen, one per player
+/// slot, begin with Okabe and Ito's colour-blind-safe eight (black left out for the dark
+/// map) and Paul Tol's muted scheme; the rest come from Kelly's and Tableau's sets and
+/// a few brights, each kept only where it stood far enough from those before it.
+pub const PALETTE: [&str; 22] = [
     "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#882255",
-    "#44aa99", "#999933", "#aa4499", "#332288", "#ddcc77", "#117733", "#cc6677", "#88ccee",
+    "#999933", "#332288", "#117733", "#875692", "#be0032", "#f99379", "#654522", "#e15759",
+    "#76b7b2", "#9c755f", "#ccccff", "#9977ff", "#ff00ff", "#00ee44",
 ];
 
 /// The colour of everything that is not one named thing ("other opcodes").
@@ -156,8 +159,10 @@ pub fn colour(i: usize) -> &'static str {
 }
 
 /// One colour per opcode for the whole page and every capture on it, whatever its
-/// rank: the opcodes of a battle first, each its own colour; the rest by number.
-pub fn opcode_colour(op: u8) -> &'static str {
+/// rank: the opcodes of a battle and of a game's set-up and scores, one palette colour
+/// each. The palette has fewer colours than the catalogue has opcodes, so the others
+/// have none and are drawn together as "other" rather than in a near twin's colour.
+pub fn opcode_colour(op: u8) -> Option<&'static str> {
     let k = match op {
         0x1C => 0,  // StateUpdate
         0x06 => 1,  // PythonEvent
@@ -174,17 +179,17 @@ pub fn opcode_colour(op: u8) -> &'static str {
         0x21 => 12, // ChecksumResponse
         0x14 => 13, // DestroyObject
         0x02 => 14, // ObjCreate
-        // The rest (set-up, scores) from a lighter set, so they never take the colour
-        // of a battle opcode.
-        other => return LIGHT[other as usize % LIGHT.len()],
+        0x0A => 15, // SubsystemStatus
+        0x2A => 16, // NewPlayerInGame
+        0x36 => 17, // ScoreChange
+        0x37 => 18, // Score
+        0x13 => 19, // HostMsg
+        0x00 => 20, // Settings
+        0x01 => 21, // GameInit
+        _ => return None,
     };
-    colour(k)
+    Some(PALETTE[k])
 }
-
-/// Paul Tol's light scheme, for opcodes outside the battle set.
-const LIGHT: [&str; 8] = [
-    "#77aadd", "#ee8866", "#eedd88", "#ffaabb", "#99ddff", "#bbcc33", "#aaaa00", "#dddddd",
-];
 
 /// A plot area inside an SVG, with linear scales.
 #[derive(Debug, Clone, Copy)]

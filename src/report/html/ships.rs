@@ -1,0 +1,332 @@
+//! The Ships section: per life, subsystem condition over time with weapon fire, damage
+//! and death marks; the lives beyond the chart budget are listed under their player.
+
+use super::chart::open_chart;
+use super::collect::{CaptureReport, Event, EventKind, Ship};
+use super::drawing::{note_thinned, Page};
+use super::series::{decimate_indices, split_budget, thin_steps};
+use super::ship_names::{
+    life_player, object_name, owner_heading, owner_key, ship_colour, ship_name,
+};
+use super::svg::{colour, esc, num, round, Plot};
+use super::table::{cells, td, thead, tn};
+use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Events of one ship life: those whose object belonged to it when sent, within the
+/// life (an event about a ship after its death is counted, not drawn).
+fn ship_events<'a>(c: &'a CaptureReport, s: &Ship) -> (Vec<&'a Event>, usize) {
+    let mine: Vec<&Event> = c
+        .events
+        .iter()
+        .filter(|e| e.ship.is_some_and(|k| s.is(e.session, k)))
+        .collect();
+    let total = mine.len();
+    let within: Vec<&Event> = mine.into_iter().filter(|e| s.alive_at(e.t)).collect();
+    let outside = total - within.len();
+    (within, outside)
+}
+
+pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
+    let list: Vec<(&Ship, Vec<&Event>, usize)> = c
+        .ships
+        .iter()
+        .map(|s| {
+            let (ev, outside) = ship_events(c, s);
+            (s, ev, outside)
+        })
+        .filter(|(s, ev, _)| !s.health.is_empty() || !ev.is_empty())
+        .collect();
+    let mut h = String::new();
+    if list.is_empty() {
+        return "<p class=\"note\">No subsystem blocks (0x20) and no weapon or damage events.</p>"
+            .into();
+    }
+    // The busiest lives get charts; the others are listed in a table per player.
+    let mut by_updates: Vec<usize> = (0..list.len()).collect();
+    by_updates.sort_by(|&a, &b| {
+        let (x, y) = (&list[a], &list[b]);
+        (y.0.updates + y.1.len() as u64)
+            .cmp(&(x.0.updates + x.1.len() as u64))
+            .then(x.0.born.total_cmp(&y.0.born))
+    });
+    let charted: std::collections::BTreeSet<usize> = by_updates
+        .iter()
+        .take(pg.budget.ship_charts)
+        .copied()
+        .collect();
+    if list.len() > pg.budget.ship_charts {
+        let _ = write!(
+            h,
+            "<p class=\"note\">Charts for the {} ships with the most StateUpdates and events; \
+             the other {} are listed under their player.</p>",
+            pg.budget.ship_charts,
+            list.len() - pg.budget.ship_charts
+        );
+        note_thinned(
+            pg,
+            format!("{} of {} ship charts", pg.budget.ship_charts, list.len()),
+        );
+    }
+    let lengths: Vec<usize> = charted
+        .iter()
+        .flat_map(|&i| list[i].0.health.iter().map(|x| x.points.len()))
+        .collect();
+    let total: usize = lengths.iter().sum();
+    let shares = split_budget(&lengths, pg.budget.health_points, 8);
+    if shares.iter().sum::<usize>() < total {
+        note_thinned(
+            pg,
+            format!(
+                "subsystem condition: {} of {} change points",
+                shares.iter().sum::<usize>(),
+                total
+            ),
+        );
+    }
+    let mut share = shares.into_iter();
+    let mut keeps: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for &i in &charted {
+        let k = list[i]
+            .0
+            .health
+            .iter()
+            .map(|_| share.next().unwrap_or(0))
+            .collect();
+        keeps.insert(i, k);
+    }
+    // Grouped by player, each player's lives in the order they flew.
+    let mut groups: BTreeMap<(usize, u8, usize, String), Vec<usize>> = BTreeMap::new();
+    for (i, (s, _, _)) in list.iter().enumerate() {
+        groups.entry(owner_key(s)).or_default().push(i);
+    }
+    let sessions = c.summary.sessions.len();
+    let mut n = 0;
+    for (_, mut members) in groups {
+        members.sort_by(|&a, &b| list[a].0.born.total_cmp(&list[b].0.born));
+        let player = life_player(list[members[0]].0);
+        let owner = owner_heading(list[members[0]].0, sessions);
+        let _ = write!(
+            h,
+            "<div class=\"owner\" data-owner=\"{}\"{player}><h4 class=\"owner\">{} — {} ship{}</h4>",
+            esc(&owner),
+            esc(&owner),
+            members.len(),
+            if members.len() == 1 { "" } else { "s" }
+        );
+        let mut folded = Vec::new();
+        for i in members {
+            let (s, events, outside) = &list[i];
+            match keeps.get(&i) {
+                Some(keep) => {
+                    let id = format!("{cid}-ship-{n}");
+                    let _ = write!(h, "<div class=\"ship\"{}>", life_attrs(s));
+                    h.push_str(&ship_chart(pg, c, s, events, *outside, keep, &id, n));
+                    h.push_str("</div>");
+                    n += 1;
+                }
+                None => folded.push(i),
+            }
+        }
+        if !folded.is_empty() {
+            let _ = write!(
+                h,
+                "<details class=\"lives\"><summary>{} more ship{} of {} (no chart)</summary><table>{}",
+                folded.len(),
+                if folded.len() == 1 { "" } else { "s" },
+                esc(&owner),
+                thead(&["ship", "from (s)", "to (s)", "died", "StateUpdates", "events"])
+            );
+            for i in folded {
+                let (s, events, _) = &list[i];
+                let _ = write!(h, "<tr{}>", life_attrs(s));
+                h.push_str(&cells(&[
+                    td(&ship_name(s)),
+                    tn(format!("{:.1}", s.born)),
+                    tn(format!("{:.1}", s.end)),
+                    td(if s.died.is_some() { "yes" } else { "" }),
+                    tn(s.updates),
+                    tn(events.len()),
+                ]));
+            }
+            h.push_str("</table></details>");
+        }
+        h.push_str("</div>");
+    }
+    h
+}
+
+/// `data-born` and `data-end` of a life: the script hides it outside the time window.
+fn life_attrs(s: &Ship) -> String {
+    format!(
+        " data-born=\"{}\" data-end=\"{}\"",
+        round(s.born, 3),
+        round(s.end, 3)
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn ship_chart(
+    pg: &mut Page,
+    c: &CaptureReport,
+    s: &Ship,
+    events: &[&Event],
+    outside: usize,
+    keep: &[usize],
+    id: &str,
+    n: usize,
+) -> String {
+    let mut plot = Plot::new(pg.width, 230.0, (0.0, pg.t_max.max(1.0)), (0.0, 100.0));
+    plot.top = 50.0;
+    let fire_y = 16.0;
+    let damage_y = 34.0;
+    let life = match s.died {
+        Some(d) => format!("{:.1}–{:.1} s, died", s.born, d),
+        None => format!("{:.1}–{:.1} s", s.born, s.end),
+    };
+    let mut h = format!(
+        "<h4 data-ship=\"{}\"><span class=\"sw\" style=\"background:{}\"></span> {} — {life}, {} StateUpdate{}, {} event{}</h4>",
+        esc(&ship_name(s)),
+        ship_colour(c, s, n),
+        esc(&ship_name(s)),
+        s.updates,
+        if s.updates == 1 { "" } else { "s" },
+        events.len(),
+        if events.len() == 1 { "" } else { "s" }
+    );
+    let mut svg = open_chart(
+        "chart ship",
+        &format!("data-chart=\"{id}\"{}", life_attrs(s)),
+        s.health.len(),
+        &plot,
+        "seconds",
+        "condition %",
+    );
+    let _ = write!(
+        svg,
+        "<text class=\"lbl\" x=\"{}\" y=\"{}\" text-anchor=\"end\">fire</text><text class=\"lbl\" x=\"{}\" y=\"{}\" text-anchor=\"end\">damage</text>",
+        num(plot.left - 4.0),
+        num(fire_y + 4.0),
+        num(plot.left - 4.0),
+        num(damage_y + 4.0)
+    );
+    // The death first, so that the condition lines and marks are drawn over it.
+    if let Some(d) = s.died {
+        let _ = write!(
+            svg,
+            "<path class=\"line death\" data-marks=\"death\" d=\"M{},{}V{}\" stroke=\"#ff3b30\" stroke-width=\"1\" stroke-dasharray=\"4 3\"/>",
+            num(plot.px(d)),
+            num(damage_y + 8.0),
+            num(plot.height - plot.bottom)
+        );
+    }
+    let mut legend = String::from("<div class=\"legend\">");
+    let mut hover = Vec::new();
+    for (k, (series, keep)) in s.health.iter().zip(keep).enumerate() {
+        let pts = thin_steps(&series.points, *keep);
+        let mut xy: Vec<(f64, f64)> = Vec::with_capacity(pts.len() * 2 + 1);
+        for (i, p) in pts.iter().enumerate() {
+            let y = plot.py(p.1 as f64);
+            if i > 0 {
+                xy.push((plot.px(p.0), xy.last().map(|l| l.1).unwrap_or(y)));
+            }
+            xy.push((plot.px(p.0), y));
+        }
+        // A condition holds until the ship's life ends, not to the end of the capture.
+        if let Some(last) = xy.last().copied() {
+            xy.push((plot.px(s.end).max(last.0), last.1));
+        }
+        let col = colour(k);
+        svg.push_str(&super::svg::series_element(
+            &format!(" data-series=\"{}\"", esc(&series.name)),
+            col,
+            &xy,
+        ));
+        let min = series.points.iter().map(|p| p.1).fold(f32::MAX, f32::min);
+        let _ = write!(
+            legend,
+            "<span><span class=\"sw\" style=\"background:{col}\"></span>{} (min {:.0}%)</span>",
+            esc(&series.name),
+            if min == f32::MAX { 100.0 } else { min }
+        );
+        let p: Vec<Json> = pts
+            .iter()
+            .map(|p| {
+                json!([
+                    round(plot.px(p.0), 1),
+                    round(plot.py(p.1 as f64), 1),
+                    round(p.0, 2),
+                    p.1
+                ])
+            })
+            .collect();
+        hover.push(json!({"n": series.name, "p": p, "f": ["condition %"]}));
+    }
+    // Event lanes: one path per lane, decimated to the mark budget.
+    let kept = decimate_indices(events.len(), pg.budget.marks);
+    let (mut fire, mut damage, mut kill) = (String::new(), String::new(), String::new());
+    let mut ev_pts = Vec::new();
+    for &j in &kept {
+        let Some(e) = events.get(j) else { continue };
+        let x = plot.px(e.t);
+        let y = if e.kind.is_fire() { fire_y } else { damage_y };
+        match e.kind {
+            k if k.is_fire() => {
+                let _ = write!(fire, "M{},{}v12", num(x), num(fire_y - 6.0));
+            }
+            EventKind::Destroyed | EventKind::ShipExploding => {
+                // A cross in the damage lane: the damage ticks beside it stay visible.
+                let _ = write!(
+                    kill,
+                    "M{},{}l8,8m0,-8l-8,8",
+                    num(x - 4.0),
+                    num(damage_y - 4.0)
+                );
+            }
+            _ => {
+                let _ = write!(damage, "M{},{}v12", num(x), num(damage_y - 6.0));
+            }
+        }
+        ev_pts.push(json!([
+            round(x, 1),
+            y,
+            round(e.t, 2),
+            e.kind.name(),
+            object_name(c, e.session, e.target_ship, e.target),
+            e.value.map(|v| round(v, 1))
+        ]));
+    }
+    for (d, col, what) in [
+        (fire, "#0072b2", "fire"),
+        (damage, "#d55e00", "damage"),
+        (kill, "#ff3b30", "kill"),
+    ] {
+        if !d.is_empty() {
+            let _ = write!(svg, "<path class=\"line\" data-marks=\"{what}\" d=\"{d}\" stroke=\"{col}\" stroke-width=\"2\"/>");
+        }
+    }
+    if !ev_pts.is_empty() {
+        hover.push(json!({"n": "event", "p": ev_pts, "f": ["kind", "target", "damage/force"]}));
+    }
+    svg.push_str("</svg>");
+    legend.push_str("</div>");
+    pg.data
+        .insert(id.to_string(), json!({"k": "pts", "s": hover}));
+    // Event counts by kind (exact).
+    let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+    for e in events {
+        *counts.entry(e.kind.name()).or_default() += 1;
+    }
+    let mut summary: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    if outside > 0 {
+        summary.push(format!(
+            "{outside} event{} after its death not drawn",
+            if outside == 1 { "" } else { "s" }
+        ));
+    }
+    if s.health.is_empty() {
+        h.push_str("<p class=\"note\">No decoded subsystem block for this ship (class unknown or host did not send 0x20).</p>");
+    }
+    h + &svg + &legend + &format!("<p class=\"note\">{}</p>", esc(&summary.join(", ")))
+}
