@@ -424,4 +424,40 @@ mod tests {
         let limit = 2 * (b2.map_points + 2 * b2.health_points + 400 + 6 * b2.columns);
         assert!(drawn_points(&page) <= limit);
     }
+
+    #[test]
+    fn each_client_is_its_own_series_with_its_player() {
+        use super::super::collect::{ClientSecond, ClientTraffic};
+        let mut c = CaptureReport {
+            duration: 10.0,
+            ..CaptureReport::default()
+        };
+        for (i, name) in ["Kira", "Worf"].into_iter().enumerate() {
+            let mut seconds = std::collections::BTreeMap::new();
+            seconds.insert(
+                i as i64 * 5,
+                ClientSecond {
+                    messages: [3, 4],
+                    ..ClientSecond::default()
+                },
+            );
+            c.clients.push(ClientTraffic {
+                session: 0,
+                client: i,
+                name: name.to_string(),
+                seconds,
+            });
+        }
+        let page = render(std::slice::from_ref(&c), None);
+        let sec = &page[page.find("<section id=\"players\">").unwrap()..];
+        let sec = &sec[..sec.find("</section>").unwrap()];
+        for name in ["Kira", "Worf"] {
+            assert!(
+                sec.contains(&format!("data-series=\"{name}\" data-player=\"{name}\"")),
+                "{name} has no series of their own"
+            );
+        }
+        // Nothing measured: no ACK-delay chart rather than a line at 0 ms.
+        assert!(!sec.contains("player-ackdelay"));
+    }
 }
