@@ -149,6 +149,28 @@ codes! {
         "a creation of an id that a live object of another owner or class holds; the newest takes the id";
     LengthMismatch = "length_mismatch", Game, Malformed,
         "a message's flags and its length disagree";
+    CaptureCorrupt = "capture_corrupt", Capture, Malformed,
+        "the capture's structure is broken where the reader cannot find the next record; reading stops";
+    CaptureReadError = "capture_read_error", Capture, Malformed,
+        "the input could not be read further (an I/O error); what was read is reported";
+    IpFragmentsIncomplete = "ip_fragments_incomplete", Capture, Sequence,
+        "IP fragments of a datagram never all arrived; the datagram is not decoded";
+    FragmentSetIncomplete = "fragment_set_incomplete", Transport, Sequence,
+        "a fragmented reliable message never completed, or no fragment came for 60 s";
+    SessionTableFull = "session_table_full", Transport, Limit,
+        "the session table is full; datagrams of further sessions or clients are not decoded";
+    ReliabilityWindowLimit = "reliability_window_limit", Transport, Limit,
+        "unacknowledged reliable messages left the tracker's window beyond those it remembers";
+    EventsNotListed = "events_not_listed", Transport, Limit,
+        "a client's boot and silence events beyond the per-client bound are counted, not listed";
+    ObjectRegistryFull = "object_registry_full", Game, Limit,
+        "a session's object table is full; later objects lack ship layouts and names";
+    ShipListLimit = "ship_list_limit", Game, Limit,
+        "ships ended before the most recent ones kept are missing from the client ship lists";
+    RelayLinkerFull = "relay_linker_full", Game, Limit,
+        "client messages were forgotten before their relayed copies could be linked";
+    NotListed = "not_listed", Capture, Limit,
+        "a list reached its bound; the line says how many more entries there were";
     PaddingNonzero = "padding_nonzero", ScrapMechanic, NonStock,
         "padding bits that the format keeps zero are not zero";
     InputEmpty = "input_empty", ScrapMechanic, Malformed,

@@ -11,7 +11,8 @@
 //! Classification reads only the clear first byte, and datagrams that turn out not to
 //! be BC never show their payload, so nothing sees the difference.
 
-use crate::capture::{CaptureReader, Frame, Truncation};
+use crate::capture::{CaptureError, CaptureReader, Frame, Truncation};
+use crate::diag::Code;
 use crate::net::{Datagram, FragmentReport, NetDecoder, NetOutcome};
 use crate::pipeline::summary::CompressionSummary;
 use crate::transport::cipher;
@@ -66,10 +67,10 @@ pub enum Item {
         outcome: NetOutcome,
         parsed: Option<Packet>,
     },
-    /// A read error that does not end the capture.
-    Problem(String),
+    /// A read error or flaw that does not end the capture.
+    Problem(Code, String),
     /// A read error that ends the capture.
-    Fatal(String),
+    Fatal(Code, String),
 }
 
 /// How the read ended: what the summary reports once every item is handled.
@@ -123,7 +124,7 @@ impl Front {
                     // A frame read despite a flaw (past the snap length): said first.
                     self.decipher_waiting(batch);
                     for w in self.reader.take_notes() {
-                        batch.push(Item::Problem(w.to_string()));
+                        batch.push(Item::Problem(w.code, w.to_string()));
                     }
                 }
                 Ok(true) => {}
@@ -132,10 +133,10 @@ impl Front {
                     // Datagrams read before the error come before it.
                     self.decipher_waiting(batch);
                     if e.is_fatal() {
-                        batch.push(Item::Fatal(e.to_string()));
+                        batch.push(Item::Fatal(read_error_code(&e), e.to_string()));
                         self.done = true;
                     } else {
-                        batch.push(Item::Problem(e.to_string()));
+                        batch.push(Item::Problem(read_error_code(&e), e.to_string()));
                     }
                     continue;
                 }
@@ -227,5 +228,15 @@ impl Front {
                 parsed: Some(packet),
             });
         }
+    }
+}
+
+/// The registered code of a capture read error.
+fn read_error_code(e: &CaptureError) -> Code {
+    match e {
+        CaptureError::BadRecord { .. } => Code::CaptureBlockMalformed,
+        CaptureError::HeaderCut { .. } => Code::TruncatedCapture,
+        CaptureError::Io(_) => Code::CaptureReadError,
+        CaptureError::NotACapture { .. } | CaptureError::Corrupt { .. } => Code::CaptureCorrupt,
     }
 }

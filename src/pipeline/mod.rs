@@ -384,10 +384,11 @@ impl Pipeline {
         if let Some(end) = end {
             self.summary.compression = end.compression.clone();
             for w in &end.notes {
-                self.summary.add_problem(w.to_string());
+                self.summary.add_problem(w.code, w.to_string());
             }
             if let Some(t) = &end.truncation {
-                self.summary.add_problem(t.to_warning().to_string());
+                let w = t.to_warning();
+                self.summary.add_problem(w.code, w.to_string());
             }
             self.add_fragment_problems(&end.fragments);
         }
@@ -478,8 +479,8 @@ impl Pipeline {
                     outcome,
                     parsed,
                 } => control = self.frame(std::mem::take(meta), outcome, parsed.take(), sink)?,
-                Item::Problem(p) | Item::Fatal(p) => {
-                    self.summary.add_problem(std::mem::take(p));
+                Item::Problem(code, p) | Item::Fatal(code, p) => {
+                    self.summary.add_problem(*code, std::mem::take(p));
                 }
             }
         }
@@ -907,8 +908,10 @@ impl Pipeline {
                     c.previous.created_frame
                 );
                 self.summary.object_id_conflicts += 1;
-                self.summary
-                    .add_problem(format!("session {session} frame {frame}: {msg}"));
+                self.summary.add_problem(
+                    Code::ObjectIdConflict,
+                    format!("session {session} frame {frame}: {msg}"),
+                );
                 game.warnings
                     .push(Warning::new(Code::ObjectIdConflict, at, msg));
             }
@@ -965,21 +968,27 @@ impl Pipeline {
         let st = self.sessions.remove(&si);
         if let Some(st) = &st {
             if st.registry.evicted() > 0 {
-                self.summary.add_problem(format!(
-                    "session {si}: object registry full ({MAX_OBJECTS} objects): {} object(s) \
+                self.summary.add_problem(
+                    Code::ObjectRegistryFull,
+                    format!(
+                        "session {si}: object registry full ({MAX_OBJECTS} objects): {} object(s) \
                      not registered; later messages about them lack ship layouts and names",
-                    st.registry.evicted()
-                ));
+                        st.registry.evicted()
+                    ),
+                );
             }
             if st.registry.forgotten_ships() > 0 {
-                self.summary.add_problem(format!(
-                    "session {si}: only the {MAX_ENDED} most recently exploded or destroyed \
+                self.summary.add_problem(
+                    Code::ShipListLimit,
+                    format!(
+                        "session {si}: only the {MAX_ENDED} most recently exploded or destroyed \
                      objects are kept: {} earlier ship(s) are missing from the client ship lists",
-                    st.registry.forgotten_ships()
-                ));
+                        st.registry.forgotten_ships()
+                    ),
+                );
             }
             if st.relay.evicted() > 0 {
-                self.summary.add_problem(format!(
+                self.summary.add_problem(Code::RelayLinkerFull, format!(
                     "session {si}: relay linker full ({RELAY_MAX_PENDING} messages in {RELAY_WINDOW_SECS} s): \
                      {} client message(s) forgotten before their relayed copies could be linked",
                     st.relay.evicted()
@@ -999,11 +1008,14 @@ impl Pipeline {
             let f = self.streams.finish_client(&(si, ci), end_ns);
             if let Some(f) = &f {
                 if f.events_not_listed > 0 {
-                    self.summary.add_problem(format!(
-                        "session {si} client {ci}: {} boot/silence event(s) beyond \
+                    self.summary.add_problem(
+                        Code::EventsNotListed,
+                        format!(
+                            "session {si} client {ci}: {} boot/silence event(s) beyond \
                          {MAX_EVENTS_PER_CLIENT} not listed",
-                        f.events_not_listed
-                    ));
+                            f.events_not_listed
+                        ),
+                    );
                 }
             }
             let slot = st.as_ref().and_then(|st| st.slots.get(&ci).copied());
@@ -1095,7 +1107,14 @@ impl Pipeline {
             IncompleteReason::TotalBytes => "dropped: reassembly byte limit reached",
             IncompleteReason::SetTooLarge => "dropped: set larger than the per-set limit",
         };
-        self.summary.add_problem(format!(
+        let code = match i.reason {
+            IncompleteReason::EndOfCapture | IncompleteReason::Expired => {
+                Code::FragmentSetIncomplete
+            }
+            IncompleteReason::TooManySets | IncompleteReason::TotalBytes => Code::FragmentLimit,
+            IncompleteReason::SetTooLarge => Code::FragmentSetTooLarge,
+        };
+        self.summary.add_problem(code, format!(
             "fragment set seq {} of session {} client {} {} {why} ({} of {} fragments, {} bytes, frames {}–{})",
             i.seq,
             i.stream.0,
@@ -1111,14 +1130,19 @@ impl Pipeline {
 
     fn add_fragment_problems(&mut self, frag: &FragmentReport) {
         for l in &frag.leftovers {
-            self.summary
-                .add_problem(format!("IP fragments never completed: {l}"));
+            self.summary.add_problem(
+                Code::IpFragmentsIncomplete,
+                format!("IP fragments never completed: {l}"),
+            );
         }
         if frag.not_listed > 0 {
-            self.summary.add_limit_problem(format!(
-                "{} more incomplete IP fragment sets not listed",
-                frag.not_listed
-            ));
+            self.summary.add_limit_problem(
+                Code::NotListed,
+                format!(
+                    "{} more incomplete IP fragment sets not listed",
+                    frag.not_listed
+                ),
+            );
         }
     }
 
@@ -1126,11 +1150,14 @@ impl Pipeline {
         let table_full = self.flows.dropped_count();
         if table_full > 0 {
             let c = self.flows.config();
-            self.summary.add_limit_problem(format!(
+            self.summary.add_limit_problem(
+                Code::SessionTableFull,
+                format!(
                 "session table full: {table_full} datagram(s) not decoded (limits: {} sessions, \
                  {} clients per session, {} clients in all)",
                 c.max_sessions, c.max_clients_per_session, c.max_clients_total
-            ));
+            ),
+            );
         }
         let end = self.summary.last_ts_ns.unwrap_or(0);
         for (index, session) in self.flows.take_retired() {
@@ -1150,32 +1177,37 @@ impl Pipeline {
         // the whole run knows.
         let (reliability, leftover, not_listed) = std::mem::take(&mut self.streams).finish();
         if reliability.unacked_not_listed > 0 {
-            self.summary.add_limit_problem(format!(
-                "reliability tracker: {} unacknowledged reliable message(s) pushed out of \
+            self.summary.add_limit_problem(
+                Code::ReliabilityWindowLimit,
+                format!(
+                    "reliability tracker: {} unacknowledged reliable message(s) pushed out of \
                  the {MAX_ENTRIES_PER_STREAM}-message window beyond the {MAX_REPORTED_UNACKED} \
                  remembered; the per-client unacked counts miss them",
-                reliability.unacked_not_listed
-            ));
+                    reliability.unacked_not_listed
+                ),
+            );
         }
         for i in &leftover {
             self.fragment_set_problem(i);
         }
         if not_listed > 0 {
-            self.summary.add_limit_problem(format!(
-                "{not_listed} more incomplete fragment sets dropped and not listed"
-            ));
+            self.summary.add_limit_problem(
+                Code::NotListed,
+                format!("{not_listed} more incomplete fragment sets dropped and not listed"),
+            );
         }
         let listed = self.summary.sessions.len() as u64;
         if self.summary.session_count > listed {
             let more = self.summary.session_count - listed;
-            self.summary.add_limit_problem(format!(
-                "{more} more sessions not listed (limit {MAX_SESSIONS_LISTED})"
-            ));
+            self.summary.add_limit_problem(
+                Code::NotListed,
+                format!("{more} more sessions not listed (limit {MAX_SESSIONS_LISTED})"),
+            );
         }
         if self.summary.problems_not_listed > 0 {
             let n = self.summary.problems_not_listed;
             self.summary
-                .add_limit_problem(format!("{n} more problems not listed"));
+                .add_limit_problem(Code::NotListed, format!("{n} more problems not listed"));
         }
         self.summary
     }

@@ -1,6 +1,6 @@
 //! What a whole run learned about a capture: the material of `info` and `flows`.
 
-use crate::diag::Direction;
+use crate::diag::{Code, Direction};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
@@ -36,7 +36,7 @@ pub struct CaptureSummary {
     pub udp_ports: BTreeMap<u16, u64>,
     /// Capture-level problems: truncation, IP fragments never completed, limits hit.
     /// At most [`MAX_PROBLEMS_LISTED`]; a last line counts the rest.
-    pub problems: Vec<String>,
+    pub problems: Vec<CaptureProblem>,
     /// Problems beyond [`MAX_PROBLEMS_LISTED`], counted only.
     pub problems_not_listed: u64,
     /// The first sessions, by index (at most `pipeline::MAX_SESSIONS_LISTED`).
@@ -97,9 +97,12 @@ impl CaptureSummary {
     }
 
     /// Add a problem, or count it once the list is full.
-    pub fn add_problem(&mut self, p: impl Into<String>) {
+    pub fn add_problem(&mut self, code: Code, text: impl Into<String>) {
         if self.problems.len() < MAX_PROBLEMS_LISTED {
-            self.problems.push(p.into());
+            self.problems.push(CaptureProblem {
+                code,
+                text: text.into(),
+            });
         } else {
             self.problems_not_listed += 1;
         }
@@ -107,8 +110,26 @@ impl CaptureSummary {
 
     /// Add a capture-wide limit notice: always listed (there are a handful at most),
     /// so a full list never hides that a limit was hit.
-    pub fn add_limit_problem(&mut self, p: impl Into<String>) {
-        self.problems.push(p.into());
+    pub fn add_limit_problem(&mut self, code: Code, text: impl Into<String>) {
+        self.problems.push(CaptureProblem {
+            code,
+            text: text.into(),
+        });
+    }
+}
+
+/// A problem of the whole capture (reading it, a bound reached, a conflict), registered
+/// as the records' warnings are: its code says what it is and how severe; the text says
+/// where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureProblem {
+    pub code: Code,
+    pub text: String,
+}
+
+impl std::fmt::Display for CaptureProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
     }
 }
 

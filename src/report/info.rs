@@ -100,7 +100,16 @@ pub fn capture_doc(file: Option<&str>, c: &CaptureSummary) -> schema::CaptureInf
             .into_iter()
             .map(|(port, datagrams)| schema::PortCount { port, datagrams })
             .collect(),
-        problems: c.problems.clone(),
+        problems: c.problems.iter().map(|p| p.text.clone()).collect(),
+        problem_codes: c
+            .problems
+            .iter()
+            .map(|p| schema::Problem {
+                code: p.code.as_str().to_string(),
+                severity: p.code.severity().as_str().to_string(),
+                message: p.text.clone(),
+            })
+            .collect(),
         sessions: c.sessions.iter().map(session_doc).collect(),
         // Only compressed files carry the key, so records of plain files are unchanged.
         compression: c.compression.as_ref().map(|z| schema::Compression {

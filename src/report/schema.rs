@@ -75,6 +75,18 @@ pub enum Kind {
     Gamespy,
 }
 
+/// A problem of the whole capture, with its registered code.
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Problem {
+    /// snake_case code, as `bcwire list warnings` lists it.
+    pub code: String,
+    /// `note`, `warn` or `error`.
+    pub severity: String,
+    /// The `problems` line.
+    pub message: String,
+}
+
 /// A located diagnostic.
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -344,6 +356,8 @@ pub struct CaptureInfo {
     /// The UDP ports seen most off the game port, most first.
     pub other_udp_ports: Vec<PortCount>,
     pub problems: Vec<String>,
+    /// `problems` again, one object each with its registered code and severity.
+    pub problem_codes: Vec<Problem>,
     pub sessions: Vec<Session>,
     /// Only for a compressed capture file.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -77,7 +77,7 @@ fn long_capture_summary_is_capped_and_totals_count_everything() {
     assert!(
         many.problems
             .iter()
-            .any(|p| p.contains("more sessions not listed")),
+            .any(|p| p.text.contains("more sessions not listed")),
         "{:?}",
         many.problems
     );

@@ -30,7 +30,7 @@ pub(super) fn section(c: &CaptureReport) -> String {
     }
     h.push_str("</table>");
     for p in s.problems.iter().take(20) {
-        let _ = write!(h, "<p class=\"note warn\">{}</p>", esc(p));
+        let _ = write!(h, "<p class=\"note warn\">{}</p>", esc(&p.text));
     }
     h.push_str("<h4>Traffic per direction</h4><table class=\"traffic\">");
     h.push_str(&thead(&["", "client → host", "host → client"]));

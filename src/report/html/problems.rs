@@ -111,7 +111,7 @@ pub fn section(c: &CaptureReport) -> String {
     if !c.summary.problems.is_empty() {
         h.push_str("<h4>Capture problems</h4><ul class=\"problems\">");
         for p in c.summary.problems.iter().take(MAX_ROWS) {
-            let _ = write!(h, "<li>{}</li>", esc(p));
+            let _ = write!(h, "<li>{}</li>", esc(&p.text));
         }
         if c.summary.problems.len() > MAX_ROWS {
             let _ = write!(
