@@ -1,5 +1,6 @@
 //! Game layer: opcode decoders, object registry, ship layouts and StateUpdate.
 
+pub mod class_layout;
 pub mod compressed;
 pub mod dirty;
 pub mod field;
