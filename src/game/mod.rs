@@ -18,6 +18,7 @@ pub mod ships;
 pub mod stateupdate;
 pub mod subsys;
 pub mod track;
+pub mod update;
 pub mod writer;
 
 pub use field::{Field, Span, Value};
