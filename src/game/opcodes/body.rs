@@ -4,17 +4,18 @@
 //! report, filters) reads it instead of bytes or field names.
 
 use super::checksum::{ChecksumFail, ChecksumRequest, ChecksumResponse, FileTransfer};
+use super::common::emit_raw;
 use super::events::EventMessage;
 use super::lobby::{
     emit_bare, BootPlayer, DeletePlayerAnim, EnterSet, NewPlayerInGame, ObjectMessage, Settings,
     UiCollisionSetting,
 };
 use super::objects::ObjCreate;
+use super::op;
 use super::script::{
     Chat, EndGame, MissionInit, Score, ScoreChange, ScoreInit, TeamMessage, TeamScore,
 };
 use super::weapons::{BeamFire, Explosion, TorpedoFire};
-use super::{emit_raw, op};
 use crate::game::update::{self, StateUpdate};
 
 /// What a game message says, typed. A message whose decoder failed part-way has no
