@@ -5,7 +5,7 @@
 //! updates for keys beyond the limit are still counted per direction and in
 //! `overflow`.
 
-use super::stateupdate::StateUpdate;
+use super::update::StateUpdate;
 use crate::diag::Direction;
 use std::collections::BTreeMap;
 

@@ -5,7 +5,9 @@
 //! JSON text maps a position to the field path and a path back to its position, so both
 //! syntax/type errors and the checks made after parsing say where they are.
 
-use super::ships::{ChildLayout, LayoutOrigin, RecordFormat, ShipClass, SubsystemLayout};
+use super::class_layout::{
+    key_among, snake_key, ChildLayout, LayoutOrigin, RecordFormat, ShipClass, SubsystemLayout,
+};
 use serde::Deserialize;
 use std::fmt;
 
@@ -222,7 +224,7 @@ pub fn parse(text: &str, origin: &LayoutOrigin) -> Result<ParsedLayouts, LayoutE
                     .children
                     .into_iter()
                     .map(|c| ChildLayout {
-                        key: super::subsys::snake_key(&c.name),
+                        key: snake_key(&c.name),
                         name: c.name,
                         kind: c.kind,
                         max_condition: c.max_condition,
@@ -231,7 +233,7 @@ pub fn parse(text: &str, origin: &LayoutOrigin) -> Result<ParsedLayouts, LayoutE
             });
         }
         let keys: Vec<String> = (0..subsystems.len())
-            .map(|i| super::subsys::key_among(&subsystems, i))
+            .map(|i| key_among(&subsystems, i))
             .collect();
         for (e, k) in subsystems.iter_mut().zip(keys) {
             e.key = k;

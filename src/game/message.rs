@@ -2,7 +2,7 @@
 
 use super::field::Field;
 use super::opcodes::Body;
-use super::stateupdate::StateUpdate;
+use super::update::StateUpdate;
 use crate::diag::Warning;
 
 /// One game message, decoded as far as the bytes allow.

@@ -1,5 +1,6 @@
 //! Game layer: opcode decoders, object registry, ship layouts and StateUpdate.
 
+pub mod class_layout;
 pub mod compressed;
 pub mod dirty;
 pub mod field;
@@ -17,6 +18,7 @@ pub mod ships;
 pub mod stateupdate;
 pub mod subsys;
 pub mod track;
+pub mod update;
 pub mod writer;
 
 pub use field::{Field, Span, Value};

@@ -6,117 +6,15 @@
 //! error location live in [`super::layout_file`].
 
 use super::layout_file::{self, LayoutError};
-use serde::Deserialize;
 use std::path::Path;
 use std::sync::OnceLock;
 
+pub use super::class_layout::{
+    ChildLayout, LayoutOrigin, RecordFormat, ShipClass, SubsystemLayout,
+};
+
 /// The stock layouts, as published in the protocol reference.
 const STOCK_JSON: &str = include_str!("ships.json");
-
-/// How one top-level list entry is written in a 0x20 subsystem block
-/// (`stateupdate.md` §5.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RecordFormat {
-    /// Condition, child conditions.
-    Base,
-    /// Condition, child conditions, has-power-data bit, power percent if the bit is 1.
-    Powered,
-    /// Condition, child conditions, main battery, backup battery (the reactor).
-    Power,
-    /// Condition, has-power-data bit, power percent if the bit is 1, six facing levels.
-    Shield,
-}
-
-impl RecordFormat {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RecordFormat::Base => "base",
-            RecordFormat::Powered => "powered",
-            RecordFormat::Power => "power",
-            RecordFormat::Shield => "shield",
-        }
-    }
-
-    /// Whether records of this format carry the has-power-data bit.
-    pub fn has_power_bit(self) -> bool {
-        matches!(self, RecordFormat::Powered | RecordFormat::Shield)
-    }
-}
-
-/// A child subsystem (phaser bank, torpedo tube, engine): one condition byte on the wire.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChildLayout {
-    pub name: String,
-    /// snake_case form of `name`, the child's key in field trees.
-    pub key: String,
-    pub kind: String,
-    pub max_condition: Option<f32>,
-}
-
-/// One entry of a ship's top-level subsystem list.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SubsystemLayout {
-    pub name: String,
-    /// The entry's key in field trees and paths (`subsys::entry_key`), computed once
-    /// when the class is built rather than for every record decoded.
-    pub key: String,
-    pub kind: String,
-    pub format: RecordFormat,
-    /// May appear in 0x80 power blocks.
-    pub powered_type: bool,
-    pub weapon_system: Option<String>,
-    pub max_condition: Option<f32>,
-    pub children: Vec<ChildLayout>,
-}
-
-impl SubsystemLayout {
-    /// Bytes of this entry's 0x20 record, packed-bit bytes excluded.
-    pub fn record_bytes(&self, with_power_data: bool) -> usize {
-        let base = 1 + self.children.len();
-        match self.format {
-            RecordFormat::Base => base,
-            RecordFormat::Power => base + 2,
-            RecordFormat::Powered => base + with_power_data as usize,
-            RecordFormat::Shield => base + 6 + with_power_data as usize,
-        }
-    }
-}
-
-/// Where a class definition came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LayoutOrigin {
-    Stock,
-    /// Loaded from a layout file (its path as given).
-    File(String),
-}
-
-/// One ship class and its top-level subsystem list, in wire order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ShipClass {
-    pub species_id: u16,
-    /// Script name (`BirdOfPrey`).
-    pub name: String,
-    /// Readable name (`Bird of Prey`).
-    pub display_name: String,
-    pub faction: String,
-    pub can_cloak: bool,
-    pub subsystems: Vec<SubsystemLayout>,
-    pub origin: LayoutOrigin,
-}
-
-impl ShipClass {
-    /// The list entry at a wire index (start index, 0x80 index).
-    pub fn entry(&self, index: usize) -> Option<&SubsystemLayout> {
-        self.subsystems.get(index)
-    }
-    pub fn len(&self) -> usize {
-        self.subsystems.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.subsystems.is_empty()
-    }
-}
 
 /// All known ship classes (stock ones built in, plus any loaded from a layout file).
 #[derive(Debug, Clone, Default)]

@@ -6,12 +6,13 @@
 //! one [`Reader`] / [`Writer`]: the has-power-data bits share packed bytes with the
 //! header's hash and cloak bits.
 //!
-//! Why this file is long: the code ends at about 850 lines; the rest is tests on the protocol
+//! Why this file is long: the code ends at about 790 lines; the rest is tests on the protocol
 //! reference's worked blocks.
 
+use super::class_layout::{RecordFormat, ShipClass, SubsystemLayout};
 use super::field::{Field, Span, Value};
 use super::reader::{DecodeError, DecodeResult, Reader};
-use super::ships::{RecordFormat, ShipCatalog, ShipClass, SubsystemLayout};
+use super::ships::ShipCatalog;
 use super::writer::Writer;
 use smallvec::SmallVec;
 
@@ -530,77 +531,15 @@ pub fn push_block_summary(summary: &mut String, block: &SubsystemBlock, class: &
     }
 }
 
-/// The snake_case key of a display name (`Shield Generator` → `shield_generator`):
-/// ASCII letters and digits kept (lower case), every other run of characters one `_`.
-pub fn snake_key(name: &str) -> String {
-    let mut key = Vec::with_capacity(name.len());
-    for &c in name.as_bytes() {
-        if c.is_ascii_alphanumeric() {
-            key.push(c.to_ascii_lowercase());
-        } else if key.last().is_some_and(|&l| l != b'_') {
-            key.push(b'_');
-        }
-    }
-    while key.last() == Some(&b'_') {
-        key.pop();
-    }
-    if key.is_empty() {
-        key.push(b'_');
-    }
-    // Only ASCII letters, digits and `_` were pushed.
-    String::from_utf8(key).unwrap_or_default()
-}
-
-/// The key of entry `index` of `class`: [`snake_key`] of its name, with `_2`, `_3`, …
-/// for the second, third, … entry of the list whose name makes the same key, so that a
-/// key names one entry of the class whichever records a block carries.
+/// The key of entry `index` of `class`: [`snake_key`](super::class_layout::snake_key) of
+/// its name, with `_2`, `_3`, … for the second, third, … entry of the list whose name
+/// makes the same key, so that a key names one entry of the class whichever records a
+/// block carries.
 pub fn entry_key(class: &ShipClass, index: usize) -> String {
     match class.entry(index) {
         Some(e) => e.key.clone(),
         None => format!("index_{index}"),
     }
-}
-
-/// The key of entry `index` of `list` (see [`entry_key`]), as the catalog computes it
-/// once per class.
-pub fn key_among(list: &[SubsystemLayout], index: usize) -> String {
-    let Some(entry) = list.get(index) else {
-        return format!("index_{index}");
-    };
-    let key = snake_key(&entry.name);
-    let same = list[..index]
-        .iter()
-        .filter(|e| same_snake_key(&e.name, &key))
-        .count();
-    if same == 0 {
-        key
-    } else {
-        format!("{key}_{}", same + 1)
-    }
-}
-
-/// Whether [`snake_key`] of `name` is `key`, without allocating.
-fn same_snake_key(name: &str, key: &str) -> bool {
-    let mut want = key.bytes();
-    let mut pending_sep = false;
-    let mut started = false;
-    for c in name.bytes() {
-        if c.is_ascii_alphanumeric() {
-            if pending_sep && want.next() != Some(b'_') {
-                return false;
-            }
-            pending_sep = false;
-            started = true;
-            if want.next() != Some(c.to_ascii_lowercase()) {
-                return false;
-            }
-        } else if started {
-            pending_sep = true;
-        }
-    }
-    let rest = want.next();
-    // A name with no letter or digit has the key `_`.
-    (rest.is_none() && started) || (!started && key == "_")
 }
 
 /// Fields of a decoded block: the start index and its entry's name, the records as a
@@ -855,6 +794,7 @@ pub fn power_fields(pairs: &[PowerSetting], class: Option<&ShipClass>, start: us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::class_layout::{key_among, snake_key};
 
     fn class(species: u16) -> ShipClass {
         ShipCatalog::stock().class(species).unwrap().clone()
@@ -915,23 +855,7 @@ mod tests {
     }
 
     #[test]
-    fn keys_are_snake_case_and_name_one_entry_of_a_class() {
-        assert_eq!(snake_key("Shield Generator"), "shield_generator");
-        assert_eq!(snake_key("  Forward Beam #1 "), "forward_beam_1");
-        assert_eq!(snake_key("--"), "_");
-        for name in [
-            "Shield Generator",
-            "  Forward Beam #1 ",
-            "--",
-            "a",
-            "Warp-Core",
-            "x  y",
-        ] {
-            let key = snake_key(name);
-            assert!(same_snake_key(name, &key), "{name}");
-            assert!(!same_snake_key(name, &format!("{key}x")), "{name}");
-            assert!(!same_snake_key(name, "other"), "{name}");
-        }
+    fn keys_name_one_entry_of_a_class() {
         let mut c = class(1);
         let first = c.subsystems[0].clone();
         c.subsystems.push(first.clone());

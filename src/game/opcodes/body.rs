@@ -4,18 +4,19 @@
 //! report, filters) reads it instead of bytes or field names.
 
 use super::checksum::{ChecksumFail, ChecksumRequest, ChecksumResponse, FileTransfer};
+use super::common::emit_raw;
 use super::events::EventMessage;
 use super::lobby::{
     emit_bare, BootPlayer, DeletePlayerAnim, EnterSet, NewPlayerInGame, ObjectMessage, Settings,
     UiCollisionSetting,
 };
 use super::objects::ObjCreate;
+use super::op;
 use super::script::{
     Chat, EndGame, MissionInit, Score, ScoreChange, ScoreInit, TeamMessage, TeamScore,
 };
 use super::weapons::{BeamFire, Explosion, TorpedoFire};
-use super::{emit_raw, op};
-use crate::game::stateupdate::{self, StateUpdate};
+use crate::game::update::{self, StateUpdate};
 
 /// What a game message says, typed. A message whose decoder failed part-way has no
 /// body, except where the part read names an object (creations and events), which keep
@@ -77,7 +78,7 @@ impl Body {
             Body::DeletePlayerAnim(b) => b.emit(),
             Body::TorpedoFire(b) => b.emit(),
             Body::BeamFire(b) => b.emit(),
-            Body::StateUpdate(b) => stateupdate::encode(b),
+            Body::StateUpdate(b) => update::encode(b),
             Body::EnterSet(b) => b.emit(),
             Body::ChecksumRequest(b) => b.emit(),
             Body::ChecksumResponse(b) => b.emit(),
