@@ -1,6 +1,6 @@
 //! `info`, `decode`, `show`, `stats` and `flows`: capture in, report out.
 //!
-//! Why this file is long: the five commands share their sinks, input expansion, `-w`
+//! Why this file is long: about 1,060 lines; the five commands share their sinks, input expansion, `-w`
 //! selection and summaries; each command body is short.
 
 use super::inputs::{for_each, Flow};

@@ -661,7 +661,10 @@ mod tests {
             .unwrap()
             .resolve(&m.fields)
             .iter()
-            .map(|v| crate::report::text::value_text(v))
+            .map(|v| match &**v {
+                crate::game::field::Value::Text(t) => format!("{t:?}"),
+                other => format!("{other:?}"),
+            })
             .collect();
         assert_eq!(
             names,

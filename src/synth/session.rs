@@ -7,7 +7,7 @@
 //! peer sends on its ~95–100 ms turn, packing ACKs, reliable messages and StateUpdates
 //! into as few datagrams as fit 512 bytes, like stock peers.
 //!
-//! Why this file is long: it is the session simulator's script, one step of a stock session
+//! Why this file is long: about 1,120 lines; it is the session simulator's script, one step of a stock session
 //! after another (joins, checksums, play, deaths, departures).
 
 use super::baseline::Baseline;
