@@ -161,22 +161,6 @@ struct SessionState {
     slots: HashMap<usize, u8>,
 }
 
-/// Per-stream transport figures for the summary.
-#[derive(Debug, Default, Clone)]
-struct StreamCounts {
-    messages: u64,
-    reliable: u64,
-    retransmissions: u64,
-    acks: u64,
-    fragment_sets_completed: u64,
-    warnings: u64,
-    non_stock: u64,
-    seq_gaps: u64,
-    seq_missing: u64,
-    seq_late: u64,
-    damaged: u64,
-}
-
 /// The whole decoding state of one capture.
 pub struct Pipeline {
     config: Config,
@@ -186,7 +170,7 @@ pub struct Pipeline {
     /// Reliability, reassembly and session facts of every stream.
     streams: Streams,
     phases: HashMap<ClientKey, PhaseTracker>,
-    counts: HashMap<StreamKey, StreamCounts>,
+    counts: HashMap<StreamKey, DirSummary>,
     summary: CaptureSummary,
     /// Which messages get field trees, as the sink asked ([`Sink::field_trees`]).
     trees: FieldTrees,
@@ -1069,30 +1053,18 @@ impl Pipeline {
             for dir in [Direction::C2S, Direction::S2C] {
                 let i = dir.index();
                 let k = (si, ci, dir);
-                let n = self.counts.remove(&k).unwrap_or_default();
+                let mut d = self.counts.remove(&k).unwrap_or_default();
                 let end = self.streams.finish_stream(&k);
-                let (unacked, incomplete) = (end.unacked as u64, end.incomplete);
-                for inc in &incomplete {
+                for inc in &end.incomplete {
                     self.fragment_set_problem(inc);
                 }
-                cs.dirs[i] = DirSummary {
-                    packets: c.counters.packets[i],
-                    bytes: c.counters.bytes[i],
-                    gamespy: c.counters.gamespy[i],
-                    messages: n.messages,
-                    reliable: n.reliable,
-                    retransmissions: n.retransmissions,
-                    acks: n.acks,
-                    unacked,
-                    fragment_sets_completed: n.fragment_sets_completed,
-                    fragment_sets_incomplete: incomplete.len() as u64,
-                    warnings: n.warnings,
-                    non_stock: n.non_stock,
-                    seq_gaps: n.seq_gaps,
-                    seq_missing: n.seq_missing,
-                    seq_late: n.seq_late,
-                    damaged: n.damaged,
-                };
+                // What only the end of the flow knows joins what was counted on the way.
+                d.packets = c.counters.packets[i];
+                d.bytes = c.counters.bytes[i];
+                d.gamespy = c.counters.gamespy[i];
+                d.unacked = end.unacked as u64;
+                d.fragment_sets_incomplete = end.incomplete.len() as u64;
+                cs.dirs[i] = d;
             }
             ss.clients.push(cs);
         }

@@ -166,8 +166,16 @@ pub struct ClientSummary {
     pub dirs: [DirSummary; 2],
 }
 
-/// Per-direction transport figures of one client's flow.
-#[derive(Debug, Clone, Default)]
+/// Per-direction transport figures of one client's flow: the one counter type of a
+/// flow's direction. The pipeline fills it as the datagrams go by, `info` and `flows`
+/// print it and write it to JSON as it is (`schema::ClientDirection`), the report reads
+/// it.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[schemars(
+    rename = "ClientDirection",
+    description = "One direction of one client (`info`, `flows`)."
+)]
+#[serde(deny_unknown_fields)]
 pub struct DirSummary {
     pub packets: u64,
     pub bytes: u64,
@@ -181,13 +189,12 @@ pub struct DirSummary {
     pub fragment_sets_incomplete: u64,
     pub warnings: u64,
     pub non_stock: u64,
-    /// New reliable messages whose sequence number skipped some (events, and the
-    /// numbers skipped in all).
+    /// New reliable messages that skipped sequence numbers, and how many were skipped.
     pub seq_gaps: u64,
     pub seq_missing: u64,
-    /// New reliable messages numbered below one already seen (arrived out of order).
+    /// New reliable messages numbered below one already seen.
     pub seq_late: u64,
-    /// Damaged frames of this flow (see [`CaptureSummary::damaged_frames`]).
+    /// Frames of this flow whose first byte cannot start a game packet.
     pub damaged: u64,
 }
 

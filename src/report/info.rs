@@ -6,7 +6,7 @@ use super::table::{fit_or_blocks, kv_table, right, table};
 use super::term::Palette;
 use super::timefmt::{Clock, TimeFormat};
 use crate::diag::Direction;
-use crate::pipeline::summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
+use crate::pipeline::summary::{CaptureSummary, ClientSummary, SessionSummary};
 use comfy_table::Cell;
 use std::fmt::Write as _;
 
@@ -14,27 +14,6 @@ fn span_seconds(a: Option<i64>, b: Option<i64>) -> f64 {
     match (a, b) {
         (Some(a), Some(b)) => (b - a) as f64 / 1e9,
         _ => 0.0,
-    }
-}
-
-fn dir_doc(d: &DirSummary) -> schema::ClientDirection {
-    schema::ClientDirection {
-        packets: d.packets,
-        bytes: d.bytes,
-        gamespy: d.gamespy,
-        messages: d.messages,
-        reliable: d.reliable,
-        retransmissions: d.retransmissions,
-        acks: d.acks,
-        unacked: d.unacked,
-        fragment_sets_completed: d.fragment_sets_completed,
-        fragment_sets_incomplete: d.fragment_sets_incomplete,
-        warnings: d.warnings,
-        non_stock: d.non_stock,
-        seq_gaps: d.seq_gaps,
-        seq_missing: d.seq_missing,
-        seq_late: d.seq_late,
-        damaged: d.damaged,
     }
 }
 
@@ -58,8 +37,8 @@ fn client_doc(c: &ClientSummary) -> schema::Client {
             .map(String::from),
         phase: c.phase.clone(),
         query_only: c.is_query_only(),
-        c2s: dir_doc(c.dir(Direction::C2S)),
-        s2c: dir_doc(c.dir(Direction::S2C)),
+        c2s: c.dir(Direction::C2S).clone(),
+        s2c: c.dir(Direction::S2C).clone(),
     }
 }
 

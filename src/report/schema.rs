@@ -252,30 +252,9 @@ pub struct PacketRecord {
     pub warnings: Option<Vec<Warning>>,
 }
 
-/// One direction of one client (`info`, `flows`).
-#[derive(Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ClientDirection {
-    pub packets: u64,
-    pub bytes: u64,
-    pub gamespy: u64,
-    pub messages: u64,
-    pub reliable: u64,
-    pub retransmissions: u64,
-    pub acks: u64,
-    pub unacked: u64,
-    pub fragment_sets_completed: u64,
-    pub fragment_sets_incomplete: u64,
-    pub warnings: u64,
-    pub non_stock: u64,
-    /// New reliable messages that skipped sequence numbers, and how many were skipped.
-    pub seq_gaps: u64,
-    pub seq_missing: u64,
-    /// New reliable messages numbered below one already seen.
-    pub seq_late: u64,
-    /// Frames of this flow whose first byte cannot start a game packet.
-    pub damaged: u64,
-}
+/// One direction of one client (`info`, `flows`): the pipeline's own counter, written
+/// as it is.
+pub use crate::pipeline::summary::DirSummary as ClientDirection;
 
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
