@@ -5,6 +5,7 @@ pub mod compressed;
 pub mod dirty;
 pub mod field;
 pub mod layout_file;
+pub mod low_fields;
 pub mod message;
 pub mod objects;
 pub mod opcodes;

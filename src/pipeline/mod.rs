@@ -3,7 +3,7 @@
 //! capture → net → flow → transport (decrypt, walk, reliability, reassembly) → game.
 //! State that outlives a datagram is bounded by the limits of the stage that owns it.
 //!
-//! Why this file is long: about 1,310 lines; it wires every stage for one datagram and builds the summaries at the
+//! Why this file is long: about 1,180 lines; it wires every stage for one datagram and builds the summaries at the
 //! end of each session; both read the same per-stream state, kept in one place.
 
 pub mod display;
@@ -21,7 +21,6 @@ pub mod values;
 use crate::capture::{link_type, CaptureFormat, CaptureReader};
 use crate::diag::{Code, Direction, Warning};
 use crate::flow::{PayloadKind, Session, SessionTable};
-use crate::game::field::{Field, Span, Value};
 use crate::game::objects::{ObjectKind, ObjectRegistry, MAX_ENDED, MAX_OBJECTS};
 use crate::game::opcodes::{self, Body, DecodeContext};
 use crate::game::phases::{PhaseTracker, TransportEvent};
@@ -31,9 +30,7 @@ use crate::game::stateupdate::UpdatePool;
 use crate::game::GameMessage;
 use crate::net::{FragmentReport, NetOutcome};
 use crate::transport::facts::MAX_EVENTS_PER_CLIENT;
-use crate::transport::low::{
-    boot_ends_stay, boot_reason_name, utf16le_to_string, LowBody, LowKind,
-};
+use crate::transport::low::LowKind;
 use crate::transport::packet::{self, Message, MessageBody, Packet};
 use crate::transport::reassembly::{Incomplete, IncompleteReason};
 use crate::transport::reliability::{SeqOrder, MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED};
@@ -792,18 +789,12 @@ impl Pipeline {
             MessageBody::Ack(_) => {}
             MessageBody::Low(low) => {
                 let time = ts_ns as f64 / 1e9;
-                // A boot that says "connection accepted" lets the client in.
-                let leaves = low.kind != LowKind::Boot
-                    || boot_ends_stay(match low.body {
-                        LowBody::Boot { reason, .. } => Some(reason),
-                        _ => None,
-                    });
                 let ev = match (low.kind, dir) {
                     (LowKind::Connect, Direction::C2S) => Some(TransportEvent::Connect),
                     (LowKind::Disconnect | LowKind::ShortDisconnect, _) => {
                         Some(TransportEvent::Disconnect)
                     }
-                    (LowKind::Boot, _) if leaves => Some(TransportEvent::Boot),
+                    (LowKind::Boot, _) if low.ends_stay() => Some(TransportEvent::Boot),
                     _ => None,
                 };
                 if let Some(ev) = ev {
@@ -812,12 +803,7 @@ impl Pipeline {
                         .or_default()
                         .on_transport(ev, time);
                 }
-                if leaves
-                    && matches!(
-                        low.kind,
-                        LowKind::Disconnect | LowKind::ShortDisconnect | LowKind::Boot
-                    )
-                {
+                if low.ends_stay() {
                     // The flow layer cannot see disconnects (they are encrypted).
                     self.flows.client_left(session, client, frame);
                 }
@@ -829,7 +815,7 @@ impl Pipeline {
                     fields: if self.trees == FieldTrees::None {
                         Vec::new()
                     } else {
-                        low_fields(&low.body, low.payload.clone(), plain)
+                        crate::game::low_fields::low_fields(&low.body, low.payload.clone(), plain)
                     },
                 };
             }
@@ -1182,93 +1168,6 @@ impl Pipeline {
                 .add_limit_problem(Code::NotListed, format!("{n} more problems not listed"));
         }
         self.summary
-    }
-}
-
-/// A located warning for a new reliable message out of its counter's order: numbers
-/// skipped (lost before the capture point, or not captured) or a late arrival. A wrap
-/// is the counter's normal course and in order.
-/// Fields of a connection-management message body (spans relative to the message).
-fn low_fields(body: &LowBody, payload: std::ops::Range<usize>, plain: &[u8]) -> Vec<Field> {
-    let base = payload.start;
-    let rel = |r: std::ops::Range<usize>| {
-        Span::new(r.start.saturating_sub(base), r.end.saturating_sub(base))
-    };
-    let ip = |a: [u8; 4]| Value::Text(std::net::Ipv4Addr::from(a).to_string());
-    match body {
-        LowBody::PeerInfo {
-            peer_id,
-            ipv4,
-            name,
-            ..
-        } => vec![
-            Field::new("peer_id", Value::Hex(*peer_id as u64), rel(base..base + 1)),
-            Field::new("address", ip(*ipv4), rel(base + 1..base + 5)),
-            Field::new(
-                "name",
-                Value::Text(
-                    plain
-                        .get(name.clone())
-                        .map(utf16le_to_string)
-                        .unwrap_or_default(),
-                ),
-                rel(name.clone()),
-            ),
-        ],
-        LowBody::ConnectRequest {
-            ipv4,
-            port_bytes,
-            tail,
-        } => vec![
-            Field::new("address", ip(*ipv4), rel(base..base + 4)),
-            Field::new(
-                "port_bytes",
-                Value::Bytes(port_bytes.to_vec()),
-                rel(base + 4..base + 6),
-            ),
-            Field::new(
-                "tail",
-                Value::Bytes(tail.to_vec()),
-                rel(base + 6..base + 10),
-            ),
-        ],
-        LowBody::ConnectReply { assigned_peer_id } => vec![Field::new(
-            "assigned_peer_id",
-            Value::Hex(*assigned_peer_id as u64),
-            rel(base..base + 1),
-        )],
-        LowBody::Disconnect { peer_id, ipv4 } => vec![
-            Field::new("peer_id", Value::Hex(*peer_id as u64), rel(base..base + 1)),
-            Field::new("address", ip(*ipv4), rel(base + 1..base + 5)),
-        ],
-        LowBody::Boot { reason, slot } => {
-            let mut v = vec![Field::new(
-                "boot_reason",
-                Value::Uint(u64::from(*reason)),
-                rel(base..base + 1),
-            )];
-            if let Some(name) = boot_reason_name(*reason) {
-                v.push(Field::new(
-                    "boot_reason_name",
-                    Value::Text(name.to_string()),
-                    rel(base..base + 1),
-                ));
-            }
-            v.push(Field::new(
-                "slot",
-                Value::Uint(u64::from(*slot)),
-                rel(base + 1..base + 2),
-            ));
-            v
-        }
-        LowBody::Raw => {
-            let raw = plain.get(payload.clone()).unwrap_or_default();
-            if raw.is_empty() {
-                Vec::new()
-            } else {
-                vec![Field::new("raw", Value::Bytes(raw.to_vec()), rel(payload))]
-            }
-        }
     }
 }
 

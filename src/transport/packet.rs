@@ -259,6 +259,19 @@ pub struct LowMessage {
 }
 
 impl LowMessage {
+    /// Whether this message ends the client's stay: a disconnect, or a boot other than
+    /// the one that says "connection accepted" (which lets the client in).
+    pub fn ends_stay(&self) -> bool {
+        match (self.kind, &self.body) {
+            (LowKind::Disconnect | LowKind::ShortDisconnect, _) => true,
+            (LowKind::Boot, LowBody::Boot { reason, .. }) => {
+                super::low::boot_ends_stay(Some(*reason))
+            }
+            (LowKind::Boot, _) => super::low::boot_ends_stay(None),
+            _ => false,
+        }
+    }
+
     /// Build a stock low-type message (encoder side); `None` if the total length does
     /// not fit 14 bits. The body is left [`LowBody::Raw`]: pass the payload to emit.
     pub fn new(
