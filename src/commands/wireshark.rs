@@ -614,7 +614,7 @@ impl DecodeWriter<'_> {
         let Some(ty) = self.ty(info.name) else {
             return Ok(());
         };
-        let mut values = Vec::new();
+        let mut values = facts::FactValues::new();
         facts::values(fact, cx, &mut values);
         for v in values {
             let scalar = match &v {

@@ -14,6 +14,10 @@
 //! exists (or, for a yes/no fact such as `retransmission`, that it is true). A bare
 //! word on the right of a test is a name: `StateUpdate` for `opcode`, a ship class for
 //! `ship`, a player for `client`, `c2s`, `true`.
+//!
+//! Why this file is long: about 820 lines; the compiler from the grammar's parse tree,
+//! the evaluator and the fast forms of the short options' tests share the node types,
+//! which stay private so that the language's meaning lives in one file.
 
 pub use super::display_text::DisplayFilterError;
 use super::display_text::{located, parse_number, precheck, unescape};
@@ -56,6 +60,89 @@ struct Test {
     /// `all`: every value of the name must pass (and there must be one); `any`: one
     /// value. Unset: `!=` asks all, the other tests any (Wireshark 4).
     quantifier: Option<Quantifier>,
+    /// The same test in a form that reads the record directly, for the tests the
+    /// short options compile to (`opcode in {…}`, `frame >= N`, `direction == c2s`):
+    /// the selection of `stats --opcode` then costs what a hand-written test would.
+    fast: Option<Fast>,
+}
+
+/// A test answered from the record without gathering values.
+#[derive(Debug, Clone)]
+enum Fast {
+    /// `opcode in {…}` or `opcode == N`: the opcodes that pass.
+    Opcode(Box<[bool; 256]>),
+    /// `frame OP N`.
+    Frame(Op, f64),
+    /// `direction == c2s` or `s2c`.
+    Direction(crate::diag::Direction),
+}
+
+impl Fast {
+    /// The fast form of `t`, where it has one: a fact with one value (or none, which
+    /// fails every one of these tests, as the general test does), no quantifier.
+    fn of(t: &Test) -> Option<Fast> {
+        if t.quantifier.is_some() {
+            return None;
+        }
+        let (op, rhs) = t.cmp.as_ref()?;
+        match (&t.lhs, op, rhs) {
+            (Lhs::Fact(Fact::Opcode), Op::Eq | Op::In, _) => {
+                let members: &[Operand] = match rhs {
+                    Operand::Set(m) => m,
+                    one => std::slice::from_ref(one),
+                };
+                let mut pass = Box::new([false; 256]);
+                for m in members {
+                    let (lo, hi) = match m {
+                        Operand::Num(n) => (*n, *n),
+                        Operand::Range(lo, hi) => (*lo, *hi),
+                        _ => return None,
+                    };
+                    for (op, p) in pass.iter_mut().enumerate() {
+                        *p |= lo <= op as f64 && op as f64 <= hi;
+                    }
+                }
+                Some(Fast::Opcode(pass))
+            }
+            (
+                Lhs::Fact(Fact::Frame),
+                Op::Eq | Op::Lt | Op::Le | Op::Gt | Op::Ge,
+                Operand::Num(n),
+            ) => Some(Fast::Frame(*op, *n)),
+            (Lhs::Fact(Fact::Direction), Op::Eq, Operand::Text(d)) => match d.as_str() {
+                "c2s" => Some(Fast::Direction(crate::diag::Direction::C2S)),
+                "s2c" => Some(Fast::Direction(crate::diag::Direction::S2C)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn eval(&self, cx: &RecordCx<'_>) -> bool {
+        match self {
+            Fast::Opcode(pass) => cx.game().is_some_and(|g| pass[usize::from(g.opcode)]),
+            Fast::Frame(op, n) => {
+                let f = cx.packet.frame as f64;
+                match op {
+                    Op::Eq => f == *n,
+                    Op::Lt => f < *n,
+                    Op::Le => f <= *n,
+                    Op::Gt => f > *n,
+                    _ => f >= *n,
+                }
+            }
+            Fast::Direction(d) => cx.packet.direction == *d,
+        }
+    }
+}
+
+/// Give every test its fast form where it has one.
+fn add_fast_forms(n: &mut Node) {
+    match n {
+        Node::Or(v) | Node::And(v) => v.iter_mut().for_each(add_fast_forms),
+        Node::Not(n) => add_fast_forms(n),
+        Node::Test(t) => t.fast = Fast::of(t),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +200,10 @@ enum Operand {
     Regex(regex::Regex),
 }
 
+/// The values a name holds for a message: inline for the usual one or two, so that a
+/// test allocates nothing.
+type Vals<'a> = smallvec::SmallVec<[Val<'a>; 4]>;
+
 /// One value a name holds for a message.
 #[derive(Debug, Clone, PartialEq)]
 enum Val<'a> {
@@ -156,7 +247,8 @@ impl DisplayFilter {
             .into_inner()
             .next()
             .expect("a filter holds an expression");
-        let root = compile(or, text, ships)?;
+        let mut root = compile(or, text, ships)?;
+        add_fast_forms(&mut root);
         let mut field_names = Vec::new();
         fn walk(n: &Node, out: &mut Vec<(usize, String)>) {
             match n {
@@ -363,6 +455,7 @@ fn compile_test(
             lhs,
             cmp: None,
             quantifier,
+            fast: None,
         });
     };
     match op.as_rule() {
@@ -393,6 +486,7 @@ fn compile_test(
                 lhs,
                 cmp: Some((Op::In, Operand::Set(members))),
                 quantifier,
+                fast: None,
             });
         }
         Rule::matches_op => {
@@ -415,6 +509,7 @@ fn compile_test(
                 lhs,
                 cmp: Some((Op::Matches, Operand::Regex(re))),
                 quantifier,
+                fast: None,
             });
         }
         _ => {}
@@ -443,6 +538,7 @@ fn compile_test(
         lhs,
         cmp: Some((op_kind, operand)),
         quantifier,
+        fast: None,
     })
 }
 
@@ -522,7 +618,10 @@ fn eval(n: &Node, cx: &RecordCx<'_>) -> bool {
 }
 
 fn test(t: &Test, cx: &RecordCx<'_>) -> bool {
-    let mut vals = Vec::new();
+    if let Some(fast) = &t.fast {
+        return fast.eval(cx);
+    }
+    let mut vals = Vals::new();
     if matches!(t.lhs, Lhs::Fact(Fact::Client)) && !names_a_player(t) {
         // A number names the client by its index: its player's name is not looked up.
         vals.push(Val::Num(cx.packet.client as f64));
@@ -541,7 +640,7 @@ fn test(t: &Test, cx: &RecordCx<'_>) -> bool {
     let rhs_vals: Vec<Operand>;
     let rhs_list: &[Operand] = match rhs {
         Operand::Field(other) => {
-            let mut vs = Vec::new();
+            let mut vs = Vals::new();
             values(other, cx, &mut vs);
             rhs_vals = vs
                 .into_iter()
@@ -666,10 +765,10 @@ fn compare(lhs: &Lhs, op: Op, v: &Val<'_>, rhs: &Operand) -> bool {
     }
 }
 
-fn values<'a>(lhs: &Lhs, cx: &RecordCx<'a>, out: &mut Vec<Val<'a>>) {
+fn values<'a>(lhs: &Lhs, cx: &RecordCx<'a>, out: &mut Vals<'a>) {
     match lhs {
         Lhs::FactSlice { fact, start, len } => {
-            let mut whole = Vec::new();
+            let mut whole = Vals::new();
             values(&Lhs::Fact(*fact), cx, &mut whole);
             out.extend(whole.into_iter().filter_map(|v| {
                 match v {
@@ -680,7 +779,7 @@ fn values<'a>(lhs: &Lhs, cx: &RecordCx<'a>, out: &mut Vec<Val<'a>>) {
             }));
         }
         Lhs::Fact(f) => {
-            let mut found = Vec::new();
+            let mut found = facts::FactValues::new();
             facts::values(*f, cx, &mut found);
             out.extend(found.into_iter().map(|v| match v {
                 FactValue::Uint(n) | FactValue::Hex(n) => Val::Num(n as f64),
@@ -707,7 +806,7 @@ fn values<'a>(lhs: &Lhs, cx: &RecordCx<'a>, out: &mut Vec<Val<'a>>) {
     }
 }
 
-fn flatten<'a>(v: &Value, out: &mut Vec<Val<'a>>) {
+fn flatten<'a>(v: &Value, out: &mut Vals<'a>) {
     match v {
         Value::Bool(b) => out.push(Val::Bool(*b)),
         Value::Uint(n) | Value::Hex(n) => out.push(Val::Num(*n as f64)),

@@ -114,12 +114,12 @@ impl Selection {
                     client_names: None,
                     first_ts_ns: cx.first_ts_ns,
                 };
-                let mut vs = Vec::new();
+                let mut vs = facts::FactValues::new();
                 facts::values(*f, &rcx, &mut vs);
                 if vs.is_empty() {
                     Cell::None
                 } else {
-                    Cell::Facts(vs)
+                    Cell::Facts(vs.into_vec())
                 }
             }
             Column::Field(field) => {
