@@ -8,13 +8,14 @@
 //! (player slot N owns 0x40000 ids from 0x3FFFFFFF + N·0x40000) to the slot's latest
 //! ship below them. One registry per capture session: ids are reused across sessions.
 //!
-//! Why this file is long: the registry ends at about 400 lines; the rest is tests of its
+//! Why this file is long: the registry ends at about 430 lines; the rest is tests of its
 //! lifetimes, conflicts and bounds.
 
 use super::message::GameMessage;
 use super::opcodes::objects::{ObjCreate, ObjectPrefix, CLASS_TORPEDO};
 use super::opcodes::ship_layouts::species_name;
 use super::opcodes::{op, Body};
+use super::ship_log::ShipLog;
 use super::ships::ShipCatalog;
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
 use rustc_hash::FxHashMap as HashMap;
@@ -141,6 +142,8 @@ pub struct ObjectRegistry {
     superseded: VecDeque<ObjectInfo>,
     conflicts: u64,
     last_conflict: Option<IdConflict>,
+    /// Every ship created, kept after the table forgets it.
+    ship_log: ShipLog,
 }
 
 impl ObjectRegistry {
@@ -181,6 +184,10 @@ impl ObjectRegistry {
     /// [`MAX_SUPERSEDED`], the most recent).
     pub fn superseded(&self) -> impl Iterator<Item = &ObjectInfo> {
         self.superseded.iter()
+    }
+    /// Every ship created in the session, ended or not.
+    pub fn ship_log(&self) -> &ShipLog {
+        &self.ship_log
     }
     pub fn get(&self, id: u32) -> Option<&ObjectInfo> {
         self.objects.get(&id)
@@ -353,6 +360,9 @@ impl ObjectRegistry {
                 ended: false,
             },
         );
+        if let Some(o) = self.objects.get(&id).filter(|o| o.kind == ObjectKind::Ship) {
+            self.ship_log.note(o);
+        }
         true
     }
 

@@ -6,7 +6,7 @@
 //! changes, and game events. Every table the page shows comes from the exact counters;
 //! only the drawn series are limited (and the page says when they are).
 //!
-//! Why this file is long: about 1,140 lines of collector (counters, lives, tracks,
+//! Why this file is long: about 1,200 lines of collector (counters, lives, tracks,
 //! events, scores and client health, kept in one pass); the rest is tests that feed it
 //! hand-built records.
 
@@ -370,6 +370,10 @@ struct LifeAcc {
     owner_slot: Option<u8>,
 }
 
+/// An update this many seconds before its ship's creation belongs to the life the
+/// creation begins (sent on another channel, it can overtake the reliable creation).
+const EARLY_UPDATE_SECONDS: f64 = 1.0;
+
 /// Lives kept, over all objects (ids come from the input).
 pub const MAX_LIVES: usize = 16_384;
 
@@ -697,9 +701,19 @@ impl Collector {
     /// The life an object with StateUpdates is in: its registered ship life, else
     /// one life for all its updates (creation not seen).
     fn update_life(&mut self, session: usize, id: u32, t: f64, names: &dyn Names) -> (u64, bool) {
+        // The registry forgets ships long dead: an update in flight after such a death
+        // is about the id's last life seen here, not a new object.
+        let last_seen = || {
+            let l = self.lives.get(&(session, id))?.last()?;
+            (l.created_frame != 0).then_some(ShipIdentity {
+                object_id: id,
+                created_frame: l.created_frame,
+            })
+        };
         let ship = names
             .ship_of(session, id)
             .filter(|s| s.object_id == id)
+            .or_else(last_seen)
             .unwrap_or(ShipIdentity {
                 object_id: id,
                 created_frame: 0,
@@ -847,6 +861,52 @@ impl Collector {
         })
     }
 
+    /// A client's first update of a new ship can arrive just before the ship's creation:
+    /// a life of no creation, not over, followed within [`EARLY_UPDATE_SECONDS`] by a
+    /// created life of the same id is that life's beginning, not an object of its own.
+    fn join_early_updates(&mut self, session: usize, id: u32, ls: &mut Vec<LifeAcc>) {
+        let mut i = 0;
+        while i + 1 < ls.len() {
+            let (a, b) = (&ls[i], &ls[i + 1]);
+            let early = a.created_frame == 0
+                && a.died.is_none()
+                && b.created_frame != 0
+                && b.born - a.born <= EARLY_UPDATE_SECONDS;
+            if !early {
+                i += 1;
+                continue;
+            }
+            let a = ls.remove(i);
+            let b = &mut ls[i];
+            b.born = a.born;
+            let created = b.created_frame;
+            if let Some(n) = self.updates.remove(&(session, id, 0)) {
+                *self.updates.entry((session, id, created)).or_default() += n;
+            }
+            let keys: Vec<_> = self
+                .health
+                .range((session, id, 0, 0)..=(session, id, 0, u8::MAX))
+                .map(|(k, _)| *k)
+                .collect();
+            for k in keys {
+                let Some(h) = self.health.remove(&k) else {
+                    continue;
+                };
+                match self.health.get_mut(&(session, id, created, k.3)) {
+                    Some(later) => {
+                        let mut points = h.points;
+                        points.append(&mut later.points);
+                        later.points = points;
+                        later.updates += h.updates;
+                    }
+                    None => {
+                        self.health.insert((session, id, created, k.3), h);
+                    }
+                }
+            }
+        }
+    }
+
     /// A ship exploded or was destroyed: its life ends at the first of these.
     fn end_life(&mut self, session: usize, ship: ShipIdentity, t: f64) {
         let life = self
@@ -889,6 +949,10 @@ impl Collector {
 
     /// Close the capture: attach the summary and build the ships.
     pub fn finish(mut self, summary: CaptureSummary) -> CaptureReport {
+        let mut lives = std::mem::take(&mut self.lives);
+        for (&(session, id), ls) in lives.iter_mut() {
+            self.join_early_updates(session, id, ls);
+        }
         let mut r = self.report;
         for sess in &summary.sessions {
             for c in &sess.clients {
@@ -913,7 +977,6 @@ impl Collector {
         // One ship per life; an object's track is cut where its next life begins and
         // where this one died.
         let mut ships: BTreeMap<LifeKey, Ship> = BTreeMap::new();
-        let mut lives = std::mem::take(&mut self.lives);
         for (&(session, id), ls) in &lives {
             let session_end = self
                 .session_end
