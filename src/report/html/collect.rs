@@ -38,10 +38,17 @@ pub const MAX_OBJECTS: usize = 16_384;
 pub const MAX_EVENTS: usize = 200_000;
 /// Chat lines kept.
 pub const MAX_CHAT: usize = 1000;
-/// Subsystem condition series (session, object, list index) kept.
-pub const MAX_HEALTH_SERIES: usize = 4096;
+/// Subsystem condition series (session, object, list index) kept: far more than a
+/// real game has (a 15-player hour has about 8,400); beyond it series are dropped and
+/// the page says how many.
+pub const MAX_HEALTH_SERIES: usize = 65_536;
 /// Condition changes kept per series before it is thinned (dips are kept).
 pub const MAX_HEALTH_POINTS: usize = 8192;
+/// Condition changes kept over all series: each series may hold its share of these
+/// (at least [`MIN_HEALTH_POINTS`]) before it is thinned, so many lives thin their
+/// points rather than lose their series.
+pub const MAX_HEALTH_TOTAL_POINTS: usize = 4_000_000;
+pub const MIN_HEALTH_POINTS: usize = 64;
 /// Distinct seconds with per-second counters (about 55 hours); later ones go to the last.
 pub const MAX_SECONDS: i64 = 200_000;
 /// Silence in one direction of one client's flow that counts as a gap (seconds).
@@ -340,6 +347,8 @@ pub struct CaptureReport {
     /// not drawn.
     pub updates_after_death: u64,
     pub health_dropped: u64,
+    /// Condition series thinned while reading (to share the point budget).
+    pub health_thinned: u64,
     /// The game's score totals per (session, peer id).
     pub scores: Scores,
     /// Kills in time order: the game's ScoreChange (with the ships of its
@@ -386,6 +395,7 @@ struct HealthAcc {
     points: Vec<(f64, f32)>,
     last: Option<f32>,
     updates: u64,
+    thinned: bool,
 }
 
 /// Accumulates a [`CaptureReport`] from records.
@@ -764,9 +774,11 @@ impl Collector {
                         points: Vec::new(),
                         last: None,
                         updates: 0,
+                        thinned: false,
                     },
                 );
             }
+            let series = self.health.len().max(1);
             let Some(h) = self.health.get_mut(&hkey) else {
                 continue;
             };
@@ -774,8 +786,14 @@ impl Collector {
             h.updates += 1;
             if h.last != Some(pct) {
                 h.last = Some(pct);
-                if h.points.len() >= MAX_HEALTH_POINTS {
-                    h.points = thin_steps(&h.points, MAX_HEALTH_POINTS / 2);
+                let cap =
+                    (MAX_HEALTH_TOTAL_POINTS / series).clamp(MIN_HEALTH_POINTS, MAX_HEALTH_POINTS);
+                if h.points.len() >= cap {
+                    h.points = thin_steps(&h.points, cap / 2);
+                    if !h.thinned {
+                        h.thinned = true;
+                        self.report.health_thinned += 1;
+                    }
                 }
                 h.points.push((t, pct));
             }
@@ -1488,6 +1506,45 @@ mod tests {
         assert_eq!(v.len(), 3);
         assert_eq!(v[0], 100.0);
         assert_eq!(v[2], 0.0);
+    }
+
+    #[test]
+    fn many_lives_keep_their_condition_series() {
+        // Catches the old bound of 4,096 series, beyond which lives lost their data.
+        use crate::game::ships::RecordFormat;
+        use crate::game::subsys::{SubsystemBlock, SubsystemRecord};
+        let mut c = Collector::new("x", ShipCatalog::stock(), false);
+        let lives = 5000u32;
+        for id in 0..lives {
+            let mut g = su(0x1000 + id, None);
+            if let Some(s) = g.state_update_mut() {
+                s.subsystems = Some(SubsystemData::Decoded(SubsystemBlock {
+                    start: 2,
+                    records: vec![SubsystemRecord {
+                        index: 2,
+                        format: RecordFormat::Base,
+                        condition: 200,
+                        children: Default::default(),
+                        power_pct: None,
+                        batteries: [0; 2],
+                        facings: [0; 6],
+                    }],
+                }));
+            }
+            c.add(
+                &packet(
+                    id as i64 * 1_000_000,
+                    Direction::S2C,
+                    1,
+                    vec![message(g, None)],
+                ),
+                &NoNames,
+            );
+        }
+        let r = c.finish(CaptureSummary::default());
+        assert_eq!(r.health_dropped, 0);
+        assert_eq!(r.ships.len(), lives as usize);
+        assert!(r.ships.iter().all(|s| s.health.len() == 1));
     }
 
     /// Names that answer which ship life an id belongs to from a table the test sets,

@@ -2,7 +2,7 @@
 //! and death marks; the lives beyond the chart budget are listed under their player.
 
 use super::chart::open_chart;
-use super::collect::{CaptureReport, Event, EventKind, Ship};
+use super::collect::{CaptureReport, Event, EventKind, Ship, MAX_HEALTH_SERIES};
 use super::drawing::{note_thinned, Page};
 use super::series::{decimate_indices, split_budget, thin_steps};
 use super::ship_names::{
@@ -47,6 +47,29 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         if list.is_empty() {
             return h;
         }
+    }
+    if c.health_dropped > 0 || c.health_thinned > 0 {
+        let _ = write!(
+            h,
+            "<p class=\"note health-budget\">Condition series: {} thinned while reading to \
+             share the point budget (dips kept){}.</p>",
+            c.health_thinned,
+            if c.health_dropped > 0 {
+                format!(
+                    "; {} condition value(s) of series beyond {MAX_HEALTH_SERIES} not kept",
+                    c.health_dropped
+                )
+            } else {
+                String::new()
+            }
+        );
+        note_thinned(
+            pg,
+            format!(
+                "{} condition series thinned while reading",
+                c.health_thinned
+            ),
+        );
     }
     // The busiest lives get charts; the others are listed in a table per player.
     let mut by_updates: Vec<usize> = (0..list.len()).filter(drawn).collect();
