@@ -15,6 +15,7 @@ pub mod qualified;
 pub mod reader;
 pub mod registry;
 pub mod relay;
+pub mod ship_log;
 pub mod ships;
 pub mod stateupdate;
 pub mod subsys;

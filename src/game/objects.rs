@@ -12,6 +12,7 @@ use super::message::GameMessage;
 use super::opcodes::objects::{ObjCreate, ObjectPrefix, CLASS_TORPEDO};
 use super::opcodes::ship_layouts::species_name;
 use super::opcodes::{op, Body};
+use super::ship_log::ShipLog;
 use super::ships::ShipCatalog;
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
 use rustc_hash::FxHashMap as HashMap;
@@ -138,6 +139,8 @@ pub struct ObjectRegistry {
     superseded: VecDeque<ObjectInfo>,
     conflicts: u64,
     last_conflict: Option<IdConflict>,
+    /// Every ship created, kept after the table forgets it.
+    ship_log: ShipLog,
 }
 
 impl ObjectRegistry {
@@ -178,6 +181,10 @@ impl ObjectRegistry {
     /// [`MAX_SUPERSEDED`], the most recent).
     pub fn superseded(&self) -> impl Iterator<Item = &ObjectInfo> {
         self.superseded.iter()
+    }
+    /// Every ship created in the session, ended or not.
+    pub fn ship_log(&self) -> &ShipLog {
+        &self.ship_log
     }
     pub fn get(&self, id: u32) -> Option<&ObjectInfo> {
         self.objects.get(&id)
@@ -350,6 +357,15 @@ impl ObjectRegistry {
                 ended: false,
             },
         );
+        if let Some(o) = self.objects.get(&id).filter(|o| o.kind == ObjectKind::Ship) {
+            self.ship_log.note(super::ship_log::ShipEntry {
+                object_id: o.object_id,
+                class_name: o.class_name.clone(),
+                owner_slot: o.owner_slot,
+                team: o.team,
+                created_frame: o.created_frame,
+            });
+        }
         true
     }
 

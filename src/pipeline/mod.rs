@@ -21,10 +21,11 @@ pub mod values;
 use crate::capture::{link_type, CaptureFormat, CaptureReader};
 use crate::diag::{Code, Direction, Warning};
 use crate::flow::{PayloadKind, Session, SessionTable};
-use crate::game::objects::{ObjectKind, ObjectRegistry, MAX_ENDED, MAX_OBJECTS};
+use crate::game::objects::{ObjectKind, ObjectRegistry, MAX_OBJECTS};
 use crate::game::opcodes::{self, Body, DecodeContext};
 use crate::game::phases::{PhaseTracker, TransportEvent};
 use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WINDOW_SECS};
+use crate::game::ship_log::MAX_SHIPS_LISTED;
 use crate::game::ships::{ShipCatalog, ShipClass};
 use crate::game::stateupdate::UpdatePool;
 use crate::game::GameMessage;
@@ -947,13 +948,13 @@ impl Pipeline {
                     ),
                 );
             }
-            if st.registry.forgotten_ships() > 0 {
+            if st.registry.ship_log().unlisted() > 0 {
                 self.summary.add_problem(
                     Code::ShipListLimit,
                     format!(
-                        "session {si}: only the {MAX_ENDED} most recently exploded or destroyed \
-                     objects are kept: {} earlier ship(s) are missing from the client ship lists",
-                        st.registry.forgotten_ships()
+                        "session {si}: the client ship lists keep {MAX_SHIPS_LISTED} ships: {} \
+                         later ship(s) are missing from them",
+                        st.registry.ship_log().unlisted()
                     ),
                 );
             }
@@ -993,9 +994,10 @@ impl Pipeline {
                 (Some(st), Some(slot)) => {
                     let mut own: Vec<_> = st
                         .registry
+                        .ship_log()
+                        .entries()
                         .iter()
-                        .chain(st.registry.superseded())
-                        .filter(|o| o.owner_slot == slot && o.species.is_some())
+                        .filter(|o| o.owner_slot == slot)
                         .collect();
                     // In order of creation, not of the registry's table.
                     own.sort_by_key(|o| (o.created_frame, o.object_id));

@@ -26,6 +26,8 @@ mod hostile_captures;
 mod html_battle;
 mod html_browser;
 mod html_colours;
+mod html_explosions;
+mod html_lives;
 mod html_report;
 mod json_schema;
 mod json_stream;

@@ -6,7 +6,7 @@
 //! changes, and game events. Every table the page shows comes from the exact counters;
 //! only the drawn series are limited (and the page says when they are).
 //!
-//! Why this file is long: about 1,140 lines of collector (counters, lives, tracks,
+//! Why this file is long: about 1,200 lines of collector (counters, lives, tracks,
 //! events, scores and client health, kept in one pass); the rest is tests that feed it
 //! hand-built records.
 
@@ -38,10 +38,17 @@ pub const MAX_OBJECTS: usize = 16_384;
 pub const MAX_EVENTS: usize = 200_000;
 /// Chat lines kept.
 pub const MAX_CHAT: usize = 1000;
-/// Subsystem condition series (session, object, list index) kept.
-pub const MAX_HEALTH_SERIES: usize = 4096;
+/// Subsystem condition series (session, object, list index) kept: far more than a
+/// real game has (a 15-player hour has about 8,400); beyond it series are dropped and
+/// the page says how many.
+pub const MAX_HEALTH_SERIES: usize = 65_536;
 /// Condition changes kept per series before it is thinned (dips are kept).
 pub const MAX_HEALTH_POINTS: usize = 8192;
+/// Condition changes kept over all series: each series may hold its share of these
+/// (at least [`MIN_HEALTH_POINTS`]) before it is thinned, so many lives thin their
+/// points rather than lose their series.
+pub const MAX_HEALTH_TOTAL_POINTS: usize = 4_000_000;
+pub const MIN_HEALTH_POINTS: usize = 64;
 /// Distinct seconds with per-second counters (about 55 hours); later ones go to the last.
 pub const MAX_SECONDS: i64 = 200_000;
 /// Silence in one direction of one client's flow that counts as a gap (seconds).
@@ -340,6 +347,8 @@ pub struct CaptureReport {
     /// not drawn.
     pub updates_after_death: u64,
     pub health_dropped: u64,
+    /// Condition series thinned while reading (to share the point budget).
+    pub health_thinned: u64,
     /// The game's score totals per (session, peer id).
     pub scores: Scores,
     /// Kills in time order: the game's ScoreChange (with the ships of its
@@ -370,6 +379,10 @@ struct LifeAcc {
     owner_slot: Option<u8>,
 }
 
+/// An update this many seconds before its ship's creation belongs to the life the
+/// creation begins (sent on another channel, it can overtake the reliable creation).
+const EARLY_UPDATE_SECONDS: f64 = 1.0;
+
 /// Lives kept, over all objects (ids come from the input).
 pub const MAX_LIVES: usize = 16_384;
 
@@ -382,6 +395,7 @@ struct HealthAcc {
     points: Vec<(f64, f32)>,
     last: Option<f32>,
     updates: u64,
+    thinned: bool,
 }
 
 /// Accumulates a [`CaptureReport`] from records.
@@ -697,9 +711,19 @@ impl Collector {
     /// The life an object with StateUpdates is in: its registered ship life, else
     /// one life for all its updates (creation not seen).
     fn update_life(&mut self, session: usize, id: u32, t: f64, names: &dyn Names) -> (u64, bool) {
+        // The registry forgets ships long dead: an update in flight after such a death
+        // is about the id's last life seen here, not a new object.
+        let last_seen = || {
+            let l = self.lives.get(&(session, id))?.last()?;
+            (l.created_frame != 0).then_some(ShipIdentity {
+                object_id: id,
+                created_frame: l.created_frame,
+            })
+        };
         let ship = names
             .ship_of(session, id)
             .filter(|s| s.object_id == id)
+            .or_else(last_seen)
             .unwrap_or(ShipIdentity {
                 object_id: id,
                 created_frame: 0,
@@ -750,9 +774,11 @@ impl Collector {
                         points: Vec::new(),
                         last: None,
                         updates: 0,
+                        thinned: false,
                     },
                 );
             }
+            let series = self.health.len().max(1);
             let Some(h) = self.health.get_mut(&hkey) else {
                 continue;
             };
@@ -760,8 +786,14 @@ impl Collector {
             h.updates += 1;
             if h.last != Some(pct) {
                 h.last = Some(pct);
-                if h.points.len() >= MAX_HEALTH_POINTS {
-                    h.points = thin_steps(&h.points, MAX_HEALTH_POINTS / 2);
+                let cap =
+                    (MAX_HEALTH_TOTAL_POINTS / series).clamp(MIN_HEALTH_POINTS, MAX_HEALTH_POINTS);
+                if h.points.len() >= cap {
+                    h.points = thin_steps(&h.points, cap / 2);
+                    if !h.thinned {
+                        h.thinned = true;
+                        self.report.health_thinned += 1;
+                    }
                 }
                 h.points.push((t, pct));
             }
@@ -847,6 +879,52 @@ impl Collector {
         })
     }
 
+    /// A client's first update of a new ship can arrive just before the ship's creation:
+    /// a life of no creation, not over, followed within [`EARLY_UPDATE_SECONDS`] by a
+    /// created life of the same id is that life's beginning, not an object of its own.
+    fn join_early_updates(&mut self, session: usize, id: u32, ls: &mut Vec<LifeAcc>) {
+        let mut i = 0;
+        while i + 1 < ls.len() {
+            let (a, b) = (&ls[i], &ls[i + 1]);
+            let early = a.created_frame == 0
+                && a.died.is_none()
+                && b.created_frame != 0
+                && b.born - a.born <= EARLY_UPDATE_SECONDS;
+            if !early {
+                i += 1;
+                continue;
+            }
+            let a = ls.remove(i);
+            let b = &mut ls[i];
+            b.born = a.born;
+            let created = b.created_frame;
+            if let Some(n) = self.updates.remove(&(session, id, 0)) {
+                *self.updates.entry((session, id, created)).or_default() += n;
+            }
+            let keys: Vec<_> = self
+                .health
+                .range((session, id, 0, 0)..=(session, id, 0, u8::MAX))
+                .map(|(k, _)| *k)
+                .collect();
+            for k in keys {
+                let Some(h) = self.health.remove(&k) else {
+                    continue;
+                };
+                match self.health.get_mut(&(session, id, created, k.3)) {
+                    Some(later) => {
+                        let mut points = h.points;
+                        points.append(&mut later.points);
+                        later.points = points;
+                        later.updates += h.updates;
+                    }
+                    None => {
+                        self.health.insert((session, id, created, k.3), h);
+                    }
+                }
+            }
+        }
+    }
+
     /// A ship exploded or was destroyed: its life ends at the first of these.
     fn end_life(&mut self, session: usize, ship: ShipIdentity, t: f64) {
         let life = self
@@ -889,6 +967,10 @@ impl Collector {
 
     /// Close the capture: attach the summary and build the ships.
     pub fn finish(mut self, summary: CaptureSummary) -> CaptureReport {
+        let mut lives = std::mem::take(&mut self.lives);
+        for (&(session, id), ls) in lives.iter_mut() {
+            self.join_early_updates(session, id, ls);
+        }
         let mut r = self.report;
         for sess in &summary.sessions {
             for c in &sess.clients {
@@ -913,7 +995,6 @@ impl Collector {
         // One ship per life; an object's track is cut where its next life begins and
         // where this one died.
         let mut ships: BTreeMap<LifeKey, Ship> = BTreeMap::new();
-        let mut lives = std::mem::take(&mut self.lives);
         for (&(session, id), ls) in &lives {
             let session_end = self
                 .session_end
@@ -1425,6 +1506,45 @@ mod tests {
         assert_eq!(v.len(), 3);
         assert_eq!(v[0], 100.0);
         assert_eq!(v[2], 0.0);
+    }
+
+    #[test]
+    fn many_lives_keep_their_condition_series() {
+        // Catches the old bound of 4,096 series, beyond which lives lost their data.
+        use crate::game::ships::RecordFormat;
+        use crate::game::subsys::{SubsystemBlock, SubsystemRecord};
+        let mut c = Collector::new("x", ShipCatalog::stock(), false);
+        let lives = 5000u32;
+        for id in 0..lives {
+            let mut g = su(0x1000 + id, None);
+            if let Some(s) = g.state_update_mut() {
+                s.subsystems = Some(SubsystemData::Decoded(SubsystemBlock {
+                    start: 2,
+                    records: vec![SubsystemRecord {
+                        index: 2,
+                        format: RecordFormat::Base,
+                        condition: 200,
+                        children: Default::default(),
+                        power_pct: None,
+                        batteries: [0; 2],
+                        facings: [0; 6],
+                    }],
+                }));
+            }
+            c.add(
+                &packet(
+                    id as i64 * 1_000_000,
+                    Direction::S2C,
+                    1,
+                    vec![message(g, None)],
+                ),
+                &NoNames,
+            );
+        }
+        let r = c.finish(CaptureSummary::default());
+        assert_eq!(r.health_dropped, 0);
+        assert_eq!(r.ships.len(), lives as usize);
+        assert!(r.ships.iter().all(|s| s.health.len() == 1));
     }
 
     /// Names that answer which ship life an id belongs to from a table the test sets,

@@ -10,11 +10,12 @@
 use super::chart::open_chart;
 use super::collect::{CaptureReport, Event, EventKind, Ship};
 use super::drawing::{note_thinned, Page};
+use super::explosion_places::unplaced_explosions;
 use super::series::{decimate_indices, split_budget};
 use super::ship_names::{
     life_player, object_name, owner_heading, owner_key, ship_colour, ship_name,
 };
-use super::svg::{esc, num, points_attr, round, Plot};
+use super::svg::{drawable, esc, num, points_attr, round, Plot};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -22,11 +23,6 @@ use std::fmt::Write as _;
 /// Points every non-empty life keeps before the shares of the budget (fewer when the
 /// lives are many: the budget holds).
 const MIN_POINTS_PER_LIFE: usize = 50;
-
-/// World coordinates we draw: finite and inside the game's plausible space.
-pub(super) fn drawable(p: [f32; 3]) -> bool {
-    p.iter().all(|v| v.is_finite() && v.abs() < 1e7)
-}
 
 /// The lives of one player (or one slot, or none), in the legend's order.
 struct Group<'a> {
@@ -103,11 +99,16 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         .filter(|s| !s.track.is_empty() && s.track_relative != any_absolute)
         .collect();
     let relative = !any_absolute && !ships.is_empty();
-    // Explosions and kills with a position: drawn unless the tracks are relative.
+    // Explosions and kills with a position: drawn unless the tracks are relative, and
+    // explosions only where their positions are places.
+    let unplaced = unplaced_explosions(c);
+    let direction = |e: &Event| {
+        e.kind == EventKind::Explosion && unplaced.iter().any(|u| u.session == e.session)
+    };
     let placed: Vec<&Event> = c
         .events
         .iter()
-        .filter(|e| e.kind.on_map() && e.position.is_some_and(drawable))
+        .filter(|e| e.kind.on_map() && e.position.is_some_and(drawable) && !direction(e))
         .collect();
     let marks: &[&Event] = if relative { &[] } else { &placed };
     let id = format!("{cid}-map");
@@ -189,6 +190,16 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
                 placed.len()
             );
         }
+    }
+    for u in &unplaced {
+        let _ = write!(
+            out,
+            "<p class=\"note unplaced\">{} explosion(s) of session {} are not drawn: every \
+             explosion position of that session lies within about 1 unit of the origin \
+             (a direction, not a place) while its ships move over {:.0} units (see \
+             Problems).</p>",
+            u.count, u.session, u.ship_span
+        );
     }
     let absent = c.ships.iter().filter(|s| s.track.is_empty()).count();
     if absent > 0 {

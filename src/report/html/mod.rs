@@ -18,6 +18,7 @@ pub mod collect;
 mod compare;
 mod dirty;
 mod drawing;
+mod explosion_places;
 mod health;
 mod map;
 mod overview;

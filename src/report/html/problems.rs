@@ -4,6 +4,7 @@
 //! `bcwire show` command that shows the frame.
 
 use super::collect::CaptureReport;
+use super::explosion_places::unplaced_explosions;
 use super::svg::esc;
 use super::table::{
     client_label, dir_title, player_attr, row, row_with, secs_since, td, thead, tn,
@@ -55,10 +56,13 @@ fn frames(list: &[u64]) -> String {
 pub fn section(c: &CaptureReport) -> String {
     let mut h = String::new();
     let total: u64 = c.problems.iter().map(|p| p.count).sum();
-    if c.problems.is_empty() {
+    let findings = findings(c);
+    if c.problems.is_empty() && findings.is_empty() {
         h.push_str(
             "<p class=\"note\">No warnings: every message decoded as stock peers send it.</p>",
         );
+    } else if c.problems.is_empty() {
+        h.push_str("<p class=\"note\">No warnings in single messages.</p>");
     } else {
         let _ = write!(
             h,
@@ -105,6 +109,7 @@ pub fn section(c: &CaptureReport) -> String {
         }
         h.push_str("</table></div>");
     }
+    h.push_str(&findings);
     h.push_str(&unacked(c));
     h.push_str(&bursts(c));
     h.push_str(&silences(c));
@@ -123,6 +128,37 @@ pub fn section(c: &CaptureReport) -> String {
         h.push_str("</ul>");
     }
     h
+}
+
+/// Non-stock traits seen only over a whole session, where no single message is wrong.
+fn findings(c: &CaptureReport) -> String {
+    let unplaced = unplaced_explosions(c);
+    if unplaced.is_empty() {
+        return String::new();
+    }
+    let mut h = format!(
+        "<h4>Found over whole sessions</h4><table class=\"findings\">{}",
+        thead(&["kind", "what", "session", "count", "first frames", "look"])
+    );
+    for u in &unplaced {
+        h.push_str(&row(&[
+            "<td class=\"kind non_stock\">non_stock</td>".to_string(),
+            td(&format!(
+                "explosion (0x29) positions are directions, not places: none is longer \
+                 than {:.2} while the session's ships move over {:.0} units; not drawn on \
+                 the map",
+                u.longest, u.ship_span
+            )),
+            tn(u.session),
+            tn(u.count),
+            td(&frames(&u.frames)),
+            format!(
+                "<td>{}</td>",
+                u.frames.first().map(|&f| look(c, f)).unwrap_or_default()
+            ),
+        ]));
+    }
+    h + "</table>"
 }
 
 /// Reliable messages never acknowledged by the end, per client and direction.

@@ -2,7 +2,7 @@
 //! and death marks; the lives beyond the chart budget are listed under their player.
 
 use super::chart::open_chart;
-use super::collect::{CaptureReport, Event, EventKind, Ship};
+use super::collect::{CaptureReport, Event, EventKind, Ship, MAX_HEALTH_SERIES};
 use super::drawing::{note_thinned, Page};
 use super::series::{decimate_indices, split_budget, thin_steps};
 use super::ship_names::{
@@ -36,15 +36,43 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             let (ev, outside) = ship_events(c, s);
             (s, ev, outside)
         })
-        .filter(|(s, ev, _)| !s.health.is_empty() || !ev.is_empty())
         .collect();
     let mut h = String::new();
-    if list.is_empty() {
-        return "<p class=\"note\">No subsystem blocks (0x20) and no weapon or damage events.</p>"
-            .into();
+    // Every life is counted and listed; those with nothing to draw get no chart.
+    let drawn = |i: &usize| !list[*i].0.health.is_empty() || !list[*i].1.is_empty();
+    if !(0..list.len()).any(|i| drawn(&i)) {
+        h.push_str(
+            "<p class=\"note\">No subsystem blocks (0x20) and no weapon or damage events.</p>",
+        );
+        if list.is_empty() {
+            return h;
+        }
+    }
+    if c.health_dropped > 0 || c.health_thinned > 0 {
+        let _ = write!(
+            h,
+            "<p class=\"note health-budget\">Condition series: {} thinned while reading to \
+             share the point budget (dips kept){}.</p>",
+            c.health_thinned,
+            if c.health_dropped > 0 {
+                format!(
+                    "; {} condition value(s) of series beyond {MAX_HEALTH_SERIES} not kept",
+                    c.health_dropped
+                )
+            } else {
+                String::new()
+            }
+        );
+        note_thinned(
+            pg,
+            format!(
+                "{} condition series thinned while reading",
+                c.health_thinned
+            ),
+        );
     }
     // The busiest lives get charts; the others are listed in a table per player.
-    let mut by_updates: Vec<usize> = (0..list.len()).collect();
+    let mut by_updates: Vec<usize> = (0..list.len()).filter(drawn).collect();
     by_updates.sort_by(|&a, &b| {
         let (x, y) = (&list[a], &list[b]);
         (y.0.updates + y.1.len() as u64)
@@ -56,17 +84,23 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         .take(pg.budget.ship_charts)
         .copied()
         .collect();
-    if list.len() > pg.budget.ship_charts {
+    if list.len() > charted.len() {
         let _ = write!(
             h,
             "<p class=\"note\">Charts for the {} ships with the most StateUpdates and events; \
              the other {} are listed under their player.</p>",
-            pg.budget.ship_charts,
-            list.len() - pg.budget.ship_charts
+            charted.len(),
+            list.len() - charted.len()
         );
+    }
+    if by_updates.len() > pg.budget.ship_charts {
         note_thinned(
             pg,
-            format!("{} of {} ship charts", pg.budget.ship_charts, list.len()),
+            format!(
+                "{} of {} ship charts",
+                pg.budget.ship_charts,
+                by_updates.len()
+            ),
         );
     }
     let lengths: Vec<usize> = charted

@@ -46,6 +46,11 @@ pub fn json_for_script(v: &Json) -> String {
     out
 }
 
+/// World coordinates we draw: finite and inside the game's plausible space.
+pub fn drawable(p: [f32; 3]) -> bool {
+    p.iter().all(|v| v.is_finite() && v.abs() < 1e7)
+}
+
 /// A coordinate with one decimal, `-0` and non-finite values as `0`.
 pub fn num(v: f64) -> String {
     if !v.is_finite() {
