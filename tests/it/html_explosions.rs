@@ -137,6 +137,13 @@ fn check(cap: &Path, name: &str) -> BTreeMap<u64, Session> {
         placed,
         "{name}: explosion rings drawn or not against the decode: {sessions:?}"
     );
+    // The legend explains the ring only where rings are drawn.
+    // Catches a legend naming explosions on a map that draws none.
+    assert_eq!(
+        map.contains("explosion (0x29)"),
+        placed,
+        "{name}: the legend's explosion entry against the rings drawn"
+    );
     let rows: Vec<&str> = problems
         .split("<table class=\"findings\">")
         .nth(1)

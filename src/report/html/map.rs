@@ -173,7 +173,11 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
                "frame": frame.map(|v| round(v, 3))}),
     );
     let mut out = svg;
-    out.push_str(&legend(&id, &groups, &shares, !marks.is_empty()));
+    let kinds = MarkKinds {
+        explosions: marks.iter().any(|e| e.kind == EventKind::Explosion),
+        kills: marks.iter().any(|e| e.kind != EventKind::Explosion),
+    };
+    out.push_str(&legend(&id, &groups, &shares, kinds));
     out.push_str(&slider(&id, pg.t_max));
     if relative {
         out.push_str(
@@ -319,7 +323,14 @@ fn event_marks(
 
 /// The legend: one line per player with a toggle and the count of lives, the lives
 /// folded under it; then the mark kinds.
-fn legend(id: &str, groups: &[Group], shares: &[usize], marks: bool) -> String {
+/// Which kinds of event mark the map draws: the legend explains only those.
+#[derive(Debug, Clone, Copy)]
+struct MarkKinds {
+    explosions: bool,
+    kills: bool,
+}
+
+fn legend(id: &str, groups: &[Group], shares: &[usize], marks: MarkKinds) -> String {
     let mut h = format!("<div class=\"legend map-legend\" data-map=\"{id}\">");
     for (gi, g) in groups.iter().enumerate() {
         let player = &g.player;
@@ -348,11 +359,15 @@ fn legend(id: &str, groups: &[Group], shares: &[usize], marks: bool) -> String {
         }
         h.push_str("</ul></details></div>");
     }
-    if marks {
-        h.push_str(
-            "<div class=\"group\"><span class=\"sw ring\"></span>explosion (0x29) \
-             <span class=\"sw cross\"></span>ship destroyed / exploding</div>",
-        );
+    if marks.explosions || marks.kills {
+        h.push_str("<div class=\"group\">");
+        if marks.explosions {
+            h.push_str("<span class=\"sw ring\"></span>explosion (0x29) ");
+        }
+        if marks.kills {
+            h.push_str("<span class=\"sw cross\"></span>ship destroyed / exploding");
+        }
+        h.push_str("</div>");
     }
     h.push_str("</div>");
     h
