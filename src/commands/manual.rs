@@ -3,7 +3,7 @@
 //! and `bcwire-filter(7)`, the display filter language, built from the record-fact
 //! table so that its list of names is the one `-Y` reads.
 
-use crate::pipeline::facts::FACTS;
+use crate::pipeline::facts::{Fact, FACTS};
 use crate::pipeline::filter::FilterSpec;
 use clap_mangen::roff::{bold, italic, roman, Roff};
 use std::io::Write;
@@ -374,13 +374,17 @@ pub fn render_filter_page(version: &str, w: &mut dyn Write) -> std::io::Result<(
     }
     r.control("TP", [])
         .text([bold("--client NAME|N|port:N|peer:N|slot:N")])
-        .text([roman(
+        .text([roman(format!(
             "a capture file is read once first to find the clients the value names; each \
-         becomes session == S and client == C, so that the client's frames from before it \
-         sent its name are selected too. Read from standard input, --client Worf is \
-         client == \"Worf\", port:N is client_port == N, peer:N is client_peer_id == N, a \
-         bare number either; the client's records wait until its name arrives.",
-        )]);
+             becomes {session} == S and {client} == C, so that the client's frames from \
+             before it sent its name are selected too. Read from standard input, --client \
+             Worf is {client} == \"Worf\", port:N is {port} == N, peer:N is {peer} == N, a \
+             bare number either; the client's records wait until its name arrives.",
+            session = Fact::Session.name(),
+            client = Fact::Client.name(),
+            port = Fact::ClientPort.name(),
+            peer = Fact::ClientPeerId.name(),
+        ))]);
 
     r.control("SH", ["EXAMPLES"]);
     for (expr, what) in [

@@ -109,11 +109,13 @@ impl Fast {
                 Op::Eq | Op::Lt | Op::Le | Op::Gt | Op::Ge,
                 Operand::Num(n),
             ) => Some(Fast::Frame(*op, *n)),
-            (Lhs::Fact(Fact::Direction), Op::Eq, Operand::Text(d)) => match d.as_str() {
-                "c2s" => Some(Fast::Direction(crate::diag::Direction::C2S)),
-                "s2c" => Some(Fast::Direction(crate::diag::Direction::S2C)),
-                _ => None,
-            },
+            (Lhs::Fact(Fact::Direction), Op::Eq, Operand::Text(d)) => {
+                use crate::diag::Direction;
+                [Direction::C2S, Direction::S2C]
+                    .into_iter()
+                    .find(|dir| dir.as_str() == d)
+                    .map(Fast::Direction)
+            }
             _ => None,
         }
     }

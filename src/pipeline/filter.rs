@@ -1,6 +1,7 @@
 //! Message selection for `decode`, `show` and `stats` (`--opcode`, `--client`, …).
 
 use super::display::{ClientNames, DisplayFilter};
+use super::facts::Fact;
 use super::names::Names;
 pub use super::values::{
     did_you_mean, parse_duration_ns, parse_frame_range, parse_object_id, parse_opcode, parse_range,
@@ -200,21 +201,26 @@ impl FilterSpec {
             } else {
                 Direction::S2C
             };
-            e.packet.push(format!("direction == {}", d.as_str()));
+            e.packet
+                .push(format!("{} == {}", Fact::Direction.name(), d.as_str()));
         }
         if let Some(r) = self.frames.as_deref().map(parse_frame_range).transpose()? {
-            e.packet.extend(r.from.map(|f| format!("frame >= {f}")));
-            e.packet.extend(r.to.map(|t| format!("frame <= {t}")));
+            e.packet
+                .extend(r.from.map(|f| format!("{} >= {f}", Fact::Frame.name())));
+            e.packet
+                .extend(r.to.map(|t| format!("{} <= {t}", Fact::Frame.name())));
         }
         if let Some(r) = self.time.as_deref().map(parse_time_range).transpose()? {
             // Rust prints the shortest text that reads back as the same f64.
-            e.packet
-                .extend(r.from.map(|f| format!("time_relative >= {f}")));
+            e.packet.extend(
+                r.from
+                    .map(|f| format!("{} >= {f}", Fact::TimeRelative.name())),
+            );
             e.packet.extend(r.to.map(|t| {
                 if r.to_exclusive {
-                    format!("time_relative < {}", t + 1.0)
+                    format!("{} < {}", Fact::TimeRelative.name(), t + 1.0)
                 } else {
-                    format!("time_relative <= {t}")
+                    format!("{} <= {t}", Fact::TimeRelative.name())
                 }
             }));
         }
@@ -226,17 +232,23 @@ impl FilterSpec {
                 .iter()
                 .map(|s| parse_opcode(s).map(|o| format!("0x{o:02X}")))
                 .collect::<Result<Vec<_>>>()?;
-            Ok(Some(format!("opcode in {{{}}}", ops.join(" "))))
+            Ok(Some(format!(
+                "{} in {{{}}}",
+                Fact::Opcode.name(),
+                ops.join(" ")
+            )))
         };
         e.message.extend(opcode_set(&self.opcode)?);
         e.message
             .extend(opcode_set(&self.exclude)?.map(|t| format!("not {t}")));
         if let Some(id) = self.object.as_deref().map(parse_object_id).transpose()? {
-            e.message.push(format!("object_ids == 0x{id:08X}"));
+            e.message
+                .push(format!("{} == 0x{id:08X}", Fact::ObjectIds.name()));
         }
         if let Some(class) = &self.ship {
             parse_ship(class, ships)?;
-            e.message.push(format!("ship == \"{}\"", escape(class)));
+            e.message
+                .push(format!("{} == \"{}\"", Fact::Ship.name(), escape(class)));
         }
         Ok(e)
     }
@@ -249,13 +261,17 @@ impl ClientSel {
     /// `None` for a slot: it is sent in Settings, which no record carries.
     fn expression_as_read(&self) -> Option<String> {
         Some(match self {
-            ClientSel::Name(n) => format!("client == \"{}\"", escape(n)),
-            ClientSel::Port(p) => format!("client_port == {p}"),
-            ClientSel::Peer(p) => format!("client_peer_id == 0x{p:02X}"),
+            ClientSel::Name(n) => format!("{} == \"{}\"", Fact::Client.name(), escape(n)),
+            ClientSel::Port(p) => format!("{} == {p}", Fact::ClientPort.name()),
+            ClientSel::Peer(p) => format!("{} == 0x{p:02X}", Fact::ClientPeerId.name()),
             ClientSel::Number(n) if *n <= u16::from(u8::MAX) => {
-                format!("client_port == {n} or client_peer_id == {n}")
+                format!(
+                    "{} == {n} or {} == {n}",
+                    Fact::ClientPort.name(),
+                    Fact::ClientPeerId.name()
+                )
             }
-            ClientSel::Number(n) => format!("client_port == {n}"),
+            ClientSel::Number(n) => format!("{} == {n}", Fact::ClientPort.name()),
             ClientSel::Slot(_) => return None,
         })
     }
@@ -349,7 +365,10 @@ impl Filter {
     /// selects no client's datagram (`diff` then shows the other side's flows alone).
     pub fn selecting_no_client(&self) -> Result<Filter> {
         Ok(Filter {
-            client_test: Some(compile("client in {}", &ShipCatalog::stock())?),
+            client_test: Some(compile(
+                &format!("{} in {{}}", Fact::Client.name()),
+                &ShipCatalog::stock(),
+            )?),
             first_ts_ns: no_first_ts(),
             ..self.clone()
         })
@@ -445,7 +464,13 @@ impl Filter {
         }
         let test: Vec<String> = found
             .iter()
-            .map(|(s, c)| format!("session == {s} and client == {c}"))
+            .map(|(s, c)| {
+                format!(
+                    "{} == {s} and {} == {c}",
+                    Fact::Session.name(),
+                    Fact::Client.name()
+                )
+            })
             .collect();
         filter.client_test = Some(compile(&test.join(" or "), &ShipCatalog::stock())?);
         Ok(filter)

@@ -1313,6 +1313,29 @@ mod tests {
         g
     }
 
+    /// A StateUpdate of `id` whose subsystem block holds one base record (index 2) at
+    /// `condition`.
+    fn su_with_condition(id: u32, condition: u8) -> GameMessage {
+        use crate::game::ships::RecordFormat;
+        use crate::game::subsys::{SubsystemBlock, SubsystemRecord};
+        let mut g = su(id, None);
+        if let Some(s) = g.state_update_mut() {
+            s.subsystems = Some(SubsystemData::Decoded(SubsystemBlock {
+                start: 2,
+                records: vec![SubsystemRecord {
+                    index: 2,
+                    format: RecordFormat::Base,
+                    condition,
+                    children: Default::default(),
+                    power_pct: None,
+                    batteries: [0; 2],
+                    facings: [0; 6],
+                }],
+            }));
+        }
+        g
+    }
+
     #[test]
     fn counts_rates_per_second_and_direction() {
         let mut c = Collector::new("x", ShipCatalog::stock(), false);
@@ -1469,25 +1492,9 @@ mod tests {
 
     #[test]
     fn subsystem_conditions_keep_changes_only() {
-        use crate::game::ships::RecordFormat;
-        use crate::game::subsys::{SubsystemBlock, SubsystemRecord};
         let mut c = Collector::new("x", ShipCatalog::stock(), false);
         for (i, cond) in [255u8, 255, 128, 128, 0].into_iter().enumerate() {
-            let mut g = su(3, None);
-            if let Some(s) = g.state_update_mut() {
-                s.subsystems = Some(SubsystemData::Decoded(SubsystemBlock {
-                    start: 2,
-                    records: vec![SubsystemRecord {
-                        index: 2,
-                        format: RecordFormat::Base,
-                        condition: cond,
-                        children: Default::default(),
-                        power_pct: None,
-                        batteries: [0; 2],
-                        facings: [0; 6],
-                    }],
-                }));
-            }
+            let g = su_with_condition(3, cond);
             c.add(
                 &packet(
                     i as i64 * 1_000_000_000,
@@ -1511,26 +1518,10 @@ mod tests {
     #[test]
     fn many_lives_keep_their_condition_series() {
         // Catches the old bound of 4,096 series, beyond which lives lost their data.
-        use crate::game::ships::RecordFormat;
-        use crate::game::subsys::{SubsystemBlock, SubsystemRecord};
         let mut c = Collector::new("x", ShipCatalog::stock(), false);
         let lives = 5000u32;
         for id in 0..lives {
-            let mut g = su(0x1000 + id, None);
-            if let Some(s) = g.state_update_mut() {
-                s.subsystems = Some(SubsystemData::Decoded(SubsystemBlock {
-                    start: 2,
-                    records: vec![SubsystemRecord {
-                        index: 2,
-                        format: RecordFormat::Base,
-                        condition: 200,
-                        children: Default::default(),
-                        power_pct: None,
-                        batteries: [0; 2],
-                        facings: [0; 6],
-                    }],
-                }));
-            }
+            let g = su_with_condition(0x1000 + id, 200);
             c.add(
                 &packet(
                     id as i64 * 1_000_000,
