@@ -1,19 +1,21 @@
 //! The fields of a connection-management message body (connect, peer info,
 //! disconnect, boot), as the decoded fields of game messages are written: the transport
-//! layer reads these bodies, and this turns them into named, located fields for the
-//! records and the detail tree.
+//! stream reads these bodies (the player name included) and hands them down typed;
+//! this names them and locates them for the records and the detail tree.
 
 use crate::game::field::{Field, Span, Value};
-use crate::transport::low::{boot_reason_name, utf16le_to_string, LowBody};
+use crate::transport::low::{boot_reason_name, LowBody};
+use crate::transport::stream::LowFacts;
 
-/// Fields of a connection-management message body (spans relative to the message).
-pub fn low_fields(body: &LowBody, payload: std::ops::Range<usize>, plain: &[u8]) -> Vec<Field> {
+/// Fields of a connection-management message body (spans relative to the body).
+pub fn low_fields(low: &LowFacts) -> Vec<Field> {
+    let payload = low.payload.clone();
     let base = payload.start;
     let rel = |r: std::ops::Range<usize>| {
         Span::new(r.start.saturating_sub(base), r.end.saturating_sub(base))
     };
     let ip = |a: [u8; 4]| Value::Text(std::net::Ipv4Addr::from(a).to_string());
-    match body {
+    match low.body {
         LowBody::PeerInfo {
             peer_id,
             ipv4,
@@ -24,12 +26,7 @@ pub fn low_fields(body: &LowBody, payload: std::ops::Range<usize>, plain: &[u8])
             Field::new("address", ip(*ipv4), rel(base + 1..base + 5)),
             Field::new(
                 "name",
-                Value::Text(
-                    plain
-                        .get(name.clone())
-                        .map(utf16le_to_string)
-                        .unwrap_or_default(),
-                ),
+                Value::Text(low.name.clone().unwrap_or_default()),
                 rel(name.clone()),
             ),
         ],
@@ -80,11 +77,14 @@ pub fn low_fields(body: &LowBody, payload: std::ops::Range<usize>, plain: &[u8])
             v
         }
         LowBody::Raw => {
-            let raw = plain.get(payload.clone()).unwrap_or_default();
-            if raw.is_empty() {
+            if low.raw.is_empty() {
                 Vec::new()
             } else {
-                vec![Field::new("raw", Value::Bytes(raw.to_vec()), rel(payload))]
+                vec![Field::new(
+                    "raw",
+                    Value::Bytes(low.raw.to_vec()),
+                    rel(payload),
+                )]
             }
         }
     }

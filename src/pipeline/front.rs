@@ -83,6 +83,38 @@ pub struct FrontEnd {
     pub fragments: FragmentReport,
 }
 
+/// What the later stages hand back to the front once a batch is handled: the payload
+/// buffers of its datagrams and the transport walks done with ([`Front::take_back`]).
+#[derive(Debug, Default)]
+pub struct Returns {
+    payloads: Vec<Vec<u8>>,
+    packets: Vec<Packet>,
+}
+
+impl Returns {
+    /// Room for the buffers of `items` front items: growing empty lists by pushes
+    /// costs more.
+    pub fn with_capacity(items: usize) -> Returns {
+        Returns {
+            payloads: Vec::with_capacity(items),
+            packets: Vec::with_capacity(items),
+        }
+    }
+
+    pub fn payload(&mut self, p: Vec<u8>) {
+        self.payloads.push(p);
+    }
+
+    pub fn packet(&mut self, p: Packet) {
+        self.packets.push(p);
+    }
+
+    /// A walk to parse into, for a datagram the front did not walk.
+    pub fn take_packet(&mut self) -> Packet {
+        self.packets.pop().unwrap_or_default()
+    }
+}
+
 /// Reads frames into batches of items.
 pub struct Front {
     reader: CaptureReader,
@@ -168,16 +200,12 @@ impl Front {
     }
 
     /// Takes payload buffers and transport walks back for reuse (a bounded number of
-    /// small ones; the rest are freed).
-    pub fn take_back(
-        &mut self,
-        payloads: impl IntoIterator<Item = Vec<u8>>,
-        packets: impl IntoIterator<Item = Packet>,
-    ) {
-        for p in payloads {
+    /// small ones; the rest are freed), leaving `returns` empty.
+    pub fn take_back(&mut self, returns: &mut Returns) {
+        for p in returns.payloads.drain(..) {
             self.net.recycle(p);
         }
-        for p in packets {
+        for p in returns.packets.drain(..) {
             if self.spare_packets.len() < MAX_SPARE_PACKETS
                 && p.messages.capacity() <= MAX_SPARE_MESSAGES
             {

@@ -3,9 +3,10 @@
 //! capture → net → flow → transport (decrypt, walk, reliability, reassembly) → game.
 //! State that outlives a datagram is bounded by the limits of the stage that owns it.
 //!
-//! Why this file is long: about 1,180 lines; it wires every stage for one datagram and builds the summaries at the
+//! Why this file is long: about 1,070 lines; it wires every stage for one datagram and builds the summaries at the
 //! end of each session; both read the same per-stream state, kept in one place.
 
+mod arrival;
 pub mod display;
 mod display_text;
 pub mod facts;
@@ -27,23 +28,19 @@ use crate::game::phases::{PhaseTracker, TransportEvent};
 use crate::game::relay::{RelayLinker, MAX_PENDING as RELAY_MAX_PENDING, RELAY_WINDOW_SECS};
 use crate::game::ship_log::MAX_SHIPS_LISTED;
 use crate::game::ships::{ShipCatalog, ShipClass};
-use crate::game::stateupdate::UpdatePool;
 use crate::game::GameMessage;
 use crate::net::{FragmentReport, NetOutcome};
 use crate::transport::facts::MAX_EVENTS_PER_CLIENT;
-use crate::transport::low::LowKind;
-use crate::transport::packet::{self, Message, MessageBody, Packet};
+use crate::transport::packet::{self, Message, Packet};
 use crate::transport::reassembly::{Incomplete, IncompleteReason};
-use crate::transport::reliability::{SeqOrder, MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED};
-use crate::transport::stream::{Content, Copy, Streams};
+use crate::transport::reliability::{MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED};
+use crate::transport::stream::{Content, StayEvent, Streams};
 use crate::transport::{cipher, SessionFacts};
 use anyhow::Result;
 use names::{Names, ShipIdentity};
-use record::{
-    Assembled, FragmentRef, GamePacket, MessageRecord, PacketBody, PacketRecord, TransportInfo,
-};
+use record::{Assembled, GamePacket, MessageRecord, PacketBody, PacketRecord, Spares};
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
-use front::{FrameMeta, Front, FrontEnd, Item};
+use front::{FrameMeta, Front, FrontEnd, Item, Returns};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::mpsc;
 use summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
@@ -168,22 +165,18 @@ pub struct Pipeline {
     /// Reliability, reassembly and session facts of every stream.
     streams: Streams,
     phases: HashMap<ClientKey, PhaseTracker>,
+    /// The figures of each stream, counted from its records as they are handed out.
     counts: HashMap<StreamKey, DirSummary>,
     summary: CaptureSummary,
     /// Which messages get field trees, as the sink asked ([`Sink::field_trees`]).
     trees: FieldTrees,
     /// The sink reads `relay_of` ([`Sink::links_relays`]).
     link_relays: bool,
-    /// The message list of the previous record, kept for its capacity.
-    spare_messages: Vec<MessageRecord>,
-    /// The transport walk of the previous datagram, kept for its capacity.
-    /// Transport walks done with, to go back to the front (or be reused here).
-    spare_packets: Vec<Packet>,
-    /// Storage of the typed StateUpdates of records already handed out, refilled by
-    /// later ones.
-    spare_updates: UpdatePool,
-    /// Payload buffers of handled datagrams, to go back to the front for reuse.
-    spare_payloads: Vec<Vec<u8>>,
+    /// Storage of the records already handed out, refilled by later ones.
+    spares: Spares,
+    /// Payload buffers and transport walks of handled datagrams, to go back to the
+    /// front.
+    returns: Returns,
     /// Bumped whenever an object or a player slot changes, for [`Names::epoch`].
     names_epoch: u64,
 }
@@ -327,10 +320,8 @@ impl Pipeline {
             counts: HashMap::default(),
             summary: CaptureSummary::default(),
             trees: FieldTrees::All,
-            spare_messages: Vec::new(),
-            spare_packets: Vec::new(),
-            spare_updates: UpdatePool::new(),
-            spare_payloads: Vec::new(),
+            spares: Spares::new(),
+            returns: Returns::default(),
             names_epoch: 0,
             link_relays: true,
         }
@@ -388,7 +379,7 @@ impl Pipeline {
         loop {
             let more = front.fill(&mut batch, max);
             let control = self.handle_items(&mut batch, sink)?;
-            front.take_back(self.spare_payloads.drain(..), self.spare_packets.drain(..));
+            front.take_back(&mut self.returns);
             if control == Control::Stop {
                 return Ok(None);
             }
@@ -406,15 +397,15 @@ impl Pipeline {
         sink: &mut dyn Sink,
     ) -> Result<Option<FrontEnd>> {
         let (batches, received) = mpsc::sync_channel::<Vec<Item>>(BATCHES_IN_FLIGHT);
-        let (returns, returned) = mpsc::channel::<(Vec<Item>, Vec<Vec<u8>>, Vec<Packet>)>();
+        let (returns, returned) = mpsc::channel::<(Vec<Item>, Returns)>();
         let reading = std::thread::Builder::new()
             .name("bcwire-front".into())
             .spawn(move || {
                 loop {
-                    let (mut batch, payloads, packets) = returned.try_recv().unwrap_or_else(|_| {
-                        (Vec::with_capacity(THREAD_BATCH), Vec::new(), Vec::new())
-                    });
-                    front.take_back(payloads, packets);
+                    let (mut batch, mut spare) = returned
+                        .try_recv()
+                        .unwrap_or_else(|_| (Vec::with_capacity(THREAD_BATCH), Returns::default()));
+                    front.take_back(&mut spare);
                     batch.clear();
                     let more = front.fill(&mut batch, THREAD_BATCH);
                     // A closed channel means decoding stopped: nothing more to read.
@@ -429,13 +420,9 @@ impl Pipeline {
         for mut batch in received.iter() {
             warm_up(&batch);
             let control = self.handle_items(&mut batch, sink)?;
-            // Fresh lists sized for a batch: growing empty ones by pushes costs more.
-            let payloads =
-                std::mem::replace(&mut self.spare_payloads, Vec::with_capacity(THREAD_BATCH));
-            let packets =
-                std::mem::replace(&mut self.spare_packets, Vec::with_capacity(THREAD_BATCH));
+            let spare = std::mem::replace(&mut self.returns, Returns::with_capacity(THREAD_BATCH));
             // The front may have finished already; then nothing is reused.
-            let _ = returns.send((batch, payloads, packets));
+            let _ = returns.send((batch, spare));
             if control == Control::Stop {
                 // Dropping the receiver ends the front at its next batch.
                 return Ok(None);
@@ -532,9 +519,15 @@ impl Pipeline {
         let time = d.ts_ns as f64 / 1e9;
         let ckey = (c.session, c.client);
         let udp_len = d.payload.len();
+        let stream = (c.session, c.client, c.direction);
         let body = match c.kind {
             PayloadKind::NotBc(why) => {
                 *s.not_bc.entry(why.to_string()).or_default() += 1;
+                // Too short to decode, so no record: counted here.
+                self.counts
+                    .entry(stream)
+                    .or_default()
+                    .count_unrecorded(udp_len);
                 return Ok(Control::Continue);
             }
             PayloadKind::GameSpy => {
@@ -559,15 +552,11 @@ impl Pipeline {
                 }
                 self.streams
                     .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
-                let stream = (c.session, c.client, c.direction);
                 let mut g = self.game_packet(plain, parsed, stream, d.ts_ns, d.frame);
                 if let Some(damage) = c.damaged {
                     // A frame whose byte 0 cannot start a game packet: kept in its flow,
                     // decoded as far as it goes, and said so.
                     self.summary.damaged_frames += 1;
-                    let counts = self.counts.entry(stream).or_default();
-                    counts.damaged += 1;
-                    counts.warnings += 1;
                     let why = damage.why;
                     let expected = match c.direction {
                         Direction::S2C => "the host's packets start with 0x01",
@@ -604,6 +593,7 @@ impl Pipeline {
             comment: frame.comment.map(String::from),
             fragment_frames: std::mem::take(&mut d.fragment_frames),
         };
+        self.counts.entry(stream).or_default().count_record(&rec);
         let names = NameView {
             facts: self.streams.facts(),
             sessions: &self.sessions,
@@ -612,15 +602,8 @@ impl Pipeline {
         };
         let control = sink.packet(&rec, &names);
         if let PacketBody::Game(g) = rec.body {
-            let mut spare = g.messages;
-            for m in &mut spare {
-                if let Some(su) = m.game.as_mut().and_then(|g| g.take_state_update()) {
-                    self.spare_updates.recycle(su);
-                }
-            }
-            // Kept whole: the next datagram resets them in place.
-            self.spare_messages = spare;
-            self.spare_payloads.push(g.plain);
+            let plain = self.spares.recycle(g);
+            self.returns.payload(plain);
         }
         control
     }
@@ -637,7 +620,7 @@ impl Pipeline {
         let mut pkt = match parsed {
             Some(p) => p,
             None => {
-                let mut p = self.spare_packets.pop().unwrap_or_default();
+                let mut p = self.returns.take_packet();
                 packet::parse_into(&plain, &mut p);
                 p
             }
@@ -647,7 +630,7 @@ impl Pipeline {
         let phase = self.phases.entry(ckey).or_default();
         phase.on_transport(TransportEvent::Packet, time);
         // The previous datagram's records, refilled in place (see MessageRecord::reset).
-        let mut messages = std::mem::take(&mut self.spare_messages);
+        let mut messages = self.spares.messages();
         messages.truncate(pkt.messages.len());
         for (i, m) in pkt.messages.iter().enumerate() {
             match messages.get_mut(i) {
@@ -658,9 +641,6 @@ impl Pipeline {
                 self.message(rec, m, &plain, stream, ts_ns, frame);
             }
         }
-        let counts = self.counts.entry(stream).or_default();
-        counts.warnings += pkt.warnings.len() as u64;
-        counts.non_stock += crate::diag::non_stock_count(&pkt.warnings);
         let g = GamePacket {
             peer_id: pkt.peer_id,
             msg_count: pkt.msg_count,
@@ -668,12 +648,14 @@ impl Pipeline {
             messages,
             warnings: std::mem::take(&mut pkt.warnings),
         };
-        self.spare_packets.push(pkt);
+        self.returns.packet(pkt);
         g
     }
 
     /// Fill `rec` (blank, already in the record's list: filling it in place saves
-    /// moving a 300-byte value per message) for transport message `m`.
+    /// moving a 300-byte value per message) for transport message `m`: the stream says
+    /// what the message is, the record takes its transport facts, the game layer
+    /// decodes what it carries.
     fn message(
         &mut self,
         rec: &mut MessageRecord,
@@ -684,44 +666,25 @@ impl Pipeline {
         frame: u64,
     ) {
         let (session, client, dir) = stream;
-        rec.transport_type = plain.get(m.offset).copied().unwrap_or(0);
-        // Most messages have none: skip the out-of-line clone call.
-        if !m.warnings.is_empty() {
-            rec.warnings.clone_from(&m.warnings);
-        }
         let arrival = self.streams.on_message(stream, m, plain, ts_ns, frame);
-        let counts = self.counts.entry(stream).or_default();
-        counts.messages += 1;
-        counts.warnings += (m.warnings.len() + arrival.warnings.len()) as u64;
-        counts.non_stock += crate::diag::non_stock_count(&m.warnings);
-        counts.reliable += u64::from(arrival.reliable);
-        match arrival.order {
-            Some(SeqOrder::Gap { missing, .. }) => {
-                counts.seq_gaps += 1;
-                counts.seq_missing += u64::from(missing);
+        if let Some(stay) = arrival.stay {
+            let ev = match stay {
+                StayEvent::Connect => TransportEvent::Connect,
+                StayEvent::Disconnect => TransportEvent::Disconnect,
+                StayEvent::Boot => TransportEvent::Boot,
+            };
+            self.phases
+                .entry((session, client))
+                .or_default()
+                .on_transport(ev, ts_ns as f64 / 1e9);
+            if stay.ends_stay() {
+                // The flow layer cannot see disconnects (they are encrypted).
+                self.flows.client_left(session, client, frame);
             }
-            Some(SeqOrder::Late { .. }) => counts.seq_late += 1,
-            _ => {}
-        }
-        match arrival.copy {
-            Copy::New => {}
-            Copy::Resend { first_frame } => {
-                counts.retransmissions += 1;
-                rec.retransmission = true;
-                rec.original_frame = Some(first_frame);
-            }
-            Copy::Keepalive { first_frame } => {
-                rec.keepalive = true;
-                rec.original_frame = Some(first_frame);
-            }
-        }
-        if !arrival.warnings.is_empty() {
-            rec.warnings.extend(arrival.warnings);
         }
         let deliver = arrival.copy.is_new();
-        match arrival.content {
-            Content::Game { bytes, offset } => {
-                rec.payload_offset = Some(offset);
+        match rec.take_arrival(arrival, self.trees) {
+            Content::Game { bytes, .. } => {
                 self.decode_game(
                     &mut rec.game,
                     bytes,
@@ -735,7 +698,6 @@ impl Pipeline {
                 );
             }
             Content::Reassembled(done) => {
-                counts.fragment_sets_completed += 1;
                 let mut game = None;
                 self.decode_game(
                     &mut game,
@@ -756,71 +718,7 @@ impl Pipeline {
                     }));
                 }
             }
-            Content::Ack(matched) => {
-                counts.acks += 1;
-                if let MessageBody::Ack(ack) = &m.body {
-                    rec.transport = TransportInfo::Ack {
-                        seq: ack.seq,
-                        flags: ack.flags,
-                        fragment_index: ack.fragment_index,
-                        acked_frame: matched.acked_frame,
-                        delay_ns: matched.delay_ns,
-                        duplicate: matched.duplicate,
-                    };
-                }
-            }
             Content::FragmentHeld | Content::Nothing => {}
-        }
-        match &m.body {
-            MessageBody::Data(data) => {
-                rec.transport = TransportInfo::Data {
-                    flags_len: data.flags_len,
-                    reliable: data.reliable,
-                    ordered: data.ordered,
-                    seq: data.seq,
-                    fragment: data.fragment.map(|f| FragmentRef {
-                        index: f.index,
-                        total: f.total,
-                    }),
-                };
-                if data.fragment.is_none() {
-                    rec.payload_offset = Some(data.payload.start);
-                }
-            }
-            MessageBody::Ack(_) => {}
-            MessageBody::Low(low) => {
-                let time = ts_ns as f64 / 1e9;
-                let ev = match (low.kind, dir) {
-                    (LowKind::Connect, Direction::C2S) => Some(TransportEvent::Connect),
-                    (LowKind::Disconnect | LowKind::ShortDisconnect, _) => {
-                        Some(TransportEvent::Disconnect)
-                    }
-                    (LowKind::Boot, _) if low.ends_stay() => Some(TransportEvent::Boot),
-                    _ => None,
-                };
-                if let Some(ev) = ev {
-                    self.phases
-                        .entry((session, client))
-                        .or_default()
-                        .on_transport(ev, time);
-                }
-                if low.ends_stay() {
-                    // The flow layer cannot see disconnects (they are encrypted).
-                    self.flows.client_left(session, client, frame);
-                }
-                rec.payload_offset = Some(low.payload.start);
-                rec.transport = TransportInfo::Low {
-                    name: low.kind.name(),
-                    reliable: low.reliable,
-                    seq: low.seq,
-                    fields: if self.trees == FieldTrees::None {
-                        Vec::new()
-                    } else {
-                        crate::game::low_fields::low_fields(&low.body, low.payload.clone(), plain)
-                    },
-                };
-            }
-            MessageBody::Unknown { .. } => {}
         }
     }
 
@@ -845,7 +743,7 @@ impl Pipeline {
         let game = slot.insert(opcodes::decode_reusing(
             payload,
             &ctx,
-            &mut self.spare_updates,
+            self.spares.updates(),
         ));
         if delivered {
             let time = ts_ns as f64 / 1e9;
@@ -900,13 +798,6 @@ impl Pipeline {
                 .entry((session, client))
                 .or_default()
                 .on_message(dir, game, time);
-        }
-        // A game message's warnings (an object id conflict noted above included) are
-        // the record's too: the JSON lists them with the transport message's.
-        if !game.warnings.is_empty() {
-            let counts = self.counts.entry((session, client, dir)).or_default();
-            counts.warnings += game.warnings.len() as u64;
-            counts.non_stock += crate::diag::non_stock_count(&game.warnings);
         }
     }
 
@@ -1046,10 +937,7 @@ impl Pipeline {
                 for inc in &end.incomplete {
                     self.fragment_set_problem(inc);
                 }
-                // What only the end of the flow knows joins what was counted on the way.
-                d.packets = c.counters.packets[i];
-                d.bytes = c.counters.bytes[i];
-                d.gamespy = c.counters.gamespy[i];
+                // What only the end of the stream knows joins what was counted on the way.
                 d.unacked = end.unacked as u64;
                 d.fragment_sets_incomplete = end.incomplete.len() as u64;
                 cs.dirs[i] = d;

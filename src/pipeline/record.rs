@@ -3,7 +3,9 @@
 //! These are presentation-neutral values; `report` turns them into tables and JSON.
 
 use crate::diag::{Direction, Warning};
+use crate::game::stateupdate::UpdatePool;
 use crate::game::GameMessage;
+use crate::transport::reliability::SeqOrder;
 use std::net::SocketAddr;
 
 /// One UDP datagram of a Bridge Commander session.
@@ -79,6 +81,9 @@ pub struct MessageRecord {
     /// A repeated host→client peer-info (type 0x00) message: a keepalive echo, which
     /// repeats its content by design and is neither a retransmission nor a new delivery.
     pub keepalive: bool,
+    /// Where a new reliable message's sequence number falls on its counter (in order,
+    /// after a gap, late).
+    pub order: Option<SeqOrder>,
     /// The decoded game message of a complete (unfragmented) 0x32 message that was
     /// delivered (retransmitted copies are decoded too, but flagged).
     pub game: Option<GameMessage>,
@@ -103,6 +108,7 @@ impl MessageRecord {
             retransmission: false,
             original_frame: None,
             keepalive: false,
+            order: None,
             game: None,
             assembled: None,
             relay_of: None,
@@ -125,6 +131,7 @@ impl MessageRecord {
         self.retransmission = false;
         self.original_frame = None;
         self.keepalive = false;
+        self.order = None;
         if self.game.is_some() {
             self.game = None;
         }
@@ -133,6 +140,47 @@ impl MessageRecord {
         }
         self.relay_of = None;
         self.warnings.clear();
+    }
+}
+
+/// The storage of records already handed out, refilled by later ones: the message
+/// list of the previous record (kept whole: the next datagram resets its records in
+/// place, see [`MessageRecord::reset`]) and the typed StateUpdates of its messages.
+#[derive(Default)]
+pub struct Spares {
+    messages: Vec<MessageRecord>,
+    updates: UpdatePool,
+}
+
+impl Spares {
+    pub fn new() -> Spares {
+        Spares {
+            messages: Vec::new(),
+            updates: UpdatePool::new(),
+        }
+    }
+
+    /// The message list to refill for the next datagram.
+    pub fn messages(&mut self) -> Vec<MessageRecord> {
+        std::mem::take(&mut self.messages)
+    }
+
+    /// Where decoding takes StateUpdate storage from.
+    pub fn updates(&mut self) -> &mut UpdatePool {
+        &mut self.updates
+    }
+
+    /// Keep what a handed-out game packet holds for reuse; its payload buffer is handed
+    /// back (it belongs to the front).
+    pub fn recycle(&mut self, g: GamePacket) -> Vec<u8> {
+        let mut messages = g.messages;
+        for m in &mut messages {
+            if let Some(su) = m.game.as_mut().and_then(|g| g.take_state_update()) {
+                self.updates.recycle(su);
+            }
+        }
+        self.messages = messages;
+        g.plain
     }
 }
 

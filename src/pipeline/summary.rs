@@ -1,6 +1,8 @@
 //! What a whole run learned about a capture: the material of `info` and `flows`.
 
-use crate::diag::{Code, Direction};
+use super::record::{MessageRecord, PacketBody, PacketRecord, TransportInfo};
+use crate::diag::{non_stock_count, Code, Direction};
+use crate::transport::reliability::SeqOrder;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
@@ -167,9 +169,11 @@ pub struct ClientSummary {
 }
 
 /// Per-direction transport figures of one client's flow: the one counter type of a
-/// flow's direction. The pipeline fills it as the datagrams go by, `info` and `flows`
-/// print it and write it to JSON as it is (`schema::ClientDirection`), the report reads
-/// it.
+/// flow's direction, and the one place records are counted ([`DirSummary::count_record`]).
+/// The pipeline counts every record as it hands it out, `info` and `flows` print the
+/// result and write it to JSON as it is (`schema::ClientDirection`); `stats` and the
+/// report count the records they select with the same methods, so that over a whole
+/// capture every command gives the same figures.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[schemars(
     rename = "ClientDirection",
@@ -199,6 +203,79 @@ pub struct DirSummary {
 }
 
 impl DirSummary {
+    /// Count a record: its datagram and every transport message in it.
+    #[inline]
+    pub fn count_record(&mut self, p: &PacketRecord) {
+        self.count_datagram(p);
+        if let PacketBody::Game(g) = &p.body {
+            for m in &g.messages {
+                self.count_message(m);
+            }
+        }
+    }
+
+    /// Count a record's datagram, but not its transport messages: its size, whether it
+    /// is GameSpy text, and the game packet's own warnings (a damaged first byte
+    /// included).
+    #[inline]
+    pub fn count_datagram(&mut self, p: &PacketRecord) {
+        self.packets += 1;
+        self.bytes += p.udp_len as u64;
+        match &p.body {
+            PacketBody::GameSpy { .. } => self.gamespy += 1,
+            PacketBody::Game(g) => {
+                self.warnings += g.warnings.len() as u64;
+                self.non_stock += non_stock_count(&g.warnings);
+                // The pipeline puts the damage warning first.
+                if g.warnings
+                    .first()
+                    .is_some_and(|w| w.code == Code::DamagedFrame)
+                {
+                    self.damaged += 1;
+                }
+            }
+        }
+    }
+
+    /// A datagram of the flow too short to decode (empty, one byte), which makes no
+    /// record.
+    pub fn count_unrecorded(&mut self, udp_len: usize) {
+        self.packets += 1;
+        self.bytes += udp_len as u64;
+    }
+
+    /// Count one transport message of a record, with the warnings of the game message
+    /// it carries (a retransmitted copy's too: the records show them all).
+    #[inline]
+    pub fn count_message(&mut self, m: &MessageRecord) {
+        self.messages += 1;
+        self.warnings += m.warnings.len() as u64;
+        self.non_stock += non_stock_count(&m.warnings);
+        // A reliable message is new (placed on its counter) or a copy of one seen.
+        self.reliable += u64::from(m.order.is_some() || m.retransmission || m.keepalive);
+        match m.order {
+            Some(SeqOrder::Gap { missing, .. }) => {
+                self.seq_gaps += 1;
+                self.seq_missing += u64::from(missing);
+            }
+            Some(SeqOrder::Late { .. }) => self.seq_late += 1,
+            _ => {}
+        }
+        self.retransmissions += u64::from(m.retransmission);
+        if matches!(m.transport, TransportInfo::Ack { .. }) {
+            self.acks += 1;
+        }
+        if let Some(game) = &m.game {
+            self.warnings += game.warnings.len() as u64;
+            self.non_stock += non_stock_count(&game.warnings);
+        }
+        if let Some(a) = &m.assembled {
+            self.fragment_sets_completed += 1;
+            self.warnings += a.game.warnings.len() as u64;
+            self.non_stock += non_stock_count(&a.game.warnings);
+        }
+    }
+
     /// Add another flow's figures to these.
     pub fn add(&mut self, o: &DirSummary) {
         self.packets += o.packets;

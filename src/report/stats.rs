@@ -7,6 +7,7 @@ use super::term::Palette;
 use crate::diag::{Code, Direction};
 use crate::game::dirty::flag_names;
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord, TransportInfo};
+use crate::pipeline::summary::DirSummary;
 use comfy_table::{Cell, Table};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -64,30 +65,19 @@ impl std::ops::Index<&u8> for ByteCounts {
     }
 }
 
-/// Counters for one direction.
+/// Counters for one direction: the transport figures every command shares, counted
+/// by the one counter type, and the histograms only `stats` and the report draw.
 #[derive(Debug, Clone)]
 pub struct DirectionStats {
-    pub datagrams: u64,
-    pub game_datagrams: u64,
-    pub gamespy_datagrams: u64,
-    pub bytes: u64,
-    /// Transport messages of every type.
-    pub messages: u64,
+    /// Datagrams (`packets`), bytes, messages, retransmissions, ACKs, warnings … of the
+    /// counted records, as `info` and `flows` count them.
+    pub counts: DirSummary,
     pub transport_types: ByteCounts,
     /// Delivered game messages by opcode (retransmitted copies excluded).
     pub opcodes: ByteCounts,
     pub opcode_bytes: ByteCounts,
-    pub retransmissions: u64,
-    pub acks: u64,
     pub duplicate_acks: u64,
     pub fragments: u64,
-    pub fragment_sets_completed: u64,
-    pub unacked: u64,
-    pub warnings: u64,
-    pub non_stock: u64,
-    /// Reliable messages after a gap in their counter, and those arriving late.
-    pub seq_gaps: u64,
-    pub seq_late: u64,
     /// Creations of an object id another live object held.
     pub object_id_conflicts: u64,
     pub dirty_flags: Box<[u64; 256]>,
@@ -98,24 +88,12 @@ pub struct DirectionStats {
 impl Default for DirectionStats {
     fn default() -> Self {
         DirectionStats {
-            datagrams: 0,
-            game_datagrams: 0,
-            gamespy_datagrams: 0,
-            bytes: 0,
-            messages: 0,
+            counts: DirSummary::default(),
             transport_types: ByteCounts::default(),
             opcodes: ByteCounts::default(),
             opcode_bytes: ByteCounts::default(),
-            retransmissions: 0,
-            acks: 0,
             duplicate_acks: 0,
             fragments: 0,
-            fragment_sets_completed: 0,
-            unacked: 0,
-            warnings: 0,
-            non_stock: 0,
-            seq_gaps: 0,
-            seq_late: 0,
             object_id_conflicts: 0,
             dirty_flags: Box::new([0; 256]),
             dirty_bits: [0; 8],
@@ -127,24 +105,12 @@ impl Default for DirectionStats {
 impl DirectionStats {
     /// Add another capture's counters to these.
     pub fn merge(&mut self, o: &DirectionStats) {
-        self.datagrams += o.datagrams;
-        self.game_datagrams += o.game_datagrams;
-        self.gamespy_datagrams += o.gamespy_datagrams;
-        self.bytes += o.bytes;
-        self.messages += o.messages;
+        self.counts.add(&o.counts);
         self.transport_types.merge(&o.transport_types);
         self.opcodes.merge(&o.opcodes);
         self.opcode_bytes.merge(&o.opcode_bytes);
-        self.retransmissions += o.retransmissions;
-        self.acks += o.acks;
         self.duplicate_acks += o.duplicate_acks;
         self.fragments += o.fragments;
-        self.fragment_sets_completed += o.fragment_sets_completed;
-        self.unacked += o.unacked;
-        self.warnings += o.warnings;
-        self.non_stock += o.non_stock;
-        self.seq_gaps += o.seq_gaps;
-        self.seq_late += o.seq_late;
         self.object_id_conflicts += o.object_id_conflicts;
         for (a, b) in self.dirty_flags.iter_mut().zip(o.dirty_flags.iter()) {
             *a += b;
@@ -153,6 +119,12 @@ impl DirectionStats {
             *a += b;
         }
         self.subsystem_start.merge(&o.subsystem_start);
+    }
+
+    /// Game datagrams: every counted datagram but GameSpy text (a datagram too short to
+    /// decode makes no record, so none is counted here).
+    pub fn game_datagrams(&self) -> u64 {
+        self.counts.packets - self.counts.gamespy
     }
 }
 
@@ -212,51 +184,22 @@ impl Stats {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
         self.last_ts_ns = Some(p.ts_ns);
         let d = &mut self.dirs[p.direction.index()];
-        d.datagrams += 1;
-        d.bytes += p.udp_len as u64;
-        let g = match &p.body {
-            PacketBody::GameSpy { .. } => {
-                d.gamespy_datagrams += 1;
-                return;
-            }
-            PacketBody::Game(g) => g,
+        d.counts.count_datagram(p);
+        let PacketBody::Game(g) = &p.body else {
+            return;
         };
-        d.game_datagrams += 1;
-        d.warnings += g.warnings.len() as u64;
-        d.non_stock += crate::diag::non_stock_count(&g.warnings);
         let mut delivered_here = 0u64;
         for m in g.messages.iter().filter(|m| keep(m)) {
-            d.messages += 1;
+            d.counts.count_message(m);
             d.transport_types.add(m.transport_type, 1);
-            d.warnings += m.warnings.len() as u64;
-            for w in &m.warnings {
-                match w.code {
-                    Code::NonStock => d.non_stock += 1,
-                    Code::SeqGap => d.seq_gaps += 1,
-                    Code::SeqOutOfOrder => d.seq_late += 1,
-                    _ => {}
-                }
-            }
-            if m.retransmission {
-                d.retransmissions += 1;
-            }
             if m.fragment().is_some() {
                 d.fragments += 1;
             }
-            if m.assembled.is_some() {
-                d.fragment_sets_completed += 1;
-            }
-            if let TransportInfo::Ack { duplicate, .. } = m.transport {
-                d.acks += 1;
-                if duplicate {
-                    d.duplicate_acks += 1;
-                }
-            }
-            // Every game message's warnings, a retransmitted copy's too: the records
-            // show them all (and `info` counts them alike).
-            for g in m.game.iter().chain(m.assembled.iter().map(|a| &a.game)) {
-                d.warnings += g.warnings.len() as u64;
-                d.non_stock += crate::diag::non_stock_count(&g.warnings);
+            if let TransportInfo::Ack {
+                duplicate: true, ..
+            } = m.transport
+            {
+                d.duplicate_acks += 1;
             }
             let Some(game) = m.delivered_game() else {
                 continue;
@@ -370,7 +313,7 @@ impl Stats {
 
     /// Unacknowledged reliable messages, known only at the end of a capture.
     pub fn add_unacked(&mut self, dir: Direction, n: u64) {
-        self.dirs[dir.index()].unacked += n;
+        self.dirs[dir.index()].counts.unacked += n;
     }
 
     /// The `stats --format json` document.
@@ -416,35 +359,36 @@ impl Stats {
     pub fn render(&self, pal: Palette) -> String {
         let mut out = String::new();
         let [c, s] = &self.dirs;
+        let (cc, sc) = (&c.counts, &s.counts);
         let mut t = table(&["", "c2s", "s2c"]);
         let rows: [(&str, u64, u64); 15] = [
-            ("datagrams", c.datagrams, s.datagrams),
-            ("  game", c.game_datagrams, s.game_datagrams),
-            ("  GameSpy", c.gamespy_datagrams, s.gamespy_datagrams),
-            ("UDP payload bytes", c.bytes, s.bytes),
-            ("transport messages", c.messages, s.messages),
+            ("datagrams", cc.packets, sc.packets),
+            ("  game", c.game_datagrams(), s.game_datagrams()),
+            ("  GameSpy", cc.gamespy, sc.gamespy),
+            ("UDP payload bytes", cc.bytes, sc.bytes),
+            ("transport messages", cc.messages, sc.messages),
             (
                 "game messages delivered",
                 c.opcodes.values().sum(),
                 s.opcodes.values().sum(),
             ),
-            ("retransmissions", c.retransmissions, s.retransmissions),
-            ("ACKs (duplicate)", c.acks, s.acks),
+            ("retransmissions", cc.retransmissions, sc.retransmissions),
+            ("ACKs (duplicate)", cc.acks, sc.acks),
             ("fragments", c.fragments, s.fragments),
             (
                 "fragment sets completed",
-                c.fragment_sets_completed,
-                s.fragment_sets_completed,
+                cc.fragment_sets_completed,
+                sc.fragment_sets_completed,
             ),
-            ("unacknowledged at end", c.unacked, s.unacked),
-            ("sequence gaps", c.seq_gaps, s.seq_gaps),
-            ("out of order", c.seq_late, s.seq_late),
+            ("unacknowledged at end", cc.unacked, sc.unacked),
+            ("sequence gaps", cc.seq_gaps, sc.seq_gaps),
+            ("out of order", cc.seq_late, sc.seq_late),
             (
                 "object id conflicts",
                 c.object_id_conflicts,
                 s.object_id_conflicts,
             ),
-            ("warnings (non-stock)", c.warnings, s.warnings),
+            ("warnings (non-stock)", cc.warnings, sc.warnings),
         ];
         for (name, a, b) in rows {
             let (a, b) = match name {
@@ -453,8 +397,8 @@ impl Stats {
                     format!("{b} ({})", s.duplicate_acks),
                 ),
                 "warnings (non-stock)" => (
-                    format!("{a} ({})", c.non_stock),
-                    format!("{b} ({})", s.non_stock),
+                    format!("{a} ({})", cc.non_stock),
+                    format!("{b} ({})", sc.non_stock),
                 ),
                 _ => (a.to_string(), b.to_string()),
             };
@@ -588,26 +532,27 @@ impl Stats {
 }
 
 fn direction_doc(d: &DirectionStats) -> schema::StatsDirection {
+    let c = &d.counts;
     schema::StatsDirection {
-        datagrams: d.datagrams,
-        game_datagrams: d.game_datagrams,
-        gamespy_datagrams: d.gamespy_datagrams,
-        bytes: d.bytes,
-        messages: d.messages,
+        datagrams: c.packets,
+        game_datagrams: d.game_datagrams(),
+        gamespy_datagrams: c.gamespy,
+        bytes: c.bytes,
+        messages: c.messages,
         transport_types: hex_hist(d.transport_types.iter()),
         game_messages: d.opcodes.values().sum::<u64>(),
         opcodes: hex_hist(d.opcodes.iter()),
         opcode_bytes: hex_hist(d.opcode_bytes.iter()),
-        retransmissions: d.retransmissions,
-        acks: d.acks,
+        retransmissions: c.retransmissions,
+        acks: c.acks,
         duplicate_acks: d.duplicate_acks,
         fragments: d.fragments,
-        fragment_sets_completed: d.fragment_sets_completed,
-        unacked: d.unacked,
-        warnings: d.warnings,
-        non_stock: d.non_stock,
-        seq_gaps: d.seq_gaps,
-        seq_late: d.seq_late,
+        fragment_sets_completed: c.fragment_sets_completed,
+        unacked: c.unacked,
+        warnings: c.warnings,
+        non_stock: c.non_stock,
+        seq_gaps: c.seq_gaps,
+        seq_late: c.seq_late,
         object_id_conflicts: d.object_id_conflicts,
         dirty_flags: hex_hist(d.dirty_flags.iter().enumerate().map(|(k, v)| (k as u8, *v))),
         dirty_bits: hex_hist((0..8).map(|b| (1u8 << b, d.dirty_bits[b]))),

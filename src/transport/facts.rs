@@ -2,11 +2,11 @@
 //! name, connect / disconnect / boot times, silences long enough to drop the peer.
 //!
 //! The caller feeds every game datagram ([`SessionFacts::on_datagram`]) and every
-//! low-type message ([`SessionFacts::on_message`]) of a session with the client it
+//! low-type message ([`SessionFacts::on_low`]) of a session with the client it
 //! belongs to (e.g. the client's UDP endpoint) and the direction.
 
-use super::low::{boot_ends_stay, utf16le_to_string, LowBody, LowKind};
-use super::packet::{Message, MessageBody};
+use super::low::{boot_ends_stay, LowBody, LowKind};
+use super::packet::LowMessage;
 use super::reliability::Seen;
 use crate::diag::{Code, Direction, Warning};
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
@@ -165,20 +165,17 @@ impl<C: Hash + Eq + Clone> SessionFacts<C> {
         }
     }
 
-    /// A transport message of a client's session (only low types carry facts; other
-    /// messages are ignored). `plain` is the decrypted datagram.
-    pub fn on_message(
+    /// A connection-management message of a client's session; `name` is the player
+    /// name a peer-info body carries, already decoded.
+    pub fn on_low(
         &mut self,
         c: &C,
         dir: Direction,
-        m: &Message,
-        plain: &[u8],
+        low: &LowMessage,
+        name: Option<&str>,
         time_ns: i64,
         frame: u64,
     ) {
-        let MessageBody::Low(low) = &m.body else {
-            return;
-        };
         let f = self.clients.entry(c.clone()).or_default();
         let now = Seen { frame, time_ns };
         match (low.kind, &low.body, dir) {
@@ -194,16 +191,11 @@ impl<C: Hash + Eq + Clone> SessionFacts<C> {
             }
             (
                 LowKind::PeerInfo,
-                LowBody::PeerInfo {
-                    peer_id,
-                    ipv4,
-                    name,
-                    ..
-                },
+                LowBody::PeerInfo { peer_id, ipv4, .. },
                 _,
                 // The client's own message wins over the host's echo.
             ) if dir == Direction::C2S || f.name.is_none() => {
-                f.name = plain.get(name.clone()).map(utf16le_to_string);
+                f.name = name.map(str::to_string);
                 self.names_version += 1;
                 f.info_peer_id = Some(*peer_id);
                 f.ipv4 = Some(*ipv4);
@@ -264,7 +256,10 @@ mod tests {
         let p = parse(&plain);
         f.on_datagram(&c, dir, p.peer_id, t, frame);
         for m in &p.messages {
-            f.on_message(&c, dir, m, &plain, t, frame);
+            if let crate::transport::packet::MessageBody::Low(low) = &m.body {
+                let name = low.body.name(&plain);
+                f.on_low(&c, dir, low, name.as_deref(), t, frame);
+            }
         }
     }
 

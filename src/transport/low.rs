@@ -98,6 +98,16 @@ pub enum LowBody {
     Raw,
 }
 
+impl LowBody {
+    /// The player name of a peer-info body, read from the decrypted datagram `plain`.
+    pub fn name(&self, plain: &[u8]) -> Option<String> {
+        match self {
+            LowBody::PeerInfo { name, .. } => plain.get(name.clone()).map(utf16le_to_string),
+            _ => None,
+        }
+    }
+}
+
 pub const CONNECT_REQUEST_LEN: usize = 10;
 pub const CONNECT_REPLY_LEN: usize = 1;
 pub const DISCONNECT_LEN: usize = 5;

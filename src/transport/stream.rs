@@ -2,11 +2,14 @@
 //! the facts of connection-management messages, fed one transport message at a time.
 //! What comes out says what the message is to the receiver — a new message, a resend
 //! or the host's keepalive echo; a whole game payload, a fragment held, a reassembled
-//! payload; an ACK and what it matched — so the pipeline only wires the stages.
+//! payload; its header as typed values (an ACK with what it matched, a
+//! connection-management body with its player name read once); what it means to the
+//! client's stay — so the pipeline only wires the stages and never reads a transport
+//! message's bytes itself.
 
 use super::facts::SessionFacts;
-use super::low::LowKind;
-use super::packet::{Message, MessageBody};
+use super::low::{LowBody, LowKind};
+use super::packet::{FragmentHeader, Message, MessageBody};
 use super::reassembly::{Fragment, PushOutcome, Reassembled, Reassembler};
 use super::reliability::{AckOutcome, Delivery, SeqKey, SeqOrder, Tracker};
 use crate::diag::{Code, Direction, Warning};
@@ -47,8 +50,58 @@ pub enum Content<'a> {
     /// The fragment that completed its set: the joined game message. Boxed: rare, and
     /// inline it would double the size of every arrival (returned per message).
     Reassembled(Box<Reassembled>),
+}
+
+/// The header of a transport message, by type: what the records show of it.
+#[derive(Debug)]
+pub enum Header<'a> {
+    Data {
+        flags_len: u16,
+        reliable: bool,
+        ordered: bool,
+        seq: Option<u16>,
+        fragment: Option<FragmentHeader>,
+    },
     /// An ACK and the message it acknowledged, if any.
-    Ack(AckMatch),
+    Ack {
+        seq: u16,
+        flags: u8,
+        fragment_index: Option<u8>,
+        matched: AckMatch,
+    },
+    /// Connection management (0x00, 0x02–0x06). Boxed: rare, and inline it would
+    /// double the size of every arrival.
+    Low(Box<LowFacts<'a>>),
+    /// A type nobody knows: the walk of the datagram stopped here.
+    Unknown,
+}
+
+/// A connection-management message as the layers above see it: the typed body, with
+/// what it refers to in the datagram already read out (the game layer turns it into
+/// named fields without going back to the bytes).
+#[derive(Debug)]
+pub struct LowFacts<'a> {
+    pub kind: LowKind,
+    pub reliable: bool,
+    pub seq: Option<u16>,
+    /// Datagram offsets of the body.
+    pub payload: std::ops::Range<usize>,
+    pub body: &'a LowBody,
+    /// The player name of a peer-info body, decoded from UTF-16LE.
+    pub name: Option<String>,
+    /// The body's bytes (what a body without the stock shape is shown as).
+    pub raw: &'a [u8],
+}
+
+/// What a connection-management message means to the client's stay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StayEvent {
+    /// The client's connect request.
+    Connect,
+    /// A disconnect, either way.
+    Disconnect,
+    /// A boot that sends the client away (not the one that lets it in).
+    Boot,
 }
 
 /// What an ACK acknowledged.
@@ -71,6 +124,16 @@ pub struct Arrival<'a> {
     /// Where its sequence number falls on its counter (new reliable messages only).
     pub order: Option<SeqOrder>,
     pub content: Content<'a>,
+    pub header: Header<'a>,
+    /// The transport type byte.
+    pub type_byte: u8,
+    /// Offset of the payload in the datagram: a whole game message's opcode, a
+    /// connection-management body (none for ACKs and fragments).
+    pub payload_offset: Option<usize>,
+    /// Set when the message starts or ends the client's stay.
+    pub stay: Option<StayEvent>,
+    /// Warnings of the transport walk for this message.
+    pub walk_warnings: &'a [Warning],
     /// Sequence and reassembly warnings, located in the datagram.
     pub warnings: Vec<Warning>,
 }
@@ -147,20 +210,23 @@ impl Streams {
     pub fn on_message<'a>(
         &mut self,
         stream: StreamKey,
-        m: &Message,
+        m: &'a Message,
         plain: &'a [u8],
         ts_ns: i64,
         frame: u64,
     ) -> Arrival<'a> {
         let (session, client, dir) = stream;
-        self.facts
-            .on_message(&(session, client), dir, m, plain, ts_ns, frame);
         let bytes = plain.get(m.offset..m.offset + m.len).unwrap_or_default();
         let mut arrival = Arrival {
             copy: Copy::New,
             reliable: false,
             order: None,
             content: Content::Nothing,
+            header: Header::Unknown,
+            type_byte: plain.get(m.offset).copied().unwrap_or(0),
+            payload_offset: None,
+            stay: None,
+            walk_warnings: &m.warnings,
             warnings: Vec::new(),
         };
         if let Some(key) = SeqKey::of_message(m) {
@@ -182,6 +248,16 @@ impl Streams {
         }
         match &m.body {
             MessageBody::Data(data) => {
+                arrival.header = Header::Data {
+                    flags_len: data.flags_len,
+                    reliable: data.reliable,
+                    ordered: data.ordered,
+                    seq: data.seq,
+                    fragment: data.fragment,
+                };
+                if data.fragment.is_none() {
+                    arrival.payload_offset = Some(data.payload.start);
+                }
                 let payload = plain.get(data.payload.clone()).unwrap_or_default();
                 arrival.content = match data.fragment {
                     None if payload.is_empty() => Content::Nothing,
@@ -216,7 +292,7 @@ impl Streams {
                 let outcome = self
                     .tracker
                     .on_ack(&reverse, SeqKey::of_ack(ack), ts_ns, frame);
-                arrival.content = Content::Ack(match outcome {
+                let matched = match outcome {
                     AckOutcome::Matched {
                         message, delay_ns, ..
                     } => AckMatch {
@@ -234,11 +310,48 @@ impl Streams {
                         delay_ns: None,
                         duplicate: false,
                     },
-                });
+                };
+                arrival.header = Header::Ack {
+                    seq: ack.seq,
+                    flags: ack.flags,
+                    fragment_index: ack.fragment_index,
+                    matched,
+                };
             }
-            MessageBody::Low(_) | MessageBody::Unknown { .. } => {}
+            MessageBody::Low(low) => {
+                // The name is read here once, for the client's facts and the record.
+                let name = low.body.name(plain);
+                self.facts
+                    .on_low(&(session, client), dir, low, name.as_deref(), ts_ns, frame);
+                arrival.stay = match (low.kind, dir) {
+                    (LowKind::Connect, Direction::C2S) => Some(StayEvent::Connect),
+                    (LowKind::Disconnect | LowKind::ShortDisconnect, _) => {
+                        Some(StayEvent::Disconnect)
+                    }
+                    (LowKind::Boot, _) if low.ends_stay() => Some(StayEvent::Boot),
+                    _ => None,
+                };
+                arrival.payload_offset = Some(low.payload.start);
+                arrival.header = Header::Low(Box::new(LowFacts {
+                    kind: low.kind,
+                    reliable: low.reliable,
+                    seq: low.seq,
+                    payload: low.payload.clone(),
+                    body: &low.body,
+                    name,
+                    raw: plain.get(low.payload.clone()).unwrap_or_default(),
+                }));
+            }
+            MessageBody::Unknown { .. } => {}
         }
         arrival
+    }
+}
+
+impl StayEvent {
+    /// Whether the client is gone after it: a disconnect or a boot.
+    pub fn ends_stay(self) -> bool {
+        self != StayEvent::Connect
     }
 }
 
@@ -299,8 +412,8 @@ mod tests {
         let ack = emit_packet(1, &[(&ack_body, &[])]).unwrap();
         let pa = parse(&ack);
         let a = s.on_message(s2c, &pa.messages[0], &ack, 1_500_000_000, 3);
-        match a.content {
-            Content::Ack(m) => {
+        match a.header {
+            Header::Ack { matched: m, .. } => {
                 assert_eq!(m.acked_frame, Some(1));
                 // The delay runs from the latest copy, the one the ACK answers.
                 assert_eq!(m.delay_ns, Some(500_000_000));

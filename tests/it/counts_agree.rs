@@ -1,7 +1,9 @@
 //! One count per fact: the warnings and non-stock warnings per direction that `info`
 //! (per client), `stats` (per direction) and the JSON Lines records (every warning a
 //! record shows: the datagram's, each transport message's with its game message's,
-//! and a completed message's) give are the same numbers.
+//! and a completed message's) give are the same numbers; so are the datagrams,
+//! transport messages and retransmissions of `info`, `flows` and `stats`, and the
+//! capture's own ground truth where it states them.
 
 use crate::common;
 use serde_json::Value;
@@ -79,5 +81,77 @@ fn info_stats_and_records_count_warnings_alike() {
     }
     if common::shared_dir().is_some() {
         assert!(nonzero > 0, "some input has non-stock warnings");
+    }
+}
+
+/// Datagrams, transport messages and retransmissions of one direction.
+type Traffic = [u64; 3];
+
+/// Per direction, summed over every client of every session of a `flows` or `info`
+/// document's sessions.
+fn per_client_traffic(sessions: &Value, dir: &str) -> Traffic {
+    let mut t = [0; 3];
+    for c in sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["clients"].as_array().unwrap())
+    {
+        let d = &c[dir];
+        for (n, key) in t.iter_mut().zip(["packets", "messages", "retransmissions"]) {
+            *n += d[key].as_u64().unwrap();
+        }
+    }
+    t
+}
+
+// Catches: a second counter of any of these drifting from the one the summary keeps
+// (`stats` once counted records on its own, `info` and `flows` counted on the way).
+#[test]
+fn info_flows_stats_and_ground_truth_count_traffic_alike() {
+    let captures = common::shared_captures();
+    for (name, folder) in &captures {
+        let input = folder.join(format!("{name}.pcapng"));
+        let input = input.to_str().unwrap();
+        let truth: Value = serde_json::from_slice(
+            &std::fs::read(folder.join(format!("{name}.summary.json"))).unwrap(),
+        )
+        .unwrap();
+        let info = common::bcwire_json(&["info", "--format", "json", input]);
+        let flows = common::bcwire_json(&["flows", "--format", "json", input]);
+        let stats = common::bcwire_json(&["stats", "--format", "json", input]);
+        for dir in ["c2s", "s2c"] {
+            let s = &stats["directions"][dir];
+            let from_stats: Traffic = [
+                s["datagrams"].as_u64().unwrap(),
+                s["messages"].as_u64().unwrap(),
+                s["retransmissions"].as_u64().unwrap(),
+            ];
+            let from_info = per_client_traffic(&info["files"][0]["sessions"], dir);
+            let from_flows = per_client_traffic(&flows["sessions"], dir);
+            assert_eq!(from_info, from_stats, "{name} {dir}: info vs stats");
+            assert_eq!(from_flows, from_stats, "{name} {dir}: flows vs stats");
+            // The ground truth names directions in capitals.
+            let up = dir.to_uppercase();
+            let frames = truth["frames_by_direction"][&up].as_u64();
+            assert_eq!(frames, Some(from_stats[0]), "{name} {dir}: datagrams");
+            let messages: u64 = truth["transport_msg_types"][&up]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|n| n.as_u64().unwrap())
+                .sum();
+            assert_eq!(messages, from_stats[1], "{name} {dir}: transport messages");
+            // Identical reliable messages sent again: retransmissions.
+            let repeats = truth["identical_reliable_repeats_heuristic"][&up].as_u64();
+            assert_eq!(
+                repeats,
+                Some(from_stats[2]),
+                "{name} {dir}: retransmissions"
+            );
+        }
+    }
+    if common::shared_dir().is_some() {
+        assert!(captures.len() >= 2, "both shared captures compared");
     }
 }

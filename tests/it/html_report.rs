@@ -124,7 +124,10 @@ fn pages_of_the_shared_captures_are_complete_and_self_contained() {
         check_structure(&r, &page, "a");
         // Exact numbers from the counters appear in the overview.
         let st = r.stats();
-        assert!(page.contains(&format!("<td class=\"n\">{}</td>", st.dirs[0].datagrams)));
+        assert!(page.contains(&format!(
+            "<td class=\"n\">{}</td>",
+            st.dirs[0].counts.packets
+        )));
         for sess in &r.summary.sessions {
             for c in &sess.clients {
                 if let Some(name) = &c.name {

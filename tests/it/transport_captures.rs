@@ -307,7 +307,17 @@ fn session_facts_from_captures() {
             let p = parse(&plain);
             facts.on_datagram(&f.client_port, f.dir, p.peer_id, f.time_ns, f.frame);
             for m in &p.messages {
-                facts.on_message(&f.client_port, f.dir, m, &plain, f.time_ns, f.frame);
+                if let MessageBody::Low(low) = &m.body {
+                    let name = low.body.name(&plain);
+                    facts.on_low(
+                        &f.client_port,
+                        f.dir,
+                        low,
+                        name.as_deref(),
+                        f.time_ns,
+                        f.frame,
+                    );
+                }
             }
             end = f.time_ns;
         }

@@ -1239,6 +1239,7 @@ mod tests {
             retransmission: false,
             original_frame: None,
             keepalive: false,
+            order: None,
             game: Some(game),
             assembled: None,
             relay_of,

@@ -36,9 +36,9 @@ pub(super) fn section(c: &CaptureReport) -> String {
     h.push_str(&thead(&["", "client → host", "host → client"]));
     let [a, b] = &st.dirs;
     let rows: [(&str, u64, u64); 8] = [
-        ("datagrams", a.datagrams, b.datagrams),
-        ("UDP payload bytes", a.bytes, b.bytes),
-        ("transport messages", a.messages, b.messages),
+        ("datagrams", a.counts.packets, b.counts.packets),
+        ("UDP payload bytes", a.counts.bytes, b.counts.bytes),
+        ("transport messages", a.counts.messages, b.counts.messages),
         (
             "game messages delivered",
             a.opcodes.values().sum(),
@@ -49,9 +49,13 @@ pub(super) fn section(c: &CaptureReport) -> String {
             a.dirty_flags.iter().sum(),
             b.dirty_flags.iter().sum(),
         ),
-        ("retransmissions", a.retransmissions, b.retransmissions),
-        ("unacknowledged at end", a.unacked, b.unacked),
-        ("warnings", a.warnings, b.warnings),
+        (
+            "retransmissions",
+            a.counts.retransmissions,
+            b.counts.retransmissions,
+        ),
+        ("unacknowledged at end", a.counts.unacked, b.counts.unacked),
+        ("warnings", a.counts.warnings, b.counts.warnings),
     ];
     for (k, x, y) in rows {
         h.push_str(&row(&[td(k), tn(x), tn(y)]));

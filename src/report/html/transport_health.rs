@@ -33,14 +33,14 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
     let rows: Vec<(&str, [String; 2])> = vec![
         (
             "reliable retransmissions",
-            both(&|d| st.dirs[d.index()].retransmissions.to_string()),
+            both(&|d| st.dirs[d.index()].counts.retransmissions.to_string()),
         ),
         (
             "ACKs (duplicate)",
             both(&|d| {
                 format!(
                     "{} ({})",
-                    st.dirs[d.index()].acks,
+                    st.dirs[d.index()].counts.acks,
                     st.dirs[d.index()].duplicate_acks
                 )
             }),
@@ -82,7 +82,7 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         ),
         (
             "unacknowledged at end",
-            both(&|d| st.dirs[d.index()].unacked.to_string()),
+            both(&|d| st.dirs[d.index()].counts.unacked.to_string()),
         ),
         (
             "fragment sets never completed",

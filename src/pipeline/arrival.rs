@@ -1,0 +1,81 @@
+//! A message record's transport facts, written from what its stream said of the
+//! message ([`Arrival`]): the record builder copies typed values and has the game layer
+//! name the fields of a connection-management body; it reads no transport bytes.
+
+use super::record::{FragmentRef, MessageRecord, TransportInfo};
+use crate::game::low_fields::low_fields;
+use crate::game::opcodes::FieldTrees;
+use crate::transport::stream::{Arrival, Content, Copy, Header};
+
+impl MessageRecord {
+    /// Write the transport facts of `a` into this blank record (fields of a
+    /// connection-management body only when `trees` asks for any); hands back what the
+    /// message carries for the game layer.
+    #[inline]
+    pub fn take_arrival<'a>(&mut self, a: Arrival<'a>, trees: FieldTrees) -> Content<'a> {
+        self.transport_type = a.type_byte;
+        // Most messages have none: skip the out-of-line copy.
+        if !a.walk_warnings.is_empty() {
+            self.warnings.extend_from_slice(a.walk_warnings);
+        }
+        if !a.warnings.is_empty() {
+            self.warnings.extend(a.warnings);
+        }
+        self.order = a.order;
+        match a.copy {
+            Copy::New => {}
+            Copy::Resend { first_frame } => {
+                self.retransmission = true;
+                self.original_frame = Some(first_frame);
+            }
+            Copy::Keepalive { first_frame } => {
+                self.keepalive = true;
+                self.original_frame = Some(first_frame);
+            }
+        }
+        self.payload_offset = a.payload_offset;
+        self.transport = match a.header {
+            Header::Data {
+                flags_len,
+                reliable,
+                ordered,
+                seq,
+                fragment,
+            } => TransportInfo::Data {
+                flags_len,
+                reliable,
+                ordered,
+                seq,
+                fragment: fragment.map(|f| FragmentRef {
+                    index: f.index,
+                    total: f.total,
+                }),
+            },
+            Header::Ack {
+                seq,
+                flags,
+                fragment_index,
+                matched,
+            } => TransportInfo::Ack {
+                seq,
+                flags,
+                fragment_index,
+                acked_frame: matched.acked_frame,
+                delay_ns: matched.delay_ns,
+                duplicate: matched.duplicate,
+            },
+            Header::Low(low) => TransportInfo::Low {
+                name: low.kind.name(),
+                reliable: low.reliable,
+                seq: low.seq,
+                fields: if trees == FieldTrees::None {
+                    Vec::new()
+                } else {
+                    low_fields(&low)
+                },
+            },
+            Header::Unknown => TransportInfo::Unknown,
+        };
+        a.content
+    }
+}
