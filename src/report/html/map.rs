@@ -205,6 +205,18 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             u.count, u.session, u.ship_span
         );
     }
+    // The page shows one session on the map: say so for a session without a track.
+    if c.summary.sessions.len() > 1 {
+        for se in &c.summary.sessions {
+            if !ships.iter().any(|s| s.session == se.index) {
+                let _ = write!(
+                    out,
+                    "<p class=\"note map-note\" data-session=\"{0}\">No track in session {0}.</p>",
+                    se.index
+                );
+            }
+        }
+    }
     let absent = c.ships.iter().filter(|s| s.track.is_empty()).count();
     if absent > 0 {
         let _ = write!(

@@ -143,7 +143,7 @@
     var pad = Math.max(b[2] - b[0], b[3] - b[1]) * 0.08 + 20, w = b[2] - b[0] + 2 * pad, h = b[3] - b[1] + 2 * pad;
     var aspect = vb0[2] / vb0[3];
     if (w / h < aspect) w = h * aspect; else h = w / aspect;
-    w = Math.min(w, vb0[2]); h = Math.min(h, vb0[3]);
+    if (w > vb0[2]) { h *= vb0[2] / w; w = vb0[2]; }
     m.setView([(b[0] + b[2] - w) / 2, (b[1] + b[3] - h) / 2, w, h]);
   }
 
@@ -250,7 +250,7 @@
       e.classList.toggle("pl-off", !playerShown(e.getAttribute("data-player")));
     });
     Array.prototype.forEach.call(document.querySelectorAll("[data-session]"), function (e) {
-      var onMap = !!e.closest("svg.map, .map-legend");
+      var onMap = !!e.closest("svg.map, .map-legend, .map-note");
       e.classList.toggle("se-off", !sessionShown(e.getAttribute("data-session"), onMap));
     });
     maps.forEach(function (m) {

@@ -47,15 +47,20 @@ pub(super) fn choice(captures: &[CaptureReport]) -> String {
         let Some(s) = c.summary.sessions.iter().find(|s| s.index == i) else {
             continue;
         };
-        let names: Vec<String> = players(s).map(player_name).collect();
+        let mut names: Vec<String> = players(s).map(player_name).collect();
+        let count = names.len();
+        if count > 3 {
+            names.truncate(3);
+            names.push("…".into());
+        }
         let lives = c.ships.iter().filter(|x| x.session == i).count();
         let _ = write!(
             h,
             "<option value=\"{i}\">session {i}: {:.0}–{:.0} s, {} player{}, {lives} ship{} ({})</option>",
             secs(s.first_ts_ns),
             secs(s.last_ts_ns),
-            names.len(),
-            if names.len() == 1 { "" } else { "s" },
+            count,
+            if count == 1 { "" } else { "s" },
             if lives == 1 { "" } else { "s" },
             esc(&names.join(", "))
         );
