@@ -389,6 +389,15 @@ fn a_long_session_follows_one_window_and_one_player() {
         .split(' ')
         .map(|v| v.parse().unwrap())
         .collect();
+    // Each ship chart still shown spans only seconds inside the window.
+    let spans: Vec<[f64; 2]> = serde_json::from_value(brushed["spans"].clone()).unwrap();
+    assert!(!spans.is_empty());
+    for s in &spans {
+        assert!(
+            s[0] >= w[0] - 1e-6 && s[1] <= w[1] + 1e-6,
+            "a ship chart spans {s:?} with the window {w:?}"
+        );
+    }
     let slider: Vec<f64> = serde_json::from_value(p["slider"].clone()).unwrap();
     assert!(
         (slider[0] - w[0]).abs() < 0.2 && (slider[1] - w[1]).abs() < 0.2,

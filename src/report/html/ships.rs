@@ -247,14 +247,16 @@ fn ship_chart(
         num(plot.width),
         num(plot.height)
     );
-    // Lines and the death sit in a group the script stretches to a time window, clipped
-    // to the plot (the lanes included, and half a mark's width either side).
-    let _ = write!(
-        svg,
-        "<defs><clipPath id=\"clip-{id}\"><rect x=\"{}\" y=\"0\" width=\"{}\" height=\"{}\"/></clipPath></defs>",
+    // Lines and the death sit in a group the script stretches to a time window, inside
+    // an inner frame that clips them to the plot (the lanes included, and half a mark's
+    // width either side); the frame keeps the chart's coordinates.
+    let (cx, cw, ch) = (
         num(plot.left - 6.0),
         num(plot.plot_right() - plot.left + 12.0),
-        num(plot.height - plot.bottom)
+        num(plot.height - plot.bottom),
+    );
+    let inner = format!(
+        "<svg class=\"clip\" x=\"{cx}\" y=\"0\" width=\"{cw}\" height=\"{ch}\" viewBox=\"{cx} 0 {cw} {ch}\">"
     );
     svg.push_str(&life_axes(&plot, conditions));
     let _ = write!(
@@ -265,7 +267,8 @@ fn ship_chart(
         num(plot.left - 4.0),
         num(damage_y + 4.0)
     );
-    let _ = write!(svg, "<g clip-path=\"url(#clip-{id})\"><g class=\"fit\">");
+    svg.push_str(&inner);
+    svg.push_str("<g class=\"fit\">");
     // The death first, so that the condition lines and marks are drawn over it.
     if let Some(d) = s.died {
         let _ = write!(
@@ -372,7 +375,7 @@ fn ship_chart(
     if !ev_pts.is_empty() {
         hover.push(json!({"n": "event", "p": ev_pts, "f": ["kind", "target", "damage/force"]}));
     }
-    svg.push_str("</g></svg>");
+    svg.push_str("</svg></svg>");
     legend.push_str("</div>");
     pg.data
         .insert(id.to_string(), json!({"k": "pts", "s": hover}));
