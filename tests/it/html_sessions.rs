@@ -179,6 +179,15 @@ fn each_session_is_shown_on_its_own_and_each_chart_spans_its_life() {
         serde_json::json!(["", "0", "1", "2"]),
         "a choice of all sessions and each one"
     );
+    // The page opens on the first session.
+    let initial = &p["initial"];
+    assert_eq!(initial["mapSession"], "0");
+    assert_eq!(initial["boards"], serde_json::json!([0]));
+    assert!(initial["charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["session"] == 0));
     // With all sessions chosen the map still shows one: the first.
     assert!(p["all"]["tracks"]
         .as_array()

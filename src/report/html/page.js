@@ -13,6 +13,7 @@
   var state = { win: null, player: "", session: "" };
   var maps = [];
   var sessionSel = document.getElementById("session");
+  if (sessionSel) state.session = sessionSel.value;
   function inWin(t) { return !state.win || (t >= state.win[0] && t <= state.win[1]); }
   function playerShown(p) { return !state.player || p === null || p === undefined || p === state.player; }
   function mapSession() { return state.session || (sessionSel ? sessionSel.getAttribute("data-first") : ""); }

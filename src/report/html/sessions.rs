@@ -1,7 +1,8 @@
 //! The session choice: a capture of several sessions (games one after another, or on
 //! several hosts) is shown one session at a time where mixing them makes no sense.
-//! The map always shows one session (the first with tracks while "all sessions" is
-//! chosen); the scoreboard, kill feed and ship charts show the chosen one or all.
+//! The page opens on the first session with tracks. The map always shows one session
+//! (that first one while "all sessions" is chosen); the scoreboard, kill feed and ship
+//! charts show the chosen one or all.
 
 use super::battle::{player_name, players};
 use super::collect::CaptureReport;
@@ -54,9 +55,11 @@ pub(super) fn choice(captures: &[CaptureReport]) -> String {
             names.push("…".into());
         }
         let lives = c.ships.iter().filter(|x| x.session == i).count();
+        // The page opens on the first battle: one session's map, scoreboard and ships.
+        let selected = if i == first { " selected" } else { "" };
         let _ = write!(
             h,
-            "<option value=\"{i}\">session {i}: {:.0}–{:.0} s, {} player{}, {lives} ship{} ({})</option>",
+            "<option value=\"{i}\"{selected}>session {i}: {:.0}–{:.0} s, {} player{}, {lives} ship{} ({})</option>",
             secs(s.first_ts_ns),
             secs(s.last_ts_ns),
             count,

@@ -44,6 +44,8 @@
   out.errors = (window.__errors || []).length;
   var sel = document.getElementById("session");
   out.options = sel ? all("option", sel).map(function (o) { return o.value; }) : [];
+  out.initial = view();
+  if (sel) { sel.value = ""; sel.dispatchEvent(new Event("change")); }
   out.all = view();
   out.options.filter(Boolean).forEach(function (v) {
     sel.value = v;
