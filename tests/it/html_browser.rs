@@ -284,6 +284,17 @@ pub(crate) fn generated_page(name: &str, players: u32, minutes: u32, seed: u32) 
 /// Report `captures` through the binary, add the probe script, load it in Chromium at
 /// `width` pixels and return the probe's findings.
 pub(crate) fn probe(bin: &Path, captures: &[PathBuf], name: &str, width: u32) -> serde_json::Value {
+    probe_with(bin, captures, name, width, include_str!("browser/probe.js"))
+}
+
+/// As [`probe`], with another probe script (one that writes `<pre id="probe">`).
+pub(crate) fn probe_with(
+    bin: &Path,
+    captures: &[PathBuf],
+    name: &str,
+    width: u32,
+    probe: &str,
+) -> serde_json::Value {
     let page = tmp(&format!("{name}.html"));
     let status = Command::new(env!("CARGO_BIN_EXE_bcwire"))
         .args(["-q", "report"])
@@ -294,7 +305,6 @@ pub(crate) fn probe(bin: &Path, captures: &[PathBuf], name: &str, width: u32) ->
         .unwrap();
     assert!(status.success());
     let html = std::fs::read_to_string(&page).unwrap();
-    let probe = include_str!("browser/probe.js");
     let probed = tmp(&format!("{name}_probe.html"));
     std::fs::write(
         &probed,
@@ -379,6 +389,15 @@ fn a_long_session_follows_one_window_and_one_player() {
         .split(' ')
         .map(|v| v.parse().unwrap())
         .collect();
+    // Each ship chart still shown spans only seconds inside the window.
+    let spans: Vec<[f64; 2]> = serde_json::from_value(brushed["spans"].clone()).unwrap();
+    assert!(!spans.is_empty());
+    for s in &spans {
+        assert!(
+            s[0] >= w[0] - 1e-6 && s[1] <= w[1] + 1e-6,
+            "a ship chart spans {s:?} with the window {w:?}"
+        );
+    }
     let slider: Vec<f64> = serde_json::from_value(p["slider"].clone()).unwrap();
     assert!(
         (slider[0] - w[0]).abs() < 0.2 && (slider[1] - w[1]).abs() < 0.2,

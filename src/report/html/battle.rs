@@ -147,6 +147,7 @@ pub(super) fn section(c: &CaptureReport) -> String {
     let mut h = String::from("<h3 class=\"sb\">Scoreboard</h3>");
     for s in &sessions {
         let scored = scored(c, s.index);
+        let _ = write!(h, "<div data-session=\"{}\">", s.index);
         if many {
             let _ = write!(h, "<h4>Session {}</h4>", s.index);
         }
@@ -188,6 +189,7 @@ pub(super) fn section(c: &CaptureReport) -> String {
                  are counted from its ObjectExploding events, and there is no score.</p>",
             );
         }
+        h.push_str("</div>");
     }
     h.push_str(&kill_feed(c, many));
     h
@@ -222,8 +224,8 @@ fn kill_feed(c: &CaptureReport, many: bool) -> String {
         let (t0, t1) = ((k.t - BEFORE_KILL).max(0.0), k.t + AFTER_KILL);
         let _ = write!(
             h,
-            "<tr data-t=\"{:.3}\" data-frame=\"{}\"><td class=\"n\">{:.1}</td>",
-            k.t, k.frame, k.t
+            "<tr data-t=\"{:.3}\" data-frame=\"{}\" data-session=\"{}\"><td class=\"n\">{:.1}</td>",
+            k.t, k.frame, k.session, k.t
         );
         if many {
             let _ = write!(h, "<td class=\"n\">{}</td>", k.session);

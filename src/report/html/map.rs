@@ -205,6 +205,18 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             u.count, u.session, u.ship_span
         );
     }
+    // The page shows one session on the map: say so for a session without a track.
+    if c.summary.sessions.len() > 1 {
+        for se in &c.summary.sessions {
+            if !ships.iter().any(|s| s.session == se.index) {
+                let _ = write!(
+                    out,
+                    "<p class=\"note map-note\" data-session=\"{0}\">No track in session {0}.</p>",
+                    se.index
+                );
+            }
+        }
+    }
     let absent = c.ships.iter().filter(|s| s.track.is_empty()).count();
     if absent > 0 {
         let _ = write!(
@@ -236,7 +248,8 @@ fn track(plot: &Plot, s: &Ship, k: usize, keep: usize, gi: usize, g: &Group) -> 
     let name = ship_name(s);
     let player = &g.player;
     let mut tag = format!(
-        "<g data-k=\"{k}\" data-group=\"{gi}\"{player}><polyline data-series=\"{}\" stroke=\"{col}\" points=\"{}\"/>",
+        "<g data-k=\"{k}\" data-group=\"{gi}\" data-session=\"{}\"{player}><polyline data-series=\"{}\" stroke=\"{col}\" points=\"{}\"/>",
+        s.session,
         esc(&name),
         points_attr(
             pts.iter()
@@ -268,7 +281,7 @@ fn track(plot: &Plot, s: &Ship, k: usize, keep: usize, gi: usize, g: &Group) -> 
         .collect();
     (
         tag,
-        json!({"n": name, "p": p, "g": gi, "pl": g.player_name, "c": col}),
+        json!({"n": name, "p": p, "g": gi, "pl": g.player_name, "c": col, "se": s.session}),
     )
 }
 
@@ -306,7 +319,8 @@ fn event_marks(
             round(e.t, 2),
             e.kind.name(),
             object_name(c, e.session, e.ship, e.object),
-            e.value.map(|v| round(v, 1))
+            e.value.map(|v| round(v, 1)),
+            e.session
         ]));
     }
     let mut svg = String::new();
@@ -338,9 +352,10 @@ fn legend(id: &str, groups: &[Group], shares: &[usize], marks: MarkKinds) -> Str
         let lives = g.ships.len();
         let _ = write!(
             h,
-            "<div class=\"group\" data-group=\"{gi}\"{player}><label><input type=\"checkbox\" checked \
+            "<div class=\"group\" data-group=\"{gi}\" data-session=\"{}\"{player}><label><input type=\"checkbox\" checked \
              data-toggle-group=\"{gi}\"><span class=\"sw\" style=\"background:{}\"></span>{} · {lives} \
              {}</label><details><summary>{points} points drawn</summary><ul>",
+            g.ships.first().map_or(0, |(_, s)| s.session),
             g.colour,
             esc(&g.label),
             if lives == 1 { "ship" } else { "ships" }

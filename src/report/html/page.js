@@ -8,10 +8,19 @@
   var NS = "http://www.w3.org/2000/svg";
   // The page's state: a time window [from, to] in seconds (null: everything) and the
   // chosen player ("" : everyone). Every view reads it; `update` redraws them all.
-  var state = { win: null, player: "" };
+  // The chosen session ("": all); the map shows one session at a time, the first when
+  // all are chosen.
+  var state = { win: null, player: "", session: "" };
   var maps = [];
+  var sessionSel = document.getElementById("session");
+  if (sessionSel) state.session = sessionSel.value;
   function inWin(t) { return !state.win || (t >= state.win[0] && t <= state.win[1]); }
   function playerShown(p) { return !state.player || p === null || p === undefined || p === state.player; }
+  function mapSession() { return state.session || (sessionSel ? sessionSel.getAttribute("data-first") : ""); }
+  function sessionShown(se, onMap) {
+    var s = onMap ? mapSession() : state.session;
+    return !s || se === null || se === undefined || String(se) === s;
+  }
 
   function fmt(v) {
     if (v === null || v === undefined) return "-";
@@ -70,12 +79,14 @@
     var q = svgPoint(svg, ev);
     if (!q) return hide();
     var best = null, bd = (12 / q.scale) * (12 / q.scale);
+    // A ship chart fitted to a time window: drawn x to shown x.
+    var fit = svg.__fit || [1, 0];
     d.s.forEach(function (s) {
-      if (!s || !playerShown(s.pl) || (d.off && d.off[s.g])) return;
+      if (!s || !playerShown(s.pl) || (d.off && d.off[s.g]) || !sessionShown(s.se, true)) return;
       for (var i = 0; i < s.p.length; i++) {
         var pt = s.p[i];
-        if (!inWin(pt[2])) continue;
-        var dx = pt[0] - q.p.x, dy = pt[1] - q.p.y, dd = dx * dx + dy * dy;
+        if (!inWin(pt[2]) || (s.m && !sessionShown(pt[6], true))) continue;
+        var dx = fit[0] * pt[0] + fit[1] - q.p.x, dy = pt[1] - q.p.y, dd = dx * dx + dy * dy;
         if (dd < bd) { bd = dd; best = [s, pt]; }
       }
     });
@@ -114,7 +125,27 @@
       vb = [drag[2][0] - (ev.clientX - drag[0]) * sx, drag[2][1] - (ev.clientY - drag[1]) * sy, vb[2], vb[3]];
       apply();
     });
-    svg.addEventListener("dblclick", function () { vb = vb0.slice(); apply(); });
+    svg.addEventListener("dblclick", function () { vb = (m.home || vb0).slice(); apply(); });
+    m.setView = function (v) { vb = v.slice(); m.home = v.slice(); apply(); };
+  }
+  // The map shows the chosen session: the view fits that session's points.
+  function fitSession(m) {
+    var se = mapSession(), b = [Infinity, Infinity, -Infinity, -Infinity];
+    if (!m.setView) return;
+    m.d.s.forEach(function (s) {
+      if (!s) return;
+      s.p.forEach(function (p) {
+        if (se && String(s.m ? p[6] : s.se) !== se) return;
+        b = [Math.min(b[0], p[0]), Math.min(b[1], p[1]), Math.max(b[2], p[0]), Math.max(b[3], p[1])];
+      });
+    });
+    var vb0 = m.vb0;
+    if (!se || !(b[2] >= b[0])) return m.setView(vb0);
+    var pad = Math.max(b[2] - b[0], b[3] - b[1]) * 0.08 + 20, w = b[2] - b[0] + 2 * pad, h = b[3] - b[1] + 2 * pad;
+    var aspect = vb0[2] / vb0[3];
+    if (w / h < aspect) w = h * aspect; else h = w / aspect;
+    if (w > vb0[2]) { h *= vb0[2] / w; w = vb0[2]; }
+    m.setView([(b[0] + b[2] - w) / 2, (b[1] + b[3] - h) / 2, w, h]);
   }
 
   // ---- The map: tracks and marks of the window and the shown players; axes in
@@ -175,7 +206,7 @@
       if (!s || !s.m) return;
       var ex = "", kill = "", r = 3 * k, c = 4 * k;
       s.p.forEach(function (p) {
-        if (!inWin(p[2])) return;
+        if (!inWin(p[2]) || !sessionShown(p[6], true)) return;
         if (p[3] === "explosion") ex += "M" + (p[0] - r) + "," + p[1] + "a" + r + "," + r + " 0 1,0 " + 2 * r + ",0a" + r + "," + r + " 0 1,0 " + -2 * r + ",0";
         else kill += "M" + (p[0] - c) + "," + (p[1] - c) + "l" + 2 * c + "," + 2 * c + "m0," + -2 * c + "l" + -2 * c + "," + 2 * c;
       });
@@ -190,6 +221,9 @@
   // and rows outside it, redraw the maps.
   function timeOf(svg) {
     var a = svg.getAttribute("data-time").split(" ").map(Number);
+    // A chart fitted to the time window shows those seconds across the same pixels.
+    var v = svg.getAttribute("data-view");
+    if (v) { v = v.split(" ").map(Number); a[2] = v[0]; a[3] = v[1]; }
     return { px0: a[0], px1: a[1], t0: a[2], t1: a[3], top: a[4], bottom: a[5] };
   }
   function tToPx(m, t) { return m.px0 + (t - m.t0) / (m.t1 - m.t0) * (m.px1 - m.px0); }
@@ -216,7 +250,14 @@
     Array.prototype.forEach.call(document.querySelectorAll("[data-player]"), function (e) {
       e.classList.toggle("pl-off", !playerShown(e.getAttribute("data-player")));
     });
-    maps.forEach(function (m) { drawMap(m, false); });
+    Array.prototype.forEach.call(document.querySelectorAll("[data-session]"), function (e) {
+      var onMap = !!e.closest("svg.map, .map-legend, .map-note");
+      e.classList.toggle("se-off", !sessionShown(e.getAttribute("data-session"), onMap));
+    });
+    maps.forEach(function (m) {
+      if (m.se !== mapSession()) { m.se = mapSession(); fitSession(m); }
+      drawMap(m, false);
+    });
     var w = document.getElementById("window"), reset = document.getElementById("window-reset");
     if (w) w.textContent = state.win ? "Time: " + fmtS(state.win[0]) + "–" + fmtS(state.win[1]) + " s" : "Time: whole capture";
     if (reset) reset.hidden = !state.win;
@@ -228,6 +269,9 @@
     });
     document.body.dataset.window = state.win ? state.win.join(" ") : "";
     document.body.dataset.chosenPlayer = state.player;
+    document.body.dataset.chosenSession = state.session;
+    document.body.dataset.mapSession = mapSession();
+    document.dispatchEvent(new CustomEvent("bcw-view", { detail: { win: state.win } }));
   }
   function setWindow(a, b) {
     state.win = a === null ? null : [Math.min(a, b), Math.max(a, b)];
@@ -243,6 +287,7 @@
     });
     window.addEventListener("mousemove", function (ev) {
       if (start === null) return;
+      m = timeOf(svg);
       var q = svgPoint(svg, ev);
       if (!q) return;
       if (!rect) rect = el("rect", { "class": "brush", y: m.top, height: m.bottom - m.top }, svg);
@@ -255,6 +300,7 @@
       start = null;
       if (rect) { rect.parentNode.removeChild(rect); rect = null; }
       if (!q || Math.abs(q.p.x - a) < 4) return;
+      m = timeOf(svg);
       var t0 = Math.max(m.t0, pxToT(m, Math.min(a, q.p.x))), t1 = Math.min(m.t1, pxToT(m, Math.max(a, q.p.x)));
       if (t1 > t0) setWindow(t0, t1);
     });
@@ -334,6 +380,7 @@
   });
   var sel = document.getElementById("player");
   if (sel) sel.addEventListener("change", function () { state.player = sel.value; update(); });
+  if (sessionSel) sessionSel.addEventListener("change", function () { state.session = sessionSel.value; update(); });
   var reset = document.getElementById("window-reset");
   if (reset) reset.addEventListener("click", function () { setWindow(null); });
   update();

@@ -22,6 +22,7 @@ use std::fmt::Write as _;
 
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
+const SHIP_JS: &str = include_str!("ship_view.js");
 
 /// The page's sections: anchor and title.
 const SECTIONS: [(&str, &str); 11] = [
@@ -175,9 +176,9 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
         "<script type=\"application/json\" id=\"bcw-data\">{}</script>",
         json_for_script(&Json::Object(pg.data))
     );
-    let _ = write!(out, "<script>{JS}</script>");
+    let _ = write!(out, "<script>{JS}\n{SHIP_JS}</script>");
     // Last: report readiness and errors where a headless browser's DOM dump shows them.
-    out.push_str("<pre id=\"bcw-errors\" hidden></pre><script>(function(){var e=window.__errors||[];document.getElementById(\"bcw-errors\").textContent=e.join(\"\\n\");document.body.dataset.errors=String(e.length);document.body.dataset.ready=\"1\";})();</script>");
+    out.push_str("<pre id=\"bcw-errors\" hidden></pre><script>(function(){var e=window.__errors||[];document.getElementById(\"bcw-errors\").textContent=e.join(\"\\n\");document.body.dataset.errors=String(e.length);document.body.dataset.readyMs=String(Math.round(performance.now()));document.body.dataset.ready=\"1\";})();</script>");
     out.push_str("</body></html>\n");
     out
 }
@@ -203,8 +204,10 @@ fn controls(captures: &[CaptureReport]) -> String {
     for p in players {
         let _ = write!(h, "<option value=\"{0}\">{0}</option>", esc(p));
     }
+    h.push_str("</select></label>");
+    h.push_str(&super::sessions::choice(captures));
     h.push_str(
-        "</select></label><span id=\"window\">Time: whole capture</span> \
+        "<span id=\"window\">Time: whole capture</span> \
          <button type=\"button\" id=\"window-reset\" hidden>whole capture</button></div>",
     );
     h

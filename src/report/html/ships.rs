@@ -1,14 +1,14 @@
 //! The Ships section: per life, subsystem condition over time with weapon fire, damage
 //! and death marks; the lives beyond the chart budget are listed under their player.
 
-use super::chart::open_chart;
 use super::collect::{CaptureReport, Event, EventKind, Ship, MAX_HEALTH_SERIES};
 use super::drawing::{note_thinned, Page};
+use super::life_axes::{life_axes, life_plot};
 use super::series::{decimate_indices, split_budget, thin_steps};
 use super::ship_names::{
     life_player, object_name, owner_heading, owner_key, ship_colour, ship_name,
 };
-use super::svg::{colour, esc, num, round, Plot};
+use super::svg::{colour, esc, num, round};
 use super::table::{cells, td, thead, tn};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
@@ -79,9 +79,15 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             .cmp(&(x.0.updates + x.1.len() as u64))
             .then(x.0.born.total_cmp(&y.0.born))
     });
+    // The budget holds per session: the page shows one session at a time.
+    let mut per_session: BTreeMap<usize, usize> = BTreeMap::new();
     let charted: std::collections::BTreeSet<usize> = by_updates
         .iter()
-        .take(pg.budget.ship_charts)
+        .filter(|&&i| {
+            let n = per_session.entry(list[i].0.session).or_default();
+            *n += 1;
+            *n <= pg.budget.ship_charts
+        })
         .copied()
         .collect();
     if list.len() > charted.len() {
@@ -93,14 +99,10 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             list.len() - charted.len()
         );
     }
-    if by_updates.len() > pg.budget.ship_charts {
+    if by_updates.len() > charted.len() {
         note_thinned(
             pg,
-            format!(
-                "{} of {} ship charts",
-                pg.budget.ship_charts,
-                by_updates.len()
-            ),
+            format!("{} of {} ship charts", charted.len(), by_updates.len()),
         );
     }
     let lengths: Vec<usize> = charted
@@ -143,8 +145,9 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         let owner = owner_heading(list[members[0]].0, sessions);
         let _ = write!(
             h,
-            "<div class=\"owner\" data-owner=\"{}\"{player}><h4 class=\"owner\">{} — {} ship{}</h4>",
+            "<div class=\"owner\" data-owner=\"{}\" data-session=\"{}\"{player}><h4 class=\"owner\">{} — {} ship{}</h4>",
             esc(&owner),
+            list[members[0]].0.session,
             esc(&owner),
             members.len(),
             if members.len() == 1 { "" } else { "s" }
@@ -211,8 +214,8 @@ fn ship_chart(
     id: &str,
     n: usize,
 ) -> String {
-    let mut plot = Plot::new(pg.width, 230.0, (0.0, pg.t_max.max(1.0)), (0.0, 100.0));
-    plot.top = 50.0;
+    let conditions = !s.health.is_empty();
+    let plot = life_plot(pg.width, s.born, s.end, conditions);
     let fire_y = 16.0;
     let damage_y = 34.0;
     let life = match s.died {
@@ -229,14 +232,33 @@ fn ship_chart(
         events.len(),
         if events.len() == 1 { "" } else { "s" }
     );
-    let mut svg = open_chart(
-        "chart ship",
-        &format!("data-chart=\"{id}\"{}", life_attrs(s)),
+    // The frame written by hand (not `open_chart`): the time axis is the life's.
+    let mut svg = format!(
+        "<svg class=\"chart ship{}\" data-chart=\"{id}\"{} data-time=\"{} {} {} {} {} {}\" data-series-count=\"{}\" viewBox=\"0 0 {} {}\">",
+        if conditions { "" } else { " lanes" },
+        life_attrs(s),
+        num(plot.px(plot.x0)),
+        num(plot.px(plot.x1)),
+        plot.x0,
+        plot.x1,
+        num(plot.top),
+        num(plot.height - plot.bottom),
         s.health.len(),
-        &plot,
-        "seconds",
-        "condition %",
+        num(plot.width),
+        num(plot.height)
     );
+    // Lines and the death sit in a group the script stretches to a time window, inside
+    // an inner frame that clips them to the plot (the lanes included, and half a mark's
+    // width either side); the frame keeps the chart's coordinates.
+    let (cx, cw, ch) = (
+        num(plot.left - 6.0),
+        num(plot.plot_right() - plot.left + 12.0),
+        num(plot.height - plot.bottom),
+    );
+    let inner = format!(
+        "<svg class=\"clip\" x=\"{cx}\" y=\"0\" width=\"{cw}\" height=\"{ch}\" viewBox=\"{cx} 0 {cw} {ch}\">"
+    );
+    svg.push_str(&life_axes(&plot, conditions));
     let _ = write!(
         svg,
         "<text class=\"lbl\" x=\"{}\" y=\"{}\" text-anchor=\"end\">fire</text><text class=\"lbl\" x=\"{}\" y=\"{}\" text-anchor=\"end\">damage</text>",
@@ -245,6 +267,8 @@ fn ship_chart(
         num(plot.left - 4.0),
         num(damage_y + 4.0)
     );
+    svg.push_str(&inner);
+    svg.push_str("<g class=\"fit\">");
     // The death first, so that the condition lines and marks are drawn over it.
     if let Some(d) = s.died {
         let _ = write!(
@@ -297,7 +321,9 @@ fn ship_chart(
             .collect();
         hover.push(json!({"n": series.name, "p": p, "f": ["condition %"]}));
     }
-    // Event lanes: one path per lane, decimated to the mark budget.
+    svg.push_str("</g>");
+    // Event lanes: one path per lane, decimated to the mark budget. Not stretched with
+    // the lines: the script redraws them from the hover data (lane last) for a window.
     let kept = decimate_indices(events.len(), pg.budget.marks);
     let (mut fire, mut damage, mut kill) = (String::new(), String::new(), String::new());
     let mut ev_pts = Vec::new();
@@ -305,6 +331,11 @@ fn ship_chart(
         let Some(e) = events.get(j) else { continue };
         let x = plot.px(e.t);
         let y = if e.kind.is_fire() { fire_y } else { damage_y };
+        let lane = match e.kind {
+            k if k.is_fire() => "f",
+            EventKind::Destroyed | EventKind::ShipExploding => "k",
+            _ => "d",
+        };
         match e.kind {
             k if k.is_fire() => {
                 let _ = write!(fire, "M{},{}v12", num(x), num(fire_y - 6.0));
@@ -328,7 +359,8 @@ fn ship_chart(
             round(e.t, 2),
             e.kind.name(),
             object_name(c, e.session, e.target_ship, e.target),
-            e.value.map(|v| round(v, 1))
+            e.value.map(|v| round(v, 1)),
+            lane
         ]));
     }
     for (d, col, what) in [
@@ -343,7 +375,7 @@ fn ship_chart(
     if !ev_pts.is_empty() {
         hover.push(json!({"n": "event", "p": ev_pts, "f": ["kind", "target", "damage/force"]}));
     }
-    svg.push_str("</svg>");
+    svg.push_str("</svg></svg>");
     legend.push_str("</div>");
     pg.data
         .insert(id.to_string(), json!({"k": "pts", "s": hover}));
@@ -359,8 +391,10 @@ fn ship_chart(
             if outside == 1 { "" } else { "s" }
         ));
     }
-    if s.health.is_empty() {
-        h.push_str("<p class=\"note\">No decoded subsystem block for this ship (class unknown or host did not send 0x20).</p>");
+    if !conditions {
+        // No empty grid: the lanes and one line saying why there is no condition.
+        h.push_str("<p class=\"note no-conditions\">No condition plot: no decoded subsystem block for this ship (class unknown or the host sent no 0x20).</p>");
+        return h + &svg + &format!("<p class=\"note\">{}</p>", esc(&summary.join(", ")));
     }
     h + &svg + &legend + &format!("<p class=\"note\">{}</p>", esc(&summary.join(", ")))
 }

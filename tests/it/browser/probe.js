@@ -148,7 +148,14 @@
     }, 0);
   }
   function visibleShips() { return all("div.ship").filter(shown).length; }
-  function shades() { return all("svg.chart.ship g.win rect.win-shade").length; }
+  function shades() { return all("svg.chart g.win rect.win-shade").length; }
+  // Seconds a shown ship chart spans (its life, or the part inside the window).
+  function shipSpans() {
+    return all("svg.chart.ship").filter(shown).map(function (svg) {
+      var v = svg.getAttribute("data-view"), t = timeOf(svg);
+      return v ? v.split(" ").map(Number) : [t[2], t[3]];
+    });
+  }
 
   // Brush the middle fifth of the host's rate chart.
   out.before = { mapPoints: mapPoints(), ships: visibleShips(), shades: shades() };
@@ -161,7 +168,7 @@
     window.dispatchEvent(new MouseEvent("mouseup", { clientX: at(0.6), clientY: y, bubbles: true }));
   }
   out.window = document.body.dataset.window;
-  out.brushed = { mapPoints: mapPoints(), ships: visibleShips(), shades: shades() };
+  out.brushed = { mapPoints: mapPoints(), ships: visibleShips(), shades: shades(), spans: shipSpans() };
   out.slider = all(".slider input[type=range]").map(function (i) { return +i.value; });
   var mapStamp = all("svg.map g[data-k]").every(function (g) {
     var k = +g.getAttribute("data-k"), d = JSON.parse(document.getElementById("bcw-data").textContent);
