@@ -378,7 +378,10 @@ pub(crate) fn assert_page_facts(p: &serde_json::Value) {
     let groups = |k: &str| -> Vec<u64> { serde_json::from_value(t[k].clone()).unwrap() };
     let g = t["group"].as_u64().unwrap();
     assert!(groups("before").contains(&g), "{t}");
-    assert!(!groups("off").is_empty() && !groups("off").contains(&g), "{t}");
+    assert!(
+        !groups("off").is_empty() && !groups("off").contains(&g),
+        "{t}"
+    );
     assert_eq!(groups("on"), groups("before"), "{t}");
 }
 
