@@ -26,8 +26,9 @@ const JS: &str = include_str!("page.js");
 const MAP_CANVAS_JS: &str = include_str!("map_canvas.js");
 
 /// The page's sections: anchor and title.
-const SECTIONS: [(&str, &str); 11] = [
+const SECTIONS: [(&str, &str); 12] = [
     ("scoreboard", "Scoreboard and kill feed"),
+    ("fire", "Who fired at whom: shots and kills"),
     ("health", "Connection health per player"),
     ("overview", "Session overview"),
     (
@@ -65,6 +66,7 @@ fn sections_html(pg: &mut Page, captures: &[CaptureReport]) -> String {
             }
             let html = match id {
                 "scoreboard" => super::battle::section(c),
+                "fire" => super::fire_matrix::section(c),
                 "health" => super::health::section(c),
                 "overview" => super::overview::section(c),
                 "problems" => super::problems::section(c),
