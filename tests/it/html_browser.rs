@@ -44,7 +44,7 @@ fn run_chromium(bin: &Path, page: &Path, mode: &str) -> String {
 }
 
 /// As [`run_chromium`], in a window `width` pixels wide.
-fn run_chromium_at(bin: &Path, page: &Path, mode: &str, width: u32) -> String {
+pub(crate) fn run_chromium_at(bin: &Path, page: &Path, mode: &str, width: u32) -> String {
     static N: AtomicUsize = AtomicUsize::new(0);
     let profile = tmp(&format!(
         "chromium-profile-{}-{}",
@@ -359,6 +359,40 @@ pub(crate) fn assert_page_facts(p: &serde_json::Value) {
     let px = zoom["textPx"].as_f64().unwrap();
     assert!((10.5..11.5).contains(&px), "zoomed tick text of {px} px");
     assert!(zoom["ticks"].as_u64().unwrap() >= 6, "{zoom}");
+    // The map canvas shows a smaller world after six wheel steps in (0.8 each), around
+    // the same centre; a drag to the right moves the view left; a double-click resets.
+    let view = |k: &str| -> Vec<f64> { serde_json::from_value(zoom[k].clone()).unwrap() };
+    let (before, after, panned, reset) = (
+        view("viewBefore"),
+        view("viewAfter"),
+        view("viewPanned"),
+        view("viewReset"),
+    );
+    let width = |v: &[f64]| v[1] - v[0];
+    let ratio = width(&after) / width(&before);
+    assert!(
+        (0.8f64.powi(6) - 0.01..0.8f64.powi(6) + 0.01).contains(&ratio),
+        "zoomed view {after:?} of {before:?}"
+    );
+    assert!(
+        ((after[0] + after[1]) / 2.0 - (before[0] + before[1]) / 2.0).abs() < width(&before) * 0.01,
+        "zoom moved the centre: {after:?} of {before:?}"
+    );
+    assert!(
+        panned[0] < after[0] - width(&after) * 0.2 && (width(&panned) - width(&after)).abs() < 0.01,
+        "pan: {panned:?} from {after:?}"
+    );
+    assert_eq!(reset, before, "double-click reset");
+    // A player's legend toggle takes their lives off the map and brings them back.
+    let t = &p["legendToggle"];
+    let groups = |k: &str| -> Vec<u64> { serde_json::from_value(t[k].clone()).unwrap() };
+    let g = t["group"].as_u64().unwrap();
+    assert!(groups("before").contains(&g), "{t}");
+    assert!(
+        !groups("off").is_empty() && !groups("off").contains(&g),
+        "{t}"
+    );
+    assert_eq!(groups("on"), groups("before"), "{t}");
 }
 
 /// An eight-player session with respawns: nothing drawn outside a ship's life, one
@@ -410,6 +444,13 @@ fn a_long_session_follows_one_window_and_one_player() {
     assert_eq!(p["otherPlayersShown"], serde_json::json!([]), "{p}");
     assert!(p["playerSeriesShown"].as_u64().unwrap() >= 3, "{p}");
     assert_eq!(p["playerShipsShown"], 1, "{p}");
+    // The map draws the chosen player's lives, and only theirs.
+    let lives = p["mapLivesShown"].as_array().unwrap();
+    assert!(
+        !lives.is_empty() && lives.iter().all(|x| *x == p["chosen"]),
+        "map lives with {} chosen: {lives:?}",
+        p["chosen"]
+    );
 }
 
 /// Two captures side by side at 1,400 px: no overflow, text at 11 px or more, one

@@ -27,6 +27,7 @@ mod html_battle;
 mod html_browser;
 mod html_colours;
 mod html_explosions;
+mod html_fire;
 mod html_lives;
 mod html_report;
 mod html_sessions;

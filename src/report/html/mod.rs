@@ -19,6 +19,7 @@ mod compare;
 mod dirty;
 mod drawing;
 mod explosion_places;
+mod fire_matrix;
 mod health;
 mod life_axes;
 mod map;

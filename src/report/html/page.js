@@ -105,21 +105,29 @@
     var drag = null;
     m.vb0 = vb0;
     m.vb = vb;
-    function apply() { svg.setAttribute("viewBox", vb.join(" ")); m.vb = vb; drawMap(m, true); }
+    // The view box is set, and the map drawn, once per animation frame.
+    function apply() { m.vb = vb; drawMap(m, true); }
     svg.addEventListener("wheel", function (ev) {
       ev.preventDefault();
-      var q = svgPoint(svg, ev);
-      if (!q) return;
+      // Where the pointer is in the view box as it stands (several wheel events may
+      // come before the next frame sets it on the SVG).
+      var r = svg.getBoundingClientRect();
+      if (!r.width || !r.height) return;
+      var px = vb[0] + (ev.clientX - r.left) / r.width * vb[2], py = vb[1] + (ev.clientY - r.top) / r.height * vb[3];
       var k = ev.deltaY < 0 ? 0.8 : 1.25;
       var w = Math.min(vb0[2] * 4, Math.max(vb0[2] / 200, vb[2] * k));
       k = w / vb[2];
-      vb = [q.p.x - (q.p.x - vb[0]) * k, q.p.y - (q.p.y - vb[1]) * k, vb[2] * k, vb[3] * k];
+      vb = [px - (px - vb[0]) * k, py - (py - vb[1]) * k, vb[2] * k, vb[3] * k];
       apply();
     }, { passive: false });
-    svg.addEventListener("mousedown", function (ev) { drag = [ev.clientX, ev.clientY, vb.slice()]; });
+    // No text selection while dragging: it would repaint the whole page at every move.
+    svg.addEventListener("mousedown", function (ev) { drag = [ev.clientX, ev.clientY, vb.slice()]; ev.preventDefault(); });
     window.addEventListener("mouseup", function () { drag = null; });
     svg.addEventListener("mousemove", function (ev) {
       if (!drag) return;
+      // No read-out while panning: the nearest point is looked up when the map rests.
+      ev.stopImmediatePropagation();
+      hide();
       var r = svg.getBoundingClientRect();
       var sx = drag[2][2] / r.width, sy = drag[2][3] / r.height;
       vb = [drag[2][0] - (ev.clientX - drag[0]) * sx, drag[2][1] - (ev.clientY - drag[1]) * sy, vb[2], vb[3]];
@@ -187,35 +195,8 @@
       el("text", { x: vb[0] + 4 * k, y: sy(y) - 3 * k, style: "font-size:" + fs + "px" }, g).textContent = tickText(y, step);
     }
   }
-  function drawMap(m, zoomed) {
-    var d = m.d, k = m.vb ? m.vb[2] / m.vb0[2] : 1;
-    Array.prototype.forEach.call(m.svg.querySelectorAll("g[data-k]"), function (g) {
-      var s = d.s[+g.getAttribute("data-k")];
-      if (!s) return;
-      var pts = s.p.filter(function (p) { return inWin(p[2]); });
-      var line = g.querySelector("polyline"), dot = g.querySelector("circle");
-      line.setAttribute("points", pts.map(function (p) { return p[0] + "," + p[1]; }).join(" "));
-      if (dot) {
-        var last = pts[pts.length - 1];
-        if (last) { dot.setAttribute("cx", last[0]); dot.setAttribute("cy", last[1]); dot.setAttribute("r", 3 * k); }
-        dot.classList.toggle("win-off", !last);
-      }
-      g.classList.toggle("win-off", pts.length === 0);
-    });
-    d.s.forEach(function (s) {
-      if (!s || !s.m) return;
-      var ex = "", kill = "", r = 3 * k, c = 4 * k;
-      s.p.forEach(function (p) {
-        if (!inWin(p[2]) || !sessionShown(p[6], true)) return;
-        if (p[3] === "explosion") ex += "M" + (p[0] - r) + "," + p[1] + "a" + r + "," + r + " 0 1,0 " + 2 * r + ",0a" + r + "," + r + " 0 1,0 " + -2 * r + ",0";
-        else kill += "M" + (p[0] - c) + "," + (p[1] - c) + "l" + 2 * c + "," + 2 * c + "m0," + -2 * c + "l" + -2 * c + "," + 2 * c;
-      });
-      var pe = m.svg.querySelector("path[data-marks=explosion]"), pk = m.svg.querySelector("path[data-marks=kill]");
-      if (pe) pe.setAttribute("d", ex || "M0,0");
-      if (pk) pk.setAttribute("d", kill || "M0,0");
-    });
-    if (zoomed) drawAxes(m);
-  }
+  // The tracks and marks are drawn on a canvas (map_canvas.js), at the next frame.
+  function drawMap(m, zoomed) { m.canvas.request(zoomed); }
 
   // ---- One time window for the page: shade outside it on every time chart, hide lives
   // and rows outside it, redraw the maps.
@@ -312,6 +293,14 @@
     if (svg.hasAttribute("data-zoom") && d) {
       var m = { svg: svg, d: d };
       maps.push(m);
+      m.canvas = window.bcwMapCanvas(svg, d, {
+        inWin: inWin,
+        playerShown: playerShown,
+        sessionShown: function (se) { return sessionShown(se, true); },
+        off: function (g) { return !!(d.off && d.off[g]); },
+        view: function () { return [m.vb, m.vb0]; },
+        frame: function (zoomed) { svg.setAttribute("viewBox", m.vb.join(" ")); if (zoomed) drawAxes(m); }
+      });
       zoomable(svg, m);
     }
     if (svg.hasAttribute("data-time")) brushable(svg);
@@ -330,9 +319,7 @@
       var g = ev.target.getAttribute && ev.target.getAttribute("data-toggle-group");
       if (g === null || g === undefined) return;
       m.d.off[g] = !ev.target.checked;
-      Array.prototype.forEach.call(m.svg.querySelectorAll("g[data-group=\"" + g + "\"]"), function (e) {
-        e.classList.toggle("grp-off", !ev.target.checked);
-      });
+      drawMap(m, false);
     });
   });
   Array.prototype.forEach.call(document.querySelectorAll(".slider"), function (sl) {

@@ -23,10 +23,13 @@ use std::fmt::Write as _;
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
 const SHIP_JS: &str = include_str!("ship_view.js");
+/// The map's canvas, used by `page.js`: included before it.
+const MAP_CANVAS_JS: &str = include_str!("map_canvas.js");
 
 /// The page's sections: anchor and title.
-const SECTIONS: [(&str, &str); 11] = [
+const SECTIONS: [(&str, &str); 12] = [
     ("scoreboard", "Scoreboard and kill feed"),
+    ("fire", "Who fired at whom: shots and kills"),
     ("health", "Connection health per player"),
     ("overview", "Session overview"),
     (
@@ -64,6 +67,7 @@ fn sections_html(pg: &mut Page, captures: &[CaptureReport]) -> String {
             }
             let html = match id {
                 "scoreboard" => super::battle::section(c),
+                "fire" => super::fire_matrix::section(c),
                 "health" => super::health::section(c),
                 "overview" => super::overview::section(c),
                 "problems" => super::problems::section(c),
@@ -176,7 +180,10 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
         "<script type=\"application/json\" id=\"bcw-data\">{}</script>",
         json_for_script(&Json::Object(pg.data))
     );
-    let _ = write!(out, "<script>{JS}\n{SHIP_JS}</script>");
+    let _ = write!(
+        out,
+        "<script>{MAP_CANVAS_JS}</script><script>{JS}\n{SHIP_JS}</script>"
+    );
     // Last: report readiness and errors where a headless browser's DOM dump shows them.
     out.push_str("<pre id=\"bcw-errors\" hidden></pre><script>(function(){var e=window.__errors||[];document.getElementById(\"bcw-errors\").textContent=e.join(\"\\n\");document.body.dataset.errors=String(e.length);document.body.dataset.readyMs=String(Math.round(performance.now()));document.body.dataset.ready=\"1\";})();</script>");
     out.push_str("</body></html>\n");
@@ -344,8 +351,9 @@ mod tests {
         let page = render(&[big_report()], None);
         assert!(!page.contains("<img"), "raw markup from the capture");
         assert!(!page.contains("onerror=\""));
-        // The only closing script tags are the page's own (error hook, data, main, ready).
-        assert_eq!(page.matches("</script>").count(), 4);
+        // The only closing script tags are the page's own (error hook, data, map canvas,
+        // main, ready).
+        assert_eq!(page.matches("</script>").count(), 5);
         assert!(page.contains(
             "&lt;img src=x onerror=&quot;document.body.dataset.pwned=1&quot;&gt;&#39;&lt;/script&gt;"
         ));

@@ -17,6 +17,21 @@
   function timeOf(svg) { return svg.getAttribute("data-time").split(" ").map(Number); }
   function px(tm, t) { return tm[0] + (t - tm[2]) / (tm[3] - tm[2]) * (tm[1] - tm[0]); }
 
+  // The map draws on a canvas at the next animation frame; draw what is due now, then
+  // read what it drew (the canvas writes it in data attributes).
+  function maps() {
+    var cs = all("canvas.map-canvas");
+    cs.forEach(function (c) { c.bcwFlush(); });
+    return cs;
+  }
+  function drawnLives(c) { var v = c.getAttribute("data-drawn-lives") || ""; return v ? v.split(" ").map(Number) : []; }
+  function mapPoints() {
+    return maps().reduce(function (n, c) { return n + +c.getAttribute("data-drawn-points"); }, 0);
+  }
+  function view(c) { return c.getAttribute("data-view").split(" ").map(Number); }
+  var pageData = JSON.parse(document.getElementById("bcw-data").textContent);
+  function seriesOf(c) { return pageData[c.parentNode.querySelector("svg[data-chart]").getAttribute("data-chart")].s; }
+
   out.errors = (window.__errors || []).length;
   out.resources = performance.getEntriesByType("resource").map(function (r) { return r.name; });
   out.scrollWidth = document.documentElement.scrollWidth;
@@ -70,9 +85,7 @@
     link.click();
     out.killWindow = document.body.dataset.window;
     out.killLink = [+link.getAttribute("data-t0"), +link.getAttribute("data-t1"), link.getAttribute("href")];
-    out.killMapPoints = all("svg.map g[data-k]").reduce(function (n, g) {
-      return n + (g.getClientRects().length && getComputedStyle(g).display !== "none" ? pointsX(g.querySelector("polyline")).length : 0);
-    }, 0);
+    out.killMapPoints = mapPoints();
     document.getElementById("window-reset").click();
   }
   // The map legend: one line per player.
@@ -134,19 +147,36 @@
       var t = map.querySelector("g.axes text"), m = map.getScreenCTM();
       return parseFloat(getComputedStyle(t).fontSize) * m.a;
     };
-    var mr = map.getBoundingClientRect(), before = ticks();
+    var canvas = maps()[0];
+    var mr = map.getBoundingClientRect(), before = ticks(), viewBefore = view(canvas);
     for (var i = 0; i < 6; i++) {
       map.dispatchEvent(new WheelEvent("wheel", { deltaY: -100, clientX: mr.left + mr.width / 2, clientY: mr.top + mr.height / 2, bubbles: true, cancelable: true }));
     }
-    out.zoom = { ticksChanged: ticks() !== before, textPx: screenSize(), ticks: all("g.axes text", map).length };
+    maps();
+    out.zoom = { ticksChanged: ticks() !== before, textPx: screenSize(), ticks: all("g.axes text", map).length,
+                 viewBefore: viewBefore, viewAfter: view(canvas) };
+    // Drag to the right by a quarter of the map: the view moves left.
+    map.dispatchEvent(new MouseEvent("mousedown", { clientX: mr.left + mr.width / 2, clientY: mr.top + mr.height / 2, bubbles: true, cancelable: true }));
+    map.dispatchEvent(new MouseEvent("mousemove", { clientX: mr.left + mr.width * 3 / 4, clientY: mr.top + mr.height / 2, bubbles: true }));
+    window.dispatchEvent(new MouseEvent("mouseup", { bubbles: true }));
+    maps();
+    out.zoom.viewPanned = view(canvas);
     map.dispatchEvent(new MouseEvent("dblclick", { bubbles: true }));
+    maps();
+    out.zoom.viewReset = view(canvas);
+    // The first player's legend toggle: their lives leave the map, and come back.
+    var toggle = document.querySelector(".map-legend input[data-toggle-group]");
+    if (toggle) {
+      var group = +toggle.getAttribute("data-toggle-group"), s = seriesOf(canvas);
+      var livesOf = function () { return drawnLives(maps()[0]).map(function (k) { return s[k].g; }); };
+      var all0 = livesOf();
+      toggle.click();
+      out.legendToggle = { group: group, before: all0, off: livesOf() };
+      toggle.click();
+      out.legendToggle.on = livesOf();
+    }
   }
 
-  function mapPoints() {
-    return all("svg.map g[data-k]").reduce(function (n, g) {
-      return n + (shown(g) ? pointsX(g.querySelector("polyline")).length : 0);
-    }, 0);
-  }
   function visibleShips() { return all("div.ship").filter(shown).length; }
   function shades() { return all("svg.chart g.win rect.win-shade").length; }
   // Seconds a shown ship chart spans (its life, or the part inside the window).
@@ -170,13 +200,19 @@
   out.window = document.body.dataset.window;
   out.brushed = { mapPoints: mapPoints(), ships: visibleShips(), shades: shades(), spans: shipSpans() };
   out.slider = all(".slider input[type=range]").map(function (i) { return +i.value; });
-  var mapStamp = all("svg.map g[data-k]").every(function (g) {
-    var k = +g.getAttribute("data-k"), d = JSON.parse(document.getElementById("bcw-data").textContent);
-    var chart = g.ownerSVGElement.getAttribute("data-chart"), s = d[chart].s[k], w = out.window.split(" ").map(Number);
-    var inside = s.p.filter(function (p) { return p[2] >= w[0] && p[2] <= w[1]; }).length;
-    return pointsX(g.querySelector("polyline")).length === inside;
+  // Exactly the track points inside the window, and every life with one such point.
+  var w = out.window.split(" ").map(Number);
+  out.mapFollowsWindow = maps().every(function (c) {
+    var lives = [], points = 0;
+    seriesOf(c).forEach(function (s, k) {
+      if (!s || s.m) return;
+      var inside = s.p.filter(function (p) { return p[2] >= w[0] && p[2] <= w[1]; }).length;
+      if (inside) lives.push(k);
+      points += inside;
+    });
+    return +c.getAttribute("data-drawn-points") === points &&
+      drawnLives(c).slice().sort(function (a, b) { return a - b; }).join(" ") === lives.join(" ");
   });
-  out.mapFollowsWindow = mapStamp;
   document.getElementById("window-reset").click();
   out.reset = { window: document.body.dataset.window, mapPoints: mapPoints(), ships: visibleShips() };
 
@@ -195,7 +231,11 @@
   }).length;
   out.playerShipsShown = all("section#ships .owner[data-player]").filter(shown).length;
   // Only the chosen player's lives on the map and in its legend.
-  out.mapLivesShown = all("svg.map g[data-k]").filter(shown).map(function (g) { return g.getAttribute("data-player"); });
+  out.mapLivesShown = [];
+  maps().forEach(function (c) {
+    var s = seriesOf(c);
+    drawnLives(c).forEach(function (k) { out.mapLivesShown.push(s[k].pl); });
+  });
   out.legendShown = all(".map-legend .group[data-group]").filter(shown).map(function (g) { return g.getAttribute("data-player"); });
 
   var pre = document.createElement("pre");
