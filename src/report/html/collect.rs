@@ -261,6 +261,8 @@ pub struct ClientSecond {
     /// ACKs with a measured delay, and the sum of those delays.
     pub acks: [u32; 2],
     pub ack_sum_ns: [i64; 2],
+    /// The second's first frame, either direction (0: none), for a finding to point at.
+    pub first_frame: u64,
 }
 
 /// One client's traffic over time: the lag question is asked per player, and sums over
@@ -615,6 +617,9 @@ impl Collector {
         let s = self.report.clients[i].seconds.entry(sec).or_default();
         s.datagrams[di] += 1;
         s.bytes[di] += p.udp_len as u64;
+        if s.first_frame == 0 {
+            s.first_frame = p.frame;
+        }
         Some(i)
     }
 

@@ -14,6 +14,7 @@
 mod battle;
 mod chart;
 mod chat;
+mod collapse;
 pub mod collect;
 mod compare;
 mod dirty;
@@ -108,7 +109,9 @@ pub fn collect_file_filtered(
     let summary = Pipeline::new(config.clone())
         .run(reader, &mut sink)
         .with_context(|| format!("reading {path}"))?;
-    Ok(c.finish(summary))
+    let mut report = c.finish(summary);
+    report.problems.extend(collapse::problem(&report.clients));
+    Ok(report)
 }
 
 /// Compare two collected captures the way `bcwire diff` does (a second look at both
