@@ -44,7 +44,7 @@ fn run_chromium(bin: &Path, page: &Path, mode: &str) -> String {
 }
 
 /// As [`run_chromium`], in a window `width` pixels wide.
-fn run_chromium_at(bin: &Path, page: &Path, mode: &str, width: u32) -> String {
+pub(crate) fn run_chromium_at(bin: &Path, page: &Path, mode: &str, width: u32) -> String {
     static N: AtomicUsize = AtomicUsize::new(0);
     let profile = tmp(&format!(
         "chromium-profile-{}-{}",

@@ -29,6 +29,7 @@ mod html_colours;
 mod html_explosions;
 mod html_lives;
 mod html_rate_collapse;
+mod html_rebin;
 mod html_report;
 mod json_schema;
 mod json_stream;

@@ -22,6 +22,8 @@ use std::fmt::Write as _;
 
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
+/// The zoom that re-bins the rate and transport charts, and the marks on them.
+const REBIN_JS: &str = include_str!("rebin.js");
 
 /// The page's sections: anchor and title.
 const SECTIONS: [(&str, &str); 11] = [
@@ -175,7 +177,7 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
         "<script type=\"application/json\" id=\"bcw-data\">{}</script>",
         json_for_script(&Json::Object(pg.data))
     );
-    let _ = write!(out, "<script>{JS}</script>");
+    let _ = write!(out, "<script>{JS}\n{REBIN_JS}</script>");
     // Last: report readiness and errors where a headless browser's DOM dump shows them.
     out.push_str("<pre id=\"bcw-errors\" hidden></pre><script>(function(){var e=window.__errors||[];document.getElementById(\"bcw-errors\").textContent=e.join(\"\\n\");document.body.dataset.errors=String(e.length);document.body.dataset.ready=\"1\";})();</script>");
     out.push_str("</body></html>\n");
@@ -205,7 +207,11 @@ fn controls(captures: &[CaptureReport]) -> String {
     }
     h.push_str(
         "</select></label><span id=\"window\">Time: whole capture</span> \
-         <button type=\"button\" id=\"window-reset\" hidden>whole capture</button></div>",
+         <button type=\"button\" id=\"window-reset\" hidden>whole capture</button>\
+         <label>Interval <select id=\"interval\"><option value=\"auto\">auto</option>\
+         <option value=\"0.1\">0.1 s</option><option value=\"1\">1 s</option>\
+         <option value=\"10\">10 s</option><option value=\"60\">1 min</option></select></label>\
+         <span id=\"interval-note\"></span></div>",
     );
     h
 }
