@@ -243,7 +243,8 @@ fn check(cap: &Path, name: &str) {
                 .unwrap()
                 .iter()
                 .filter(|m| m[0] == kind && scored.is_none_or(|s| m[1] == s))
-                .count()
+                .map(|m| m[3].as_u64().unwrap() as usize)
+                .sum::<usize>()
         };
         assert_eq!(count("kill", Some("1")), kills, "{id}: kill marks");
         assert_eq!(count("chat", None), chat, "{id}: chat marks");

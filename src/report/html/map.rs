@@ -340,7 +340,7 @@ fn legend(id: &str, groups: &[Group], shares: &[usize], marks: MarkKinds) -> Str
             h,
             "<div class=\"group\" data-group=\"{gi}\"{player}><label><input type=\"checkbox\" checked \
              data-toggle-group=\"{gi}\"><span class=\"sw\" style=\"background:{}\"></span>{} · {lives} \
-             {}</label><details><summary>{points} points drawn</summary><ul>",
+             {}</label><details><summary><span class=\"win-points\">{points}</span> points drawn</summary><ul>",
             g.colour,
             esc(&g.label),
             if lives == 1 { "ship" } else { "ships" }
@@ -348,7 +348,7 @@ fn legend(id: &str, groups: &[Group], shares: &[usize], marks: MarkKinds) -> Str
         for (k, s) in &g.ships {
             let _ = write!(
                 h,
-                "<li>{} · {:.1}–{:.1} s{} · {} of {} points</li>",
+                "<li data-k=\"{k}\">{} · {:.1}–{:.1} s{} · <span class=\"win-points\">{}</span> of {} points</li>",
                 esc(&ship_name(s)),
                 s.born,
                 s.end,

@@ -410,7 +410,7 @@ mod tests {
             !page.contains("id=\"downsampled\""),
             "nothing needed thinning"
         );
-        assert!(page.contains("100 of 100 points</li>"));
+        assert!(page.contains(">100</span> of 100 points</li>"));
         // Tracks, condition steps (two points per change, one end point), and the two
         // retransmission lines in one-second columns.
         assert_eq!(drawn_points(&page), 2 * 100 + 2 * 2 * (2 * 50) + 2 * 100);

@@ -72,7 +72,7 @@
     var choice = sel ? sel.value : "auto", tick = c.f.tick, w;
     var floor = function (x) { return Math.max(x, tick); };
     if (choice === "auto") {
-      var want = Math.max(1, c.d0.n || 240);
+      var want = 120;
       w = STEPS.filter(function (s) { return s >= tick - 1e-9 && span / s <= want; })[0] || span;
       return { w: w, why: "" };
     }
@@ -232,26 +232,75 @@
     return bw.why;
   }
 
+  // One mark per event; events of a kind closer than MERGE_PX on screen share one mark
+  // (its count and hover list them), and a mark too close to one of another kind moves
+  // down a lane, so that dense hours stay readable.
+  var MERGE_PX = 8, LANE_PX = 11;
   function drawMarks(c, G, a, b) {
     var g = c.marks;
     while (g.firstChild) g.removeChild(g.firstChild);
     var evs = B.data[c.cap + "-events"] || [];
-    var px = function (t) { return G.px0 + (t - a) / (b - a) * (G.px1 - G.px0); };
+    var k = (G.px1 - G.px0) / (b - a);
+    var groups = [], last = {};
     evs.forEach(function (e) {
-      var t = e[0], kind = KINDS[e[1]];
-      if (!kind || t < a || t > b) return;
-      var m = el("text", {
-        "class": "mark", "data-mark": e[1] === "kill-unscored" ? "kill" : e[1], "data-scored": e[1] === "kill" ? "1" : "0",
-        x: px(t).toFixed(1), y: G.top + 10, "text-anchor": "middle", fill: kind[1], style: "font-size:11px;cursor:default"
+      var t = e[0], kind = e[1] === "kill-unscored" ? "kill" : e[1];
+      if (!KINDS[e[1]] || t < a || t > b) return;
+      var x = G.px0 + (t - a) * k, scored = e[1] === "kill" ? 1 : 0;
+      var key = kind + scored, m = last[key];
+      if (m && x - m.x < MERGE_PX) { m.x1 = x; m.t1 = t; m.texts.push(e[2]); return; }
+      m = { kind: kind, src: e[1], scored: scored, x: x, x1: x, t: t, t1: t, texts: [e[2]] };
+      last[key] = m;
+      groups.push(m);
+    });
+    groups.sort(function (p, q) { return p.x - q.x; });
+    var lanes = [];
+    groups.forEach(function (m) {
+      var lane = 0;
+      while (lane < 4 && lanes[lane] !== undefined && m.x - lanes[lane] < LANE_PX) lane++;
+      lanes[lane] = m.x1;
+      var kind = KINDS[m.src], n = m.texts.length;
+      var el2 = el("text", {
+        "class": "mark", "data-mark": m.kind, "data-scored": String(m.scored), "data-count": n,
+        x: m.x.toFixed(1), y: G.top + 10 + lane * LANE_PX, "text-anchor": "middle", fill: kind[1], style: "font-size:11px;cursor:default"
       }, g);
-      m.textContent = kind[0];
-      var what = kind[2] + " at " + fmtT(t) + " s";
-      el("title", {}, m).textContent = what + "\n" + e[2];
-      m.addEventListener("mousemove", function (ev) { ev.stopPropagation(); B.show([what, e[2]], ev); });
+      el2.textContent = kind[0];
+      var what = n === 1 ? kind[2] + " at " + fmtT(m.t) + " s" : n + " × " + kind[2] + " at " + fmtT(m.t) + "–" + fmtT(m.t1) + " s";
+      var lines = [what].concat(m.texts.slice(0, 8));
+      if (n > 8) lines.push("… " + (n - 8) + " more");
+      el("title", {}, el2).textContent = lines.join("\n");
+      el2.addEventListener("mousemove", function (ev) { ev.stopPropagation(); B.show(lines, ev); });
+    });
+  }
+
+  // The map legends' point counts: those of each life inside the window.
+  var legends = Array.prototype.map.call(document.querySelectorAll(".map-legend[data-map]"), function (lg) {
+    var spans = Array.prototype.map.call(lg.querySelectorAll(".win-points"), function (sp) { return [sp, sp.textContent]; });
+    return { lg: lg, d: B.data[lg.getAttribute("data-map")], spans: spans };
+  });
+  function legendCounts() {
+    var win = B.state.win;
+    legends.forEach(function (L) {
+      if (!win || !L.d) {
+        L.spans.forEach(function (p) { p[0].textContent = p[1]; p[0].parentNode.removeAttribute("data-win"); });
+        return;
+      }
+      Array.prototype.forEach.call(L.lg.querySelectorAll(".group[data-group]"), function (g) {
+        var sum = 0;
+        Array.prototype.forEach.call(g.querySelectorAll("li[data-k]"), function (li) {
+          var s = L.d.s[+li.getAttribute("data-k")], n = 0;
+          if (s && s.p) s.p.forEach(function (p) { if (p[2] >= win[0] && p[2] <= win[1]) n++; });
+          sum += n;
+          var sp = li.querySelector(".win-points");
+          if (sp) { sp.textContent = n; li.setAttribute("data-win", "1"); }
+        });
+        var top = g.querySelector("summary .win-points");
+        if (top) { top.textContent = sum; top.parentNode.setAttribute("data-win", "1"); }
+      });
     });
   }
 
   function redraw() {
+    legendCounts();
     var why = "";
     charts.forEach(function (c) { why = draw(c) || why; });
     if (note) note.textContent = why ? "(" + why + ")" : "";

@@ -31,7 +31,7 @@
         bars: id.indexOf("rates") > 0 ? bars(svg) : null,
         legend: id.indexOf("rates") > 0 ? legendSum(svg) : null,
         rebinShown: !!svg.querySelector("g.rebin *") && svg.querySelector("g.orig").style.display === "none",
-        marks: all("g.marks text[data-mark]", svg).map(function (m) { return [m.getAttribute("data-mark"), m.getAttribute("data-scored"), m.querySelector("title").textContent]; })
+        marks: all("g.marks text[data-mark]", svg).map(function (m) { return [m.getAttribute("data-mark"), m.getAttribute("data-scored"), m.querySelector("title").textContent, +m.getAttribute("data-count")]; })
       };
     });
     out.steps.push(s);
