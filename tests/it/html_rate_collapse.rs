@@ -154,7 +154,7 @@ fn a_one_way_stop_is_listed_as_a_rate_collapse() {
         listed(&report(&cut, "collapse_cut.html")).expect("rate_collapse listed");
     assert_eq!(count, want.len() as u64, "{example}");
     assert!(
-        example.contains(&format!("s2c: ")) && example.contains(&format!("from {} s", want[0].2)),
+        example.contains("s2c: ") && example.contains(&format!("from {} s", want[0].2)),
         "{example}"
     );
     // The uncut session has none, by the oracle and on the page.

@@ -169,8 +169,9 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
     out.push_str(&body);
     out.push_str(
         "<p class=\"note\">Hover a chart for values. Drag across any time chart to choose \
-         a time window (double-click it to clear); on the map, scroll to zoom, drag to pan, \
-         double-click to reset.</p></main><div id=\"tip\" class=\"tip\" hidden></div>",
+         a time window (double-click it to clear): the rate and transport charts are drawn \
+         again over it, in bins of the interval chosen at the top; on the map, scroll to \
+         zoom, drag to pan, double-click to reset.</p></main><div id=\"tip\" class=\"tip\" hidden></div>",
     );
     let _ = write!(
         out,
