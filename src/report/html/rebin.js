@@ -126,49 +126,71 @@
     return { px: px, py: py };
   }
 
-  function draw(c) {
+  // The page's own drawing of the whole capture.
+  function restore(c, G) {
+    c.orig.style.display = "";
+    c.svg.setAttribute("data-time", c.time0);
+    for (var k in c.d0) c.d[k] = c.d0[k];
+    c.svg.removeAttribute("data-bins");
+    c.svg.removeAttribute("data-bin-width");
+    c.svg.removeAttribute("data-window-count");
+    if (c.legend) Array.prototype.forEach.call(c.legend.children, function (s, i) { if (s.lastChild && c.legend0[i]) s.lastChild.textContent = c.legend0[i]; });
+    drawMarks(c, G, G.t0, G.t1);
+  }
+
+  // The bins of a chart for the window and interval: sums, their spans, the values
+  // drawn and their peak (null: the page's own drawing).
+  function prepare(c) {
     var G = geometry(c), win = B.state.win, auto = !sel || sel.value === "auto";
-    while (c.zoom.firstChild) c.zoom.removeChild(c.zoom.firstChild);
-    if (!win && auto) {
-      // The page's own drawing of the whole capture.
-      c.orig.style.display = "";
-      c.svg.setAttribute("data-time", c.time0);
-      for (var k in c.d0) c.d[k] = c.d0[k];
-      c.svg.removeAttribute("data-bins");
-      c.svg.removeAttribute("data-bin-width");
-      c.svg.removeAttribute("data-window-count");
-      if (c.legend) Array.prototype.forEach.call(c.legend.children, function (s, i) { if (s.lastChild && c.legend0[i]) s.lastChild.textContent = c.legend0[i]; });
-      drawMarks(c, G, G.t0, G.t1);
-      return "";
-    }
+    if (!win && auto) return null;
     var a = win ? Math.max(G.t0, win[0]) : G.t0, b = win ? Math.min(G.t1, win[1]) : G.t1;
     if (!(b > a)) b = a + c.f.tick;
     var bw = binWidth(c, b - a), w = bw.w;
     var n = Math.max(1, Math.ceil((b - a) / w - 1e-9));
-    var sums = bins(c, a, b, w, n), end = c.f.end;
-    var spans = [];
-    for (var i = 0; i < n; i++) {
+    var sums = bins(c, a, b, w, n), end = c.f.end, spans = [], i;
+    for (i = 0; i < n; i++) {
       var lo = a + i * w, hi = Math.min(lo + w, b);
       spans.push(lo < end && end < hi ? Math.max(end - lo, w / 4) : Math.max(hi - lo, w / 4));
     }
-    var edges = function (i) { return [a + i * w, Math.min(a + (i + 1) * w, b)]; };
-    var total = 0, hover = [], ymax = 0;
-    var g = c.zoom;
+    var P = { G: G, a: a, b: b, w: w, n: n, why: bw.why, sums: sums, spans: spans, total: 0, ymax: 0, lines: [], stack: [] };
     if (c.f.k === "stack") {
-      var stack = [];
       for (i = 0; i < n; i++) {
         var s = 0;
         sums.forEach(function (v) { s += v[i]; });
-        stack.push(s);
-        total += s;
-        ymax = Math.max(ymax, s / spans[i]);
+        P.stack.push(s);
+        P.total += s;
+        P.ymax = Math.max(P.ymax, s / spans[i]);
       }
-      var ax = drawAxes(c, g, G, a, b, Math.max(ymax, 1) * 1.05);
+    } else {
+      // Lines: a rate per series (rate), or mean and largest delay per direction (ack).
+      sums.forEach(function (v, k) {
+        var f = c.f.s[k];
+        if (c.f.k === "ack") {
+          P.lines.push({ n: f.n[0], c: f.c[0], y: v.map(function (x) { return x[0] ? x[1] / x[0] / 1000 : NaN; }) });
+          P.lines.push({ n: f.n[1], c: f.c[1], y: v.map(function (x) { return x[0] ? x[2] / 1000 : NaN; }) });
+        } else {
+          v.forEach(function (x) { P.total += x; });
+          P.lines.push({ n: f.n, c: f.c, y: v.map(function (x, i) { return x / spans[i]; }), v: v });
+        }
+      });
+      P.lines.forEach(function (l) { l.y.forEach(function (y) { if (y > P.ymax) P.ymax = y; }); });
+    }
+    return P;
+  }
+
+  // Draw the bins; `ymax` is the peak over every capture's chart of this kind, so the
+  // two captures of a comparison keep one scale.
+  function render(c, P, ymax) {
+    var G = P.G, a = P.a, b = P.b, w = P.w, n = P.n, sums = P.sums, spans = P.spans, i, e;
+    var edges = function (i) { return [a + i * w, Math.min(a + (i + 1) * w, b)]; };
+    var hover = [], g = c.zoom, ax;
+    if (c.f.k === "stack") {
+      ax = drawAxes(c, g, G, a, b, Math.max(ymax, 1) * 1.05);
       var base = sums[0].map(function () { return 0; });
       sums.forEach(function (v, k) {
         var top = base.map(function (x, i) { return x + v[i]; }), p = "";
         for (i = 0; i < n; i++) {
-          var e = edges(i);
+          e = edges(i);
           p += (i ? "L" : "M") + ax.px(e[0]).toFixed(1) + "," + ax.py(top[i] / spans[i]).toFixed(1) + "H" + ax.px(e[1]).toFixed(1);
         }
         for (i = n - 1; i >= 0; i--) {
@@ -187,21 +209,8 @@
         });
       }
     } else {
-      // Lines: a rate per series (rate), or mean and largest delay per direction (ack).
-      var lines = [];
-      sums.forEach(function (v, k) {
-        var s = c.f.s[k];
-        if (c.f.k === "ack") {
-          lines.push({ n: s.n[0], c: s.c[0], y: v.map(function (x) { return x[0] ? x[1] / x[0] / 1000 : NaN; }) });
-          lines.push({ n: s.n[1], c: s.c[1], y: v.map(function (x) { return x[0] ? x[2] / 1000 : NaN; }) });
-        } else {
-          v.forEach(function (x) { total += x; });
-          lines.push({ n: s.n, c: s.c, y: v.map(function (x, i) { return x / spans[i]; }), v: v });
-        }
-      });
-      lines.forEach(function (l) { l.y.forEach(function (y) { if (y > ymax) ymax = y; }); });
       ax = drawAxes(c, g, G, a, b, Math.max(ymax, 1) * 1.1);
-      lines.forEach(function (l) {
+      P.lines.forEach(function (l) {
         var pts = [];
         var flush = function () {
           if (pts.length === 1) el("circle", { "data-series": l.n, cx: pts[0][0], cy: pts[0][1], r: 2.5, fill: l.c }, g);
@@ -210,7 +219,7 @@
         };
         for (i = 0; i < n; i++) {
           if (!isFinite(l.y[i])) { flush(); continue; }
-          var e = edges(i);
+          e = edges(i);
           pts.push([ax.px((e[0] + e[1]) / 2).toFixed(1), ax.py(l.y[i]).toFixed(1)]);
         }
         flush();
@@ -224,12 +233,11 @@
     if (shade) while (shade.firstChild) shade.removeChild(shade.firstChild);
     c.svg.setAttribute("data-bins", n);
     c.svg.setAttribute("data-bin-width", w);
-    c.svg.setAttribute("data-window-count", total);
+    c.svg.setAttribute("data-window-count", P.total);
     var d = c.d;
-    d.x0 = G.px0; d.x1 = G.px1; d.t0 = a; d.t1 = b; d.e = Math.min(end, b); d.w = w; d.n = n; d.s = hover;
+    d.x0 = G.px0; d.x1 = G.px1; d.t0 = a; d.t1 = b; d.e = Math.min(c.f.end, b); d.w = w; d.n = n; d.s = hover;
     if (c.f.k === "ack") d.rate = false;
     drawMarks(c, G, a, b);
-    return bw.why;
   }
 
   // One mark per event; events of a kind closer than MERGE_PX on screen share one mark
@@ -301,8 +309,16 @@
 
   function redraw() {
     legendCounts();
-    var why = "";
-    charts.forEach(function (c) { why = draw(c) || why; });
+    var why = "", peaks = {};
+    var prepared = charts.map(function (c) {
+      while (c.zoom.firstChild) c.zoom.removeChild(c.zoom.firstChild);
+      var P = prepare(c), role = c.id.replace(/^[^-]*-/, "");
+      if (P) { peaks[role] = Math.max(peaks[role] || 0, P.ymax); why = P.why || why; }
+      return [c, P, role];
+    });
+    prepared.forEach(function (x) {
+      if (x[1]) render(x[0], x[1], peaks[x[2]]); else restore(x[0], geometry(x[0]));
+    });
     if (note) note.textContent = why ? "(" + why + ")" : "";
     document.body.dataset.interval = sel ? sel.value : "auto";
   }
