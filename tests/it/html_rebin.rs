@@ -232,6 +232,20 @@ fn check(cap: &Path, name: &str) {
     // A double-click gives the whole capture back, as the page drew it.
     let reset = step("reset");
     assert_eq!(reset["window"], "");
+    // The map legend counts the points of each life inside the window, and all again
+    // after the reset.
+    let legend = |s: &Value| s["legendPoints"].as_u64().unwrap();
+    assert!(
+        legend(&whole) > 0 && whole["legendInWindow"] == 0,
+        "{whole}"
+    );
+    assert!(
+        legend(&brushed[0]) < legend(&whole),
+        "legend counts did not follow the window"
+    );
+    assert!(brushed[0]["legendInWindow"].as_u64().unwrap() > 0);
+    assert_eq!(legend(&reset), legend(&whole));
+    assert_eq!(reset["legendInWindow"], 0);
     assert_eq!(c(&reset, "a-rates-s2c", "rebinShown"), false);
     // Marks: every announced kill and every chat line, on every time chart.
     let (kills, chat) = announced(cap);

@@ -34,6 +34,9 @@
         marks: all("g.marks text[data-mark]", svg).map(function (m) { return [m.getAttribute("data-mark"), m.getAttribute("data-scored"), m.querySelector("title").textContent, +m.getAttribute("data-count")]; })
       };
     });
+    // The map legend's point counts of the lives, and whether they say "in the window".
+    s.legendPoints = all(".map-legend li[data-k] .win-points").reduce(function (n, sp) { return n + (+sp.textContent || 0); }, 0);
+    s.legendInWindow = all(".map-legend li[data-win]").length;
     out.steps.push(s);
   }
   function choose(v) {
