@@ -157,6 +157,8 @@ codes! {
         "IP fragments of a datagram never all arrived; the datagram is not decoded";
     FragmentSetIncomplete = "fragment_set_incomplete", Transport, Sequence,
         "a fragmented reliable message never completed, or no fragment came for 60 s";
+    RateCollapse = "rate_collapse", Transport, Sequence,
+        "one direction of a client's flow fell below 10 % of its median datagram rate over the previous 30 s for 10 s or more while the other kept at least half of its own";
     SessionTableFull = "session_table_full", Transport, Limit,
         "the session table is full; datagrams of further sessions or clients are not decoded";
     ReliabilityWindowLimit = "reliability_window_limit", Transport, Limit,

@@ -29,6 +29,8 @@ mod html_colours;
 mod html_explosions;
 mod html_fire;
 mod html_lives;
+mod html_rate_collapse;
+mod html_rebin;
 mod html_report;
 mod html_sessions;
 mod json_schema;

@@ -261,6 +261,8 @@ pub struct ClientSecond {
     /// ACKs with a measured delay, and the sum of those delays.
     pub acks: [u32; 2],
     pub ack_sum_ns: [i64; 2],
+    /// The second's first frame, either direction (0: none), for a finding to point at.
+    pub first_frame: u64,
 }
 
 /// One client's traffic over time: the lag question is asked per player, and sums over
@@ -337,6 +339,8 @@ pub struct CaptureReport {
     /// Warnings by code, in code order.
     pub problems: Vec<Problem>,
     pub transport: TransportHealth,
+    /// Counts per 100 ms (or longer) tick, for the page's zoom.
+    pub fine: super::fine::FineCounts,
     /// Per-client traffic per second, in order of first datagram.
     pub clients: Vec<ClientTraffic>,
     /// Clients beyond [`MAX_CLIENT_SERIES`], not followed.
@@ -462,7 +466,8 @@ impl Collector {
         }
         let t0 = *self.t0.get_or_insert(p.ts_ns);
         self.last_ts = self.last_ts.max(p.ts_ns);
-        let t = p.ts_ns.saturating_sub(t0) as f64 / 1e9;
+        let rel_ns = p.ts_ns.saturating_sub(t0);
+        let t = rel_ns as f64 / 1e9;
         let sec = second(t);
         let di = p.direction.index();
         let end = self.session_end.entry(p.session).or_insert(t);
@@ -487,6 +492,7 @@ impl Collector {
             let tr = &mut self.report.transport;
             if m.retransmission {
                 *tr.retransmissions[di].entry(sec).or_default() += 1;
+                self.report.fine.retransmission(di, rel_ns);
                 tr.retransmission_frames[di].entry(sec).or_insert(p.frame);
             }
             if let TransportInfo::Ack {
@@ -501,6 +507,8 @@ impl Collector {
                     s.acks[di] += 1;
                     s.ack_sum_ns[di] = s.ack_sum_ns[di].saturating_add(d);
                 }
+                self.report.fine.ack(di, rel_ns, d);
+                let tr = &mut self.report.transport;
                 let a = tr.acks[di].entry(sec).or_default();
                 a.count += 1;
                 a.sum_ns += d as i128;
@@ -520,6 +528,7 @@ impl Collector {
                 .or_default()
                 .entry(sec)
                 .or_default() += 1;
+            self.report.fine.message(di, rel_ns, game.opcode);
             if let Some(su) = game.state_update() {
                 if p.direction == Direction::C2S && self.controllers.len() < MAX_OBJECTS {
                     self.controllers
@@ -615,6 +624,9 @@ impl Collector {
         let s = self.report.clients[i].seconds.entry(sec).or_default();
         s.datagrams[di] += 1;
         s.bytes[di] += p.udp_len as u64;
+        if s.first_frame == 0 {
+            s.first_frame = p.frame;
+        }
         Some(i)
     }
 

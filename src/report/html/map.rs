@@ -354,7 +354,7 @@ fn legend(id: &str, groups: &[Group], shares: &[usize], marks: MarkKinds) -> Str
             h,
             "<div class=\"group\" data-group=\"{gi}\" data-session=\"{}\"{player}><label><input type=\"checkbox\" checked \
              data-toggle-group=\"{gi}\"><span class=\"sw\" style=\"background:{}\"></span>{} · {lives} \
-             {}</label><details><summary>{points} points drawn</summary><ul>",
+             {}</label><details><summary><span class=\"win-points\">{points}</span> points drawn</summary><ul>",
             g.ships.first().map_or(0, |(_, s)| s.session),
             g.colour,
             esc(&g.label),
@@ -363,7 +363,7 @@ fn legend(id: &str, groups: &[Group], shares: &[usize], marks: MarkKinds) -> Str
         for (k, s) in &g.ships {
             let _ = write!(
                 h,
-                "<li>{} · {:.1}–{:.1} s{} · {} of {} points</li>",
+                "<li data-k=\"{k}\">{} · {:.1}–{:.1} s{} · <span class=\"win-points\">{}</span> of {} points</li>",
                 esc(&ship_name(s)),
                 s.born,
                 s.end,

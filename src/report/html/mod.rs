@@ -14,12 +14,14 @@
 mod battle;
 mod chart;
 mod chat;
+mod collapse;
 pub mod collect;
 mod compare;
 mod dirty;
 mod drawing;
 mod explosion_places;
 mod fire_matrix;
+mod fine;
 mod health;
 mod life_axes;
 mod map;
@@ -28,6 +30,7 @@ pub mod page;
 mod players;
 pub mod problems;
 mod rates;
+mod rebin;
 pub mod series;
 mod sessions;
 mod ship_names;
@@ -35,6 +38,7 @@ mod ships;
 pub mod svg;
 mod table;
 pub mod tally;
+mod timeline;
 mod transport_health;
 
 pub use collect::{CaptureReport, Collector};
@@ -111,7 +115,9 @@ pub fn collect_file_filtered(
     let summary = Pipeline::new(config.clone())
         .run(reader, &mut sink)
         .with_context(|| format!("reading {path}"))?;
-    Ok(c.finish(summary))
+    let mut report = c.finish(summary);
+    report.problems.extend(collapse::problem(&report.clients));
+    Ok(report)
 }
 
 /// Compare two collected captures the way `bcwire diff` does (a second look at both

@@ -58,10 +58,11 @@
     if (!q) return hide();
     // The axis ends at the capture's end (t1); the column the capture ends in measured
     // only up to that end (e), at least a quarter column, as the page drew it.
-    var t1 = d.t1 || d.w * d.n;
-    var i = Math.floor((q.p.x - d.x0) / (d.x1 - d.x0) * t1 / d.w);
+    // A zoomed chart's axis starts at its window's start (t0).
+    var t0 = d.t0 || 0, t1 = d.t1 || d.w * d.n;
+    var i = Math.floor((q.p.x - d.x0) / (d.x1 - d.x0) * (t1 - t0) / d.w);
     if (i < 0 || i >= d.n) return hide();
-    var a = i * d.w, b = Math.min((i + 1) * d.w, t1);
+    var a = t0 + i * d.w, b = Math.min(a + d.w, t1);
     var span = a < d.e && d.e < a + d.w ? Math.max(d.e - a, d.w / 4) : d.w;
     var lines = ["t " + fmt(a) + "–" + fmt(b) + " s"];
     var total = 0, rate = d.rate !== false;
@@ -253,6 +254,7 @@
     document.body.dataset.chosenSession = state.session;
     document.body.dataset.mapSession = mapSession();
     document.dispatchEvent(new CustomEvent("bcw-view", { detail: { win: state.win } }));
+    document.dispatchEvent(new Event("bcw-update"));
   }
   function setWindow(a, b) {
     state.win = a === null ? null : [Math.min(a, b), Math.max(a, b)];
@@ -263,6 +265,7 @@
     svg.addEventListener("mousedown", function (ev) {
       var q = svgPoint(svg, ev);
       if (!q) return;
+      m = timeOf(svg); // a zoomed chart's axis is its window
       start = q.p.x;
       ev.preventDefault();
     });
@@ -370,6 +373,8 @@
   if (sessionSel) sessionSel.addEventListener("change", function () { state.session = sessionSel.value; update(); });
   var reset = document.getElementById("window-reset");
   if (reset) reset.addEventListener("click", function () { setWindow(null); });
+  // For the zoom's script (rebin.js): the data, the state, the window and the read-out.
+  window.__bcw = { data: data, state: state, setWindow: setWindow, show: show, hide: hide, el: el };
   update();
 
   document.addEventListener("mouseover", function (ev) {

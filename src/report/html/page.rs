@@ -25,6 +25,8 @@ const JS: &str = include_str!("page.js");
 const SHIP_JS: &str = include_str!("ship_view.js");
 /// The map's canvas, used by `page.js`: included before it.
 const MAP_CANVAS_JS: &str = include_str!("map_canvas.js");
+/// The zoom that re-bins the rate and transport charts, and the marks on them.
+const REBIN_JS: &str = include_str!("rebin.js");
 
 /// The page's sections: anchor and title.
 const SECTIONS: [(&str, &str); 12] = [
@@ -172,8 +174,9 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
     out.push_str(&body);
     out.push_str(
         "<p class=\"note\">Hover a chart for values. Drag across any time chart to choose \
-         a time window (double-click it to clear); on the map, scroll to zoom, drag to pan, \
-         double-click to reset.</p></main><div id=\"tip\" class=\"tip\" hidden></div>",
+         a time window (double-click it to clear): the rate and transport charts are drawn \
+         again over it, in bins of the interval chosen at the top; on the map, scroll to \
+         zoom, drag to pan, double-click to reset.</p></main><div id=\"tip\" class=\"tip\" hidden></div>",
     );
     let _ = write!(
         out,
@@ -182,7 +185,7 @@ pub fn render(captures: &[CaptureReport], diff: Option<&DiffResult>) -> String {
     );
     let _ = write!(
         out,
-        "<script>{MAP_CANVAS_JS}</script><script>{JS}\n{SHIP_JS}</script>"
+        "<script>{MAP_CANVAS_JS}</script><script>{JS}\n{SHIP_JS}\n{REBIN_JS}</script>"
     );
     // Last: report readiness and errors where a headless browser's DOM dump shows them.
     out.push_str("<pre id=\"bcw-errors\" hidden></pre><script>(function(){var e=window.__errors||[];document.getElementById(\"bcw-errors\").textContent=e.join(\"\\n\");document.body.dataset.errors=String(e.length);document.body.dataset.readyMs=String(Math.round(performance.now()));document.body.dataset.ready=\"1\";})();</script>");
@@ -215,7 +218,11 @@ fn controls(captures: &[CaptureReport]) -> String {
     h.push_str(&super::sessions::choice(captures));
     h.push_str(
         "<span id=\"window\">Time: whole capture</span> \
-         <button type=\"button\" id=\"window-reset\" hidden>whole capture</button></div>",
+         <button type=\"button\" id=\"window-reset\" hidden>whole capture</button>\
+         <label>Interval <select id=\"interval\"><option value=\"auto\">auto</option>\
+         <option value=\"0.1\">0.1 s</option><option value=\"1\">1 s</option>\
+         <option value=\"10\">10 s</option><option value=\"60\">1 min</option></select></label>\
+         <span id=\"interval-note\"></span></div>",
     );
     h
 }
@@ -415,7 +422,7 @@ mod tests {
             !page.contains("id=\"downsampled\""),
             "nothing needed thinning"
         );
-        assert!(page.contains("100 of 100 points</li>"));
+        assert!(page.contains(">100</span> of 100 points</li>"));
         // Tracks, condition steps (two points per change, one end point), and the two
         // retransmission lines in one-second columns.
         assert_eq!(drawn_points(&page), 2 * 100 + 2 * 2 * (2 * 50) + 2 * 100);

@@ -195,8 +195,9 @@ fn unacked(c: &CaptureReport) -> String {
     )
 }
 
-/// Seconds with many more retransmissions than usual.
-fn bursts(c: &CaptureReport) -> String {
+/// Seconds with many more retransmissions than usual: (count, second, direction,
+/// first frame), largest first.
+pub(super) fn burst_seconds(c: &CaptureReport) -> Vec<(u64, i64, Direction, Option<u64>)> {
     let t = &c.transport;
     let mut found = Vec::new();
     for dir in [Direction::C2S, Direction::S2C] {
@@ -212,10 +213,16 @@ fn bursts(c: &CaptureReport) -> String {
             }
         }
     }
+    found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    found
+}
+
+/// Seconds with many more retransmissions than usual.
+fn bursts(c: &CaptureReport) -> String {
+    let found = burst_seconds(c);
     if found.is_empty() {
         return String::new();
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut h = format!(
         "<h4>Retransmission bursts — {} second{} with at least {BURST_MIN} and {BURST_OVER_MEAN}× the usual</h4><table class=\"bursts\">{}",
         found.len(),

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
-    let mut h = String::new();
+    let mut h = super::timeline::section(pg, c, cid);
     for dir in [Direction::C2S, Direction::S2C] {
         let per_op = &c.rates[dir.index()];
         let _ = write!(h, "<h4>{}</h4>", dir_title(dir));
@@ -77,6 +77,8 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             &cols,
             (width, n, c.duration),
         ));
+        let names: Vec<String> = series.iter().map(|s| s.0.clone()).collect();
+        super::rebin::stacked(pg, &id, c, dir.index(), &top, &names, &colours);
     }
     h
 }

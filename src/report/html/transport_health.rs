@@ -128,6 +128,8 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
         "/s",
         true,
     ));
+    let names: Vec<String> = retx.iter().map(|s| s.0.clone()).collect();
+    super::rebin::retransmissions(pg, &format!("{cid}-retx"), c, &names);
     let mut delay: Vec<(String, Vec<f64>)> = Vec::new();
     for d in [Direction::C2S, Direction::S2C] {
         // NaN where no ACK was matched: the chart draws a gap, not a delay of 0 ms.
@@ -160,6 +162,8 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             "ms",
             false,
         ));
+        let names: Vec<String> = delay.iter().map(|s| s.0.clone()).collect();
+        super::rebin::ack_delays(pg, &format!("{cid}-ackdelay"), c, &names);
     }
     if !t.gaps.is_empty() {
         let _ = write!(
