@@ -24,11 +24,16 @@
     };
   }
   function charts() { return all("svg.chart.ship").filter(shown).map(chartFacts); }
-  // Drawn tracks: shown, with at least one point.
+  // Drawn tracks: the lives the map's canvas drew (it draws what is due first), by the
+  // session the page's data gives each.
+  var pageData = JSON.parse(document.getElementById("bcw-data").textContent);
   function tracks() {
-    return all("svg.map g[data-k]").filter(function (g) {
-      return shown(g) && (g.querySelector("polyline").getAttribute("points") || "").trim() !== "";
-    }).map(function (g) { return +g.getAttribute("data-session"); });
+    return all("canvas.map-canvas").reduce(function (acc, c) {
+      c.bcwFlush();
+      var d = pageData[c.parentNode.querySelector("svg[data-chart]").getAttribute("data-chart")];
+      var v = c.getAttribute("data-drawn-lives") || "";
+      return acc.concat(v ? v.split(" ").map(function (k) { return d.s[+k].se; }) : []);
+    }, []);
   }
   function view() {
     var legend = all(".map-legend .group[data-group]").filter(shown).map(function (g) { return g.querySelector("label").textContent; });
