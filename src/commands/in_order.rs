@@ -291,6 +291,44 @@ mod tests {
         assert_eq!(seen, order);
     }
 
+    /// An input written in full while the one before it is still being read goes
+    /// past its memory budget and spills; it comes back whole and in order.
+    #[test]
+    fn an_input_read_ahead_spills_and_comes_back_in_order() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let second_done = AtomicBool::new(false);
+        let big: Vec<u8> = (0..3 * BUDGET + 123).map(|k| (k % 251) as u8).collect();
+        let mut out = Vec::new();
+        run(
+            2,
+            &mut out,
+            |i, w| {
+                if i == 0 {
+                    // Give the second input time to be read whole (on a pool of one
+                    // thread it comes after this one: then it does not spill).
+                    let start = std::time::Instant::now();
+                    while rayon::current_num_threads() > 1
+                        && !second_done.load(Ordering::Acquire)
+                        && start.elapsed() < std::time::Duration::from_secs(20)
+                    {
+                        std::thread::yield_now();
+                    }
+                    w.write_all(b"first;").unwrap();
+                } else {
+                    for piece in big.chunks(4097) {
+                        w.write_all(piece).unwrap();
+                    }
+                    second_done.store(true, Ordering::Release);
+                }
+            },
+            &mut |_, b| b.to_vec(),
+            &mut |_, ()| Ok(()),
+        )
+        .unwrap();
+        assert!(out.starts_with(b"first;"));
+        assert!(out[6..] == big[..], "the spilled input came back changed");
+    }
+
     #[test]
     fn the_first_bytes_of_each_input_can_be_replaced() {
         let mut out = Vec::new();

@@ -29,6 +29,7 @@ mod html_colours;
 mod html_explosions;
 mod html_lives;
 mod html_report;
+mod inputs_in_order;
 mod json_schema;
 mod json_stream;
 mod layering;
