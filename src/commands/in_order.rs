@@ -139,12 +139,11 @@ impl Spool {
             };
             drop(st);
             self.changed.notify_all();
-            if chunk.is_empty() {
-            } else if !started {
+            if started {
+                w.write_all(&chunk)?;
+            } else if !chunk.is_empty() {
                 started = true;
                 w.write_all(&first(&chunk))?;
-            } else {
-                w.write_all(&chunk)?;
             }
             st = self.lock();
         }
@@ -201,34 +200,36 @@ pub fn run<T: Send>(
     let (spools, outcomes, head, moved, read) = (&spools, &outcomes, &head, &moved, &read);
     let mut result = Ok(());
     rayon::in_place_scope_fifo(|scope| {
-        for i in 0..count {
+        for (i, (spool, outcome)) in spools.iter().zip(outcomes).enumerate() {
             scope.spawn_fifo(move |_| {
                 let mut at = head.lock().unwrap_or_else(|e| e.into_inner());
                 while i > *at + ahead {
                     at = moved.wait(at).unwrap_or_else(|e| e.into_inner());
                 }
                 drop(at);
-                let spool = &spools[i];
                 let mut sw = SpoolWriter {
                     spool,
                     buf: Vec::with_capacity(CHUNK),
                 };
                 let cancelled = spool.lock().cancelled;
                 if !cancelled {
-                    let outcome = read(i, &mut sw);
+                    // A reader that panics still finishes its spool (below), so the
+                    // writer is not left waiting; its input then counts as failed.
+                    let done =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read(i, &mut sw)));
                     // What is left of the output; an error here is the output gone.
                     let _ = sw.flush();
-                    *outcomes[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+                    *outcome.lock().unwrap_or_else(|e| e.into_inner()) = done.ok();
                 }
                 spool.finish();
             });
         }
-        for i in 0..count {
-            let step = spools[i]
+        for (i, (spool, outcome)) in spools.iter().zip(outcomes).enumerate() {
+            let step = spool
                 .drain(w, &mut |bytes| write_first(i, bytes))
                 .and_then(|()| {
-                    let outcome = outcomes[i].lock().unwrap_or_else(|e| e.into_inner()).take();
-                    match outcome {
+                    let done = outcome.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    match done {
                         Some(o) => after(i, o),
                         None => Err(anyhow::anyhow!("input {i} was not read to its end")),
                     }

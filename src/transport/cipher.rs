@@ -199,12 +199,12 @@ fn decrypt_lanes<const W: usize>(bufs: &mut [&mut [u8]]) {
     placed.resize(bufs.len(), (0, 0));
     for (i, buf) in bufs.iter().enumerate().rev() {
         let body = buf.len().saturating_sub(1) as u32;
-        let mut lane = 0;
-        for l in 1..W {
-            if filled[l] < filled[lane] {
-                lane = l;
-            }
-        }
+        // The first of the least filled lanes.
+        let (lane, _) = filled
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, n)| *n)
+            .unwrap_or((0, &0));
         placed[i] = (lane as u8, filled[lane]);
         filled[lane] += body;
     }
