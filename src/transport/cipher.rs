@@ -131,34 +131,35 @@ impl State {
     }
 }
 
-/// How many datagrams a caller should gather for [`decrypt_many`]: enough that their
-/// bodies, laid end to end in [`LANE_WIDTH`] lanes, keep every lane busy to nearly
-/// the same length.
+/// How many datagrams a caller should gather for [`decrypt_many`]: enough that, once
+/// ordered by length, each group of [`LANE_WIDTH`] neighbours is close in length.
 pub const LANES: usize = 8 * LANE_WIDTH;
 
-/// Lanes stepped side by side by [`decrypt_many`]: two SSE2 registers of 16-bit lanes,
-/// two independent chains of vector instructions.
+/// Datagrams deciphered side by side by [`decrypt_many`]: two SSE2 registers of 16-bit
+/// lanes, two independent chains of vector instructions. On the shared capture's
+/// datagrams (criterion, `cipher/decrypt_capture_many`) 8 lanes ran at 0.74× the speed
+/// of 16 and 32 lanes at 0.96×: wider groups pad more of their shorter datagrams.
 pub const LANE_WIDTH: usize = 16;
 
-/// Fewer datagrams than this go through the one-at-a-time path: a step of all the
-/// lanes costs about four bytes of the scalar path, which only pays when enough lanes
-/// have work.
-const MIN_LANES: usize = 4;
+/// Fewer datagrams than this go through the one-at-a-time path: the lane
+/// path computes every key-dependent term instead of looking it up, which only pays
+/// when it is spread over enough datagrams.
+const MIN_LANES: usize = 3;
 
 /// Decrypt bytes 1.. of several game datagrams in place, like [`decrypt`] on each.
 ///
 /// Every keystream byte depends on the plaintext byte before it, so one datagram is a
-/// chain of dependent multiplies that leaves most of the core idle. Independent
-/// datagrams have independent chains, so they are stepped side by side in
-/// [`LANE_WIDTH`] lanes (see [`decrypt_lanes`]). A list too short to fill the lanes
-/// goes through the scalar path. The list is left ordered by length.
+/// chain of dependent table loads and multiplies that leaves most of the core idle.
+/// Independent datagrams have independent chains, so they are stepped side by side in
+/// [`LANE_WIDTH`] lanes (see [`decrypt_lanes`]); the list is first ordered by length so
+/// that the datagrams stepped together end together. A list too short to fill the
+/// lanes goes through the scalar path.
 pub fn decrypt_many(bufs: &mut [&mut [u8]]) {
     bufs.sort_unstable_by_key(|b| b.len());
     decrypt_many_with::<LANE_WIDTH>(bufs);
 }
 
-/// [`decrypt_many`] with a chosen lane width (the tests run every width), on a list
-/// ordered by length.
+/// [`decrypt_many`] with a chosen lane width (the tests run every width).
 fn decrypt_many_with<const W: usize>(bufs: &mut [&mut [u8]]) {
     if bufs.len() >= MIN_LANES.min(W) {
         decrypt_lanes::<W>(bufs);
@@ -169,11 +170,7 @@ fn decrypt_many_with<const W: usize>(bufs: &mut [&mut [u8]]) {
     }
 }
 
-/// Bit of a lane cell ([`decrypt_lanes`]) that marks the first byte of a datagram's
-/// body: the lane's state starts afresh there.
-const START: u16 = 0x100;
-
-/// Decrypt bytes 1.. of datagrams in place (ordered by length), in `W` lanes.
+/// Decrypt bytes 1.. of datagrams in place, `W` at a time, one lane each.
 ///
 /// Only the low 16 bits of every cipher word reach a keystream byte: the words meet
 /// only through wrapping adds, multiplies and XOR, whose low bits never depend on
@@ -184,84 +181,71 @@ const START: u16 = 0x100;
 /// per lane, so each lane computes them from its folded key byte instead: more
 /// multiplies, but all vectorised, and none waiting on a load.
 ///
-/// Each lane deciphers several datagrams one after the other: their bodies (bytes
-/// 1..) are laid end to end in it, and the first byte of each carries [`START`], which
-/// clears the lane's state before that byte as a fresh datagram's state is clear. The
-/// datagrams are dealt longest first, each to the lane with the fewest bytes so far,
-/// so the lanes end within a datagram's length of each other and nearly every step
-/// does useful work in every lane. The lanes' bytes are moved into lane-major cells
-/// [`BLOCK`] rows at a time and back; the state stays in registers across a block.
+/// The caller ordered the list by length, so each group of `W` neighbours has nearly
+/// the same length: a group runs together from byte 1 while at least [`MIN_LIVE`] of
+/// its datagrams have bytes left, [`BLOCK`] bytes at a time moved into lane-major order
+/// and back, and the longer ones then finish one at a time from their lane's state. A
+/// lane whose datagram ended runs on whatever its column holds, and its results are
+/// dropped. (Refilling a lane as soon as its datagram ends wastes no steps, but it cuts
+/// the runs between refills to a few bytes, and the bookkeeping of every lane at
+/// every cut cost more than the steps it saved.)
 fn decrypt_lanes<const W: usize>(bufs: &mut [&mut [u8]]) {
-    // Where each datagram's body goes: its lane and its first row there.
-    let mut placed: smallvec::SmallVec<[(u8, u32); LANES]> =
-        smallvec::SmallVec::with_capacity(bufs.len());
-    let mut filled = [0u32; W];
-    placed.resize(bufs.len(), (0, 0));
-    for (i, buf) in bufs.iter().enumerate().rev() {
-        let body = buf.len().saturating_sub(1) as u32;
-        // The first of the least filled lanes.
-        let (lane, _) = filled
-            .iter()
-            .enumerate()
-            .min_by_key(|&(_, n)| *n)
-            .unwrap_or((0, &0));
-        placed[i] = (lane as u8, filled[lane]);
-        filled[lane] += body;
-    }
-    let rows = filled.iter().copied().max().unwrap_or(0) as usize;
     let mut block = [[0u16; W]; BLOCK];
-    let mut lanes = Lanes::<W>::new();
-    let mut top = 0;
-    while top < rows {
-        let run = BLOCK.min(rows - top);
-        // Into the cells: each body's bytes of rows top..top + run.
-        for (buf, &(lane, first)) in bufs.iter().zip(&placed) {
-            let (first, l) = (first as usize, lane as usize);
-            let body = buf.get(1..).unwrap_or_default();
-            let Some((from, to)) = overlap(first, body.len(), top, run) else {
-                continue;
-            };
-            for (cell, &byte) in block[from - top..to - top]
-                .iter_mut()
-                .zip(&body[from - first..])
-            {
-                cell[l] = u16::from(byte);
+    for group in bufs.chunks_mut(W) {
+        if group.len() < MIN_LANES.min(W) {
+            for buf in group.iter_mut() {
+                decrypt(buf);
             }
-            if from == first {
-                block[from - top][l] |= START;
+            continue;
+        }
+        // The lanes run while at least MIN_LIVE of them have bytes left: to the end of
+        // the MIN_LIVE-th longest datagram. The longer ones then go on one at a time.
+        let mut lens = [0usize; W];
+        for (len, buf) in lens.iter_mut().zip(group.iter()) {
+            *len = buf.len();
+        }
+        let lens = &mut lens[..group.len()];
+        lens.sort_unstable_by(|a, b| b.cmp(a));
+        let lanes_end = lens[MIN_LIVE.min(lens.len()) - 1];
+        let mut lanes = Lanes::<W>::new();
+        // Byte 0 is the clear peer id.
+        let mut start = 1;
+        while start < lanes_end {
+            let run = BLOCK.min(lanes_end - start);
+            for (l, buf) in group.iter().enumerate() {
+                let bytes = buf.get(start..).unwrap_or_default();
+                for (row, &byte) in block[..run].iter_mut().zip(bytes) {
+                    row[l] = u16::from(byte);
+                }
+            }
+            for row in &mut block[..run] {
+                *row = lanes.step(row);
+            }
+            for (l, buf) in group.iter_mut().enumerate() {
+                let bytes = buf.get_mut(start..).unwrap_or_default();
+                for (row, out) in block[..run].iter().zip(bytes) {
+                    *out = row[l] as u8;
+                }
+            }
+            start += run;
+        }
+        for (l, buf) in group.iter_mut().enumerate() {
+            if let Some(rest) = buf.get_mut(start..) {
+                let mut state = lanes.state(l);
+                for b in rest {
+                    state.decrypt_byte(b);
+                }
             }
         }
-        for row in &mut block[..run] {
-            *row = lanes.step(row);
-        }
-        // And back.
-        for (buf, &(lane, first)) in bufs.iter_mut().zip(&placed) {
-            let (first, l) = (first as usize, lane as usize);
-            let body = buf.get_mut(1..).unwrap_or_default();
-            let Some((from, to)) = overlap(first, body.len(), top, run) else {
-                continue;
-            };
-            for (cell, out) in block[from - top..to - top]
-                .iter()
-                .zip(&mut body[from - first..])
-            {
-                *out = cell[l] as u8;
-            }
-        }
-        top += run;
     }
 }
 
-/// The rows a body of `len` bytes from row `first` has in the block of `run` rows
-/// from row `top`, if any.
-#[inline(always)]
-fn overlap(first: usize, len: usize, top: usize, run: usize) -> Option<(usize, usize)> {
-    let from = first.max(top);
-    let to = (first + len).min(top + run);
-    (from < to).then_some((from, to))
-}
+/// Live lanes below which the rest of a group is deciphered one datagram at a time: a
+/// step of 16 lanes costs about as much as four bytes of the scalar path (criterion,
+/// `cipher/decrypt_256x_many` against `cipher/decrypt_256x_one_by_one`).
+const MIN_LIVE: usize = 4;
 
-/// Rows of lane cells moved at a time by [`decrypt_lanes`].
+/// Bytes per lane moved into lane-major order at a time by [`decrypt_lanes`].
 const BLOCK: usize = 64;
 
 /// `W` cipher states in 16-bit lanes (see [`decrypt_lanes`]).
@@ -290,17 +274,23 @@ impl<const W: usize> Lanes<W> {
         }
     }
 
-    /// Decrypts one byte in every lane (byte values in the low 8 bits, [`START`] on a
-    /// datagram's first byte) and feeds the plaintext back: the rounds of
-    /// [`round_table`] and [`State::keystream`], lane-wise.
+    /// Lane `l`'s state as the scalar path holds it. Its 16 bits are enough: no bit
+    /// above them ever reaches a keystream byte (see [`decrypt_lanes`]).
+    fn state(&self, l: usize) -> State {
+        State {
+            u: u32::from(self.u[l]),
+            fold: self.key[l] as u8,
+        }
+    }
+
+    /// Decrypts one byte in every lane (byte values in the low 8 bits) and feeds the
+    /// plaintext back: the rounds of [`round_table`] and [`State::keystream`], lane-wise.
     #[inline(always)]
     fn step(&mut self, cipher: &[u16; W]) -> [u16; W] {
         const MS: u16 = MUL_SUM as u16;
         const MW: u16 = MUL_WORD as u16;
-        // All ones, or nothing where a datagram starts: its state is clear.
-        let keep = lanewise(cipher, cipher, |c, _| (c >> 8).wrapping_sub(1));
-        let key = lanewise(&self.key, &keep, |k, m| k & m);
-        let u = lanewise(&self.u, &keep, |u, m| u & m);
+        let key = self.key;
+        let u = self.u;
         // Round 0: no previous word and no cross term.
         let w = lanewise(&key, &key, |k, _| (PAIRS[0] as u16) ^ k);
         let mut upd = lanewise(&w, &w, |w, _| w.wrapping_mul(MS).wrapping_add(1));
