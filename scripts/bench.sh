@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Whole-command benchmarks of bcwire against a bare pcap read loop, `cat` and tshark,
-# with peak memory, on replayed captures of several sizes. Prints a table of figures
-# and ratios measured in the same run. See docs/performance.md.
+# with peak memory, on captures of several sizes. Prints a table of figures, ratios
+# measured in the same run, and each target of docs/performance.md with "pass" or
+# "FAIL" for this run. See docs/performance.md.
 #
 #   scripts/bench.sh                      # sizes 10000 100000 1000000
 #   BENCH_SIZES="100000 10000000" scripts/bench.sh
@@ -66,6 +67,15 @@ measure() {
         RSS[$name]=$(( m > ${RSS[$name]:-0} ? m : ${RSS[$name]:-0} ))
     done
 }
+ratio3() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b+0 == 0) print "-"; else printf "%.2f", a/b }'; }
+# verdict LABEL VALUE OP LIMIT [NOTE]: one target line, "pass" or "FAIL".
+verdict() {
+    local ok
+    ok=$(awk -v v="$2" -v l="$4" -v op="$3" 'BEGIN{
+        if (v == "-") { print "n/a"; exit }
+        if (op == "<=") print (v+0 <= l+0) ? "pass" : "FAIL"; else print (v+0 >= l+0) ? "pass" : "FAIL" }')
+    printf '%-9s     %-44s %8s  %s %-6s %s%s\n' "$n" "$1" "$2" "$3" "$4" "$ok" "${5:+  ($5)}"
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b+0 == 0) print "-"; else printf "%.1f", a/b }'; }
 rate() { awk -v n="$1" -v t="$2" 'BEGIN{ if (t+0 == 0) print "-"; else printf "%.0f", n/t }'; }
 
@@ -86,7 +96,21 @@ for n in $sizes; do
     measure stats "$bin" -q stats "$f"
     measure jsonl "$bin" -q decode --format jsonl "$f"
     measure diff "$bin" -q diff "$f" "$f"
-    cmds="cat bare stats jsonl diff"
+    measure report "$bin" -q report "$f" -o "$dir/bench_$n.html"
+    # A directory of four captures of a quarter of the frames each (the same shape,
+    # other seeds or copies): `stats DIR` reads them at once, one per core.
+    d4="$dir/bench_$([ $use_synth = 1 ] && echo stock || echo replay)_${n}_dir4"
+    if [ ! -d "$d4" ]; then
+        mkdir -p "$d4"
+        for k in 1 2 3 4; do
+            if [ $use_synth = 1 ]; then
+                "$bin" -q synth --preset stock-battle --packets $((n / 4)) --seed "$k" --format pcap \
+                    -o "$d4/part$k.pcap" >/dev/null
+            else "$make" "$seed" "$d4/part$k.pcap" $((n / 4)) 2>/dev/null; fi
+        done
+    fi
+    measure stats_dir4 "$bin" -q stats "$d4"
+    cmds="cat bare stats jsonl diff report stats_dir4"
     # One core: the reading thread is not started, so CPU and wall are one chain.
     if command -v taskset >/dev/null 2>&1; then
         measure stats_1core taskset -c 0 "$bin" -q stats "$f"
@@ -138,6 +162,25 @@ print(sum(sum(v for v in s["directions"][k]["opcodes"].values()) for k in ("c2s"
             ratio_line "tshark -T json / jsonl" tshark_json jsonl ">= 100x"
         fi
     fi
+    # The targets of the performance issue, each with its verdict for this run.
+    printf '%-9s   targets (ratios of this run; the figures above):\n' "$n"
+    if [ -n "${CPU[stats_1core]:-}" ]; then
+        verdict "stats CPU / bare read CPU, one core" "$(ratio3 "${CPU[stats_1core]}" "${CPU[bare]}")" "<=" 8
+    else
+        printf '%-9s     %-44s %s\n' "$n" "stats / bare read, one core" "not measured (no taskset)"
+    fi
+    if [ $have_tshark = 1 ]; then
+        verdict "tshark io,stat wall / stats wall" "$(ratio3 "${WALL[tshark_iostat]}" "${WALL[stats]}")" ">=" 20
+    else
+        printf '%-9s     %-44s %s\n' "$n" "tshark io,stat / stats" "not measured (no tshark)"
+    fi
+    verdict "decode jsonl CPU / stats CPU" "$(ratio3 "${CPU[jsonl]}" "${CPU[stats]}")" "<=" 2
+    # report <= 1.5 x stats + 5 s, in CPU seconds (wall seconds in brackets).
+    report_budget=$(awk -v s="${CPU[stats]}" 'BEGIN{printf "%.2f", 1.5*s+5}')
+    verdict "report CPU s (<= 1.5 x stats CPU + 5 s)" "${CPU[report]}" "<=" "$report_budget" \
+        "wall ${WALL[report]} s against $(awk -v s="${WALL[stats]}" 'BEGIN{printf "%.2f", 1.5*s+5}') s"
+    verdict "stats DIR of 4 captures: cores used" "$(ratio3 "${CPU[stats_dir4]}" "${WALL[stats_dir4]}")" ">=" 1.8 \
+        "CPU ${CPU[stats_dir4]} s, wall ${WALL[stats_dir4]} s, $(nproc) cores"
     echo
 done
 [ $have_tshark = 1 ] || echo "tshark not installed: its comparisons were skipped (apt-get install tshark)"

@@ -1,41 +1,26 @@
-//! `info`, `decode`, `show`, `stats` and `flows`: capture in, report out.
-//!
-//! Why this file is long: about 1,060 lines; the five commands share their sinks, input expansion, `-w`
-//! selection and summaries; each command body is short.
+//! `info`, `show`, `stats` and `flows`: capture in, report out (`decode` is in
+//! `decode_cmd`).
 
 use super::inputs::{for_each, Flow};
-use super::run::{config, count_selected, file_filter, no_game_traffic, run_file, warn_problems};
+use super::run::{
+    config, count_selected, file_filter, line_buffered, no_game_traffic, run_file, status,
+    warn_problems,
+};
 use super::{cut, Output};
-use crate::cli::{DecodeArgs, DecodeFormat, FlowsArgs, InfoArgs, ShowArgs, StatsArgs, TableOrJson};
+use crate::cli::{FlowsArgs, InfoArgs, ShowArgs, StatsArgs, TableOrJson};
 use crate::pipeline::filter::{parse_duration_ns, ClientAbsent, Filter};
-use crate::pipeline::record::{PacketBody, PacketRecord};
+use crate::pipeline::record::PacketRecord;
 use crate::pipeline::summary::CaptureSummary;
 use crate::pipeline::{Config, Control, FieldTrees, NullSink, Sink};
-use crate::report::decode::{csv_header, packet_csv, packet_hex, packet_lines, LineContext};
 use crate::report::info;
 use crate::report::json_stream;
 use crate::report::names::Names;
 use crate::report::schema;
 use crate::report::stats::Stats;
 use crate::report::term::Palette;
-use crate::report::timefmt::{seconds_with, Clock};
+use crate::report::timefmt::Clock;
 use anyhow::Result;
 use std::io::Write;
-
-/// Exit status after every input was tried: trouble if any failed.
-fn status(failed: bool) -> i32 {
-    if failed {
-        super::EXIT_TROUBLE
-    } else {
-        0
-    }
-}
-
-/// Whether records are flushed one by one: asked for, or reading standard input (which
-/// may be a live capture).
-fn line_buffered(files: &[String], out: Output) -> bool {
-    out.line_buffered || files.iter().any(|f| f == "-")
-}
 
 pub fn info(a: InfoArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     let cfg = config(&a.input)?;
@@ -129,472 +114,6 @@ pub fn flows(a: FlowsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         writeln!(w, "{}", json_stream::doc_to_pretty_string(&doc)?)?;
     }
     Ok(status(failed || inputs.failed))
-}
-
-/// Streams decoded records to the output in the chosen format.
-struct DecodeSink<'w> {
-    w: &'w mut dyn Write,
-    format: DecodeFormat,
-    filter: Filter,
-    hex: bool,
-    palette: Palette,
-    first_ts_ns: Option<i64>,
-    clock: Clock,
-    /// Flush after every record.
-    flush: bool,
-    /// Stop after this many records (all inputs together).
-    count: Option<u64>,
-    /// `-w`: `-c` counts the frames written, not the rows printed.
-    count_frames: bool,
-    /// Rows (or, with `count_frames`, records) written for all inputs (`-c`).
-    written_all: u64,
-    /// Items written for all inputs, summaries included (JSON array separators, the
-    /// CSV header).
-    items: u64,
-    written: u64,
-    game_packets: u64,
-    gamespy_packets: u64,
-    messages: u64,
-    warnings: u64,
-    /// The record being written, reused.
-    line: Vec<u8>,
-    /// The JSON writer, which keeps the key text of the fields objects it has seen.
-    json: json_stream::PacketWriter,
-    /// `--fields`: only these values.
-    select: Option<crate::report::select::Selection>,
-    /// Object descriptions of recent records.
-    descriptions: crate::report::names::Descriptions,
-    /// `-q`: no records (as tshark's `-q` prints no packet lines); JSON keeps its
-    /// summary, `-w` and the exit status still work.
-    quiet: bool,
-}
-
-impl DecodeSink<'_> {
-    fn keep(&self, p: &PacketRecord, names: &dyn Names) -> bool {
-        let first = self.first_ts_ns.unwrap_or(p.ts_ns);
-        self.filter.keeps_record(p, first, names)
-    }
-
-    /// Start on the next input: times count from its own first frame.
-    fn next_file(&mut self, filter: Filter) {
-        self.filter = filter;
-        self.first_ts_ns = None;
-        self.clock = Clock::new(self.clock_format());
-        self.written = 0;
-        self.game_packets = 0;
-        self.gamespy_packets = 0;
-        self.messages = 0;
-        self.warnings = 0;
-    }
-
-    fn clock_format(&self) -> crate::report::timefmt::TimeFormat {
-        self.clock.format()
-    }
-
-    fn done(&self) -> bool {
-        self.count.is_some_and(|c| self.written_all >= c)
-    }
-
-    /// Write the JSON records gathered in `line`; due before anything else is written.
-    fn write_pending(&mut self) -> std::io::Result<()> {
-        if !self.line.is_empty() {
-            self.w.write_all(&self.line)?;
-            self.line.clear();
-        }
-        Ok(())
-    }
-}
-
-/// JSON records gathered before they are written: the size of the output's buffer
-/// (`commands::main`), so that a full block bypasses it.
-const PENDING_JSON: usize = 1 << 16;
-
-impl Sink for DecodeSink<'_> {
-    fn selects_by_player(&self) -> bool {
-        self.filter.waits_for_names()
-    }
-
-    fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
-        self.first_ts_ns.get_or_insert(p.ts_ns);
-        if !self.keep(p, names) {
-            return Ok(Control::Continue);
-        }
-        match &p.body {
-            PacketBody::Game(g) => {
-                self.game_packets += 1;
-                self.messages += g.messages.len() as u64;
-                self.warnings += g.warnings.len() as u64
-                    + g.messages
-                        .iter()
-                        .map(|m| m.warnings.len() as u64)
-                        .sum::<u64>();
-            }
-            PacketBody::GameSpy { .. } => self.gamespy_packets += 1,
-        }
-        if self.quiet {
-            self.written += 1;
-            self.written_all += 1;
-            return Ok(if self.done() {
-                Control::Stop
-            } else {
-                Control::Continue
-            });
-        }
-        let filter = &self.filter;
-        let keep = |m: &crate::pipeline::record::MessageRecord| filter.keep_message(p, m, names);
-        let descriptions = &self.descriptions;
-        let describe = |id: u32| descriptions.describe(names, p.session, id);
-        if let Some(sel) = &self.select {
-            let cx = crate::report::select::Context {
-                packet: p,
-                names,
-                first_ts_ns: self.first_ts_ns.unwrap_or(p.ts_ns),
-            };
-            // `-c N` counts the rows: one per selected message (or message-less
-            // datagram); with `-w`, the frames.
-            let left = self
-                .count
-                .filter(|_| !self.count_frames)
-                .map(|c| c.saturating_sub(self.written_all));
-            let rows = std::cell::Cell::new(0u64);
-            let keep_row = |m: Option<&crate::pipeline::record::MessageRecord>| {
-                let take = left.is_none_or(|l| rows.get() < l) && m.is_none_or(keep);
-                if take {
-                    rows.set(rows.get() + 1);
-                }
-                take
-            };
-            match self.format {
-                DecodeFormat::Csv => {
-                    if self.items == 0 {
-                        writeln!(self.w, "{}", sel.csv_header(self.json.file.is_some()))?;
-                    }
-                    let mut text = String::new();
-                    sel.csv_rows(&mut self.json, &cx, &keep_row, &mut text);
-                    self.w.write_all(text.as_bytes())?;
-                }
-                _ => {
-                    self.line.clear();
-                    sel.json_lines(&mut self.json, &cx, &keep_row, &mut self.line);
-                    self.write_pending()?;
-                }
-            }
-            self.written += 1;
-            self.written_all += if self.count_frames { 1 } else { rows.get() };
-            self.items += 1;
-            if self.flush {
-                self.w.flush()?;
-            }
-            return Ok(if self.done() {
-                Control::Stop
-            } else {
-                Control::Continue
-            });
-        }
-        // `-c N` counts the output's rows: a line of the table or the CSV per message
-        // (one for a message-less datagram), a JSON record per datagram.
-        let left = self
-            .count
-            .filter(|_| !self.count_frames)
-            .map(|c| c.saturating_sub(self.written_all));
-        let rows = std::cell::Cell::new(0u64);
-        let keep_line = |m: &crate::pipeline::record::MessageRecord| {
-            let take = left.is_none_or(|l| rows.get() < l) && keep(m);
-            if take {
-                rows.set(rows.get() + 1);
-            }
-            take
-        };
-        match self.format {
-            DecodeFormat::Table => {
-                let time = self.clock.render(p.ts_ns);
-                let cx = LineContext {
-                    time: &time,
-                    names,
-                    palette: self.palette,
-                };
-                self.w
-                    .write_all(packet_lines(p, &keep_line, &cx).as_bytes())?;
-                if self.hex {
-                    self.w.write_all(packet_hex(p).as_bytes())?;
-                }
-            }
-            DecodeFormat::Csv => {
-                if self.items == 0 {
-                    writeln!(self.w, "{}", csv_header(self.hex, self.json.file.is_some()))?;
-                }
-                let time = seconds_with(p.ts_ns, self.clock.digits());
-                let file = self.json.file.as_deref();
-                self.w.write_all(
-                    packet_csv(p, &keep_line, self.hex, &describe, &time, file).as_bytes(),
-                )?;
-            }
-            // Written by parquet_cmd, which has a sink of its own.
-            #[cfg(feature = "parquet")]
-            DecodeFormat::Parquet => {}
-            DecodeFormat::Jsonl | DecodeFormat::Json => {
-                // Records gather in `line` and go out a block at a time: a block as
-                // large as the output's buffer is written straight through it, not
-                // copied into it (JSON Lines run to 2 GB per million frames).
-                let line = &mut self.line;
-                if self.format == DecodeFormat::Json {
-                    line.extend_from_slice(if self.items == 0 { b"[\n" } else { b",\n" });
-                }
-                let all = filter.selects_all_messages();
-                self.json.write_packet(
-                    line,
-                    p,
-                    self.hex,
-                    descriptions
-                        .client_name(names, p.session, p.client)
-                        .as_deref(),
-                    &describe,
-                    &|m| all || keep(m),
-                );
-                if self.format == DecodeFormat::Jsonl {
-                    line.push(b'\n');
-                }
-                if self.flush || line.len() >= PENDING_JSON {
-                    self.write_pending()?;
-                }
-            }
-        }
-        let counted = match (self.format, &p.body) {
-            _ if self.count_frames => 1,
-            // The default CSV has a row per message and none for a datagram without.
-            (DecodeFormat::Csv, _) => rows.get(),
-            (DecodeFormat::Table, PacketBody::Game(g)) if !g.messages.is_empty() => rows.get(),
-            _ => 1,
-        };
-        self.written += 1;
-        self.written_all += counted;
-        self.items += 1;
-        if self.flush {
-            self.w.flush()?;
-        }
-        Ok(if self.done() {
-            Control::Stop
-        } else {
-            Control::Continue
-        })
-    }
-
-    fn frame_read(&mut self, ts_ns: i64, ts_digits: u8) {
-        self.clock.frame(ts_ns, ts_digits);
-    }
-
-    /// JSON is written from typed StateUpdates; tables, CSV, `--fields` and a `-Y`
-    /// expression that reads fields read the field trees.
-    fn field_trees(&self) -> FieldTrees {
-        let json = matches!(self.format, DecodeFormat::Jsonl | DecodeFormat::Json);
-        if json && self.select.is_none() && !self.filter.reads_fields() {
-            FieldTrees::ExceptCleanStateUpdates
-        } else {
-            FieldTrees::All
-        }
-    }
-}
-
-pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
-    #[cfg(feature = "parquet")]
-    if a.format == DecodeFormat::Parquet {
-        return super::parquet_cmd::decode_parquet(&a, out, w);
-    }
-    if a.output.is_some() || a.out_dir.is_some() {
-        anyhow::bail!("-o and --out-dir go with --format parquet");
-    }
-    let cfg = config(&a.input)?;
-    let filter = Filter::from_spec_with(&super::filter_spec(&a.filter), &cfg.ships)?;
-    let inputs = super::inputs::expand(&a.files, out);
-    let several = inputs.files.len() > 1;
-    if a.write.write.is_some() && several {
-        anyhow::bail!("-w writes the frames of one capture: give one input");
-    }
-    let pal = Palette::new(out.color);
-    let first = inputs.files.first().cloned().unwrap_or_default();
-    let spool = if a.write.write.is_some() && !first.is_empty() {
-        cut::prepare(&first, a.input.ships.as_deref(), &a.write)?
-    } else {
-        None
-    };
-    let read_path = |path: &str| {
-        spool
-            .as_ref()
-            .map_or_else(|| path.to_string(), |s| s.path())
-    };
-    // With `-w -` the capture takes standard output; the report goes nowhere.
-    let mut nowhere = std::io::sink();
-    let report: &mut dyn Write = if cut::to_stdout(&a.write) {
-        &mut nowhere
-    } else {
-        &mut *w
-    };
-    let select = if a.fields.is_empty() {
-        None
-    } else {
-        if !matches!(a.format, DecodeFormat::Csv | DecodeFormat::Jsonl) {
-            anyhow::bail!("--fields writes CSV or JSON Lines: use --format csv or --format jsonl");
-        }
-        Some(crate::report::select::Selection::parse(&a.fields).map_err(anyhow::Error::msg)?)
-    };
-    let mut sink = DecodeSink {
-        w: report,
-        format: a.format,
-        filter: filter.clone(),
-        hex: a.hex,
-        palette: pal,
-        first_ts_ns: None,
-        clock: Clock::new(super::time_format(a.records.time_format)),
-        flush: line_buffered(&inputs.files, out),
-        count: a.records.count,
-        count_frames: a.write.write.is_some(),
-        written_all: 0,
-        items: 0,
-        written: 0,
-        game_packets: 0,
-        gamespy_packets: 0,
-        messages: 0,
-        warnings: 0,
-        line: Vec::new(),
-        json: json_stream::PacketWriter::new(&cfg.ships),
-        descriptions: Default::default(),
-        select,
-        quiet: out.quiet,
-    };
-    let json = matches!(a.format, DecodeFormat::Jsonl | DecodeFormat::Json) && a.fields.is_empty();
-    let mut picked = Vec::new();
-    // Inputs without the `--client` asked for.
-    let mut absent = 0;
-    let failed = for_each(&inputs.files, |path| {
-        let source = read_path(path);
-        let f = match file_filter(&source, &filter, &cfg, out) {
-            Ok(f) => f,
-            // The client may be in the other inputs: this one has nothing to select.
-            Err(e) if several && e.is::<ClientAbsent>() => {
-                absent += 1;
-                if !out.quiet {
-                    eprintln!("bcwire: note: {e}; nothing selected from it");
-                }
-                return Ok(Flow::Next);
-            }
-            Err(e) => return Err(e),
-        };
-        sink.next_file(f);
-        sink.json.file = several.then(|| path.to_string());
-        if several && a.format == DecodeFormat::Table {
-            writeln!(sink.w, "{}", pal.heading(path))?;
-        }
-        let run = if a.write.write.is_some() {
-            let rule = cut::Rule::Filter(Box::new(sink.filter.clone()));
-            let mut sel = cut::Selecting::new(&mut sink, rule, a.write.annotate);
-            let s = run_file(&source, &cfg, &mut sel, out);
-            picked = sel.picked;
-            s
-        } else {
-            run_file(&source, &cfg, &mut sink, out)
-        };
-        // The records of a run that failed part way are still written.
-        sink.write_pending()?;
-        let mut s = run?;
-        warn_problems(path, &s, &cfg, out);
-        if json {
-            write_decode_summary(&mut sink, &mut s, path, a.format)?;
-        }
-        Ok(if sink.done() { Flow::Stop } else { Flow::Next })
-    })?;
-    if a.format == DecodeFormat::Json && a.fields.is_empty() {
-        sink.w
-            .write_all(if sink.items == 0 { b"[\n]\n" } else { b"\n]\n" })?;
-    }
-    sink.w.flush()?;
-    if a.write.write.is_some() && !first.is_empty() {
-        cut::finish(
-            &read_path(&first),
-            &first,
-            &a.write,
-            &mut picked,
-            w,
-            out.quiet,
-        )?;
-    }
-    // A client in none of the inputs is the mistake a single input makes an error of.
-    let nowhere = absent > 0 && absent == inputs.files.len();
-    if nowhere {
-        eprintln!(
-            "bcwire: error: --client: in none of the {} inputs",
-            inputs.files.len()
-        );
-    }
-    Ok(status(failed || inputs.failed || nowhere))
-}
-
-/// The `summary` record that closes one capture's records in JSON output.
-fn write_decode_summary(
-    sink: &mut DecodeSink,
-    s: &mut CaptureSummary,
-    path: &str,
-    format: DecodeFormat,
-) -> Result<()> {
-    // The session list is written one session at a time, in place of an empty list: a
-    // tree of up to MAX_SESSIONS_LISTED sessions would be the largest thing decode ever
-    // holds in memory.
-    let sessions = std::mem::take(&mut s.sessions);
-    let summary = schema::SummaryRecord {
-        r#type: schema::SummaryTag::Summary,
-        schema_version: crate::report::json::SCHEMA_VERSION,
-        file: path.to_string(),
-        frames: s.frames,
-        packets: sink.written,
-        game_packets: sink.game_packets,
-        gamespy_packets: sink.gamespy_packets,
-        messages: sink.messages,
-        warnings: sink.warnings,
-        capture: info::capture_doc(None, s),
-    };
-    if format == DecodeFormat::Json {
-        sink.w
-            .write_all(if sink.items == 0 { b"[\n" } else { b",\n" })?;
-    }
-    write_with_sessions(&mut *sink.w, &summary, &sessions)?;
-    sink.items += 1;
-    if format == DecodeFormat::Jsonl {
-        sink.w.write_all(b"\n")?;
-    }
-    if sink.flush {
-        sink.w.flush()?;
-    }
-    Ok(())
-}
-
-/// Write `record` (whose one `"sessions"` key holds an empty list) with `sessions` in
-/// that list, serializing one session's tree at a time.
-fn write_with_sessions(
-    w: &mut dyn Write,
-    record: &schema::SummaryRecord,
-    sessions: &[crate::pipeline::summary::SessionSummary],
-) -> Result<()> {
-    const EMPTY: &str = "\"sessions\":[]";
-    let mut text = Vec::new();
-    json_stream::write_doc(&mut text, record, false)?;
-    let text = String::from_utf8(text)?;
-    // Quotes inside string values are escaped, so this can only be the key.
-    let Some(at) = text.find(EMPTY) else {
-        w.write_all(text.as_bytes())?;
-        return Ok(());
-    };
-    w.write_all(&text.as_bytes()[..at])?;
-    w.write_all(b"\"sessions\":[")?;
-    for (k, s) in sessions.iter().enumerate() {
-        if k > 0 {
-            w.write_all(b",")?;
-        }
-        let mut one = Vec::new();
-        json_stream::write_doc(&mut one, &info::session_doc(s), false)?;
-        w.write_all(&one)?;
-    }
-    w.write_all(b"]")?;
-    w.write_all(&text.as_bytes()[at + EMPTY.len()..])?;
-    Ok(())
 }
 
 struct ShowSink<'w> {
@@ -887,9 +406,7 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     if a.write.write.is_some() {
         return stats_writing(&a, files, &cfg, filter, interval, out, w);
     }
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(files.len());
+    let workers = rayon::current_num_threads().min(files.len());
     let (stats, read, absent) = if interval.is_some() || workers <= 1 {
         // Rates over time are bucketed from the first frame of the whole input, so the
         // captures are read in order into one accumulator.
@@ -905,14 +422,7 @@ pub fn stats(a: StatsArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         })?;
         (stats, read, absent)
     } else {
-        stats_parallel(
-            files,
-            workers,
-            &cfg,
-            &filter,
-            a.by.map(super::stats_by),
-            out,
-        )?
+        stats_parallel(files, &cfg, &filter, a.by.map(super::stats_by), out)?
     };
     let failed = read < files.len();
     // Nothing on stdout when no input could be read: the errors say it all.
@@ -994,18 +504,17 @@ fn stats_writing(
     Ok(0)
 }
 
-/// Several captures on `workers` threads, each into its own accumulator, merged in file
-/// order (the sums do not depend on which thread read what). Progress bars would
-/// interleave, so workers draw none.
+/// Several captures read at once, one per core (rayon's pool), each into its own
+/// accumulator, merged in file order (the sums do not depend on which thread read
+/// what). Progress bars would interleave, so none is drawn.
 fn stats_parallel(
     files: &[String],
-    workers: usize,
     cfg: &Config,
     filter: &Filter,
     by: Option<crate::report::stats::StatsBy>,
     out: Output,
 ) -> Result<(Stats, usize, usize)> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    use rayon::prelude::*;
     let worker_out = Output {
         progress: false,
         ..out
@@ -1015,36 +524,19 @@ fn stats_parallel(
         front_thread: false,
         ..cfg.clone()
     };
-    let results: Vec<Vec<(usize, FileCount)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(path) = files.get(i) else { break };
-                        let mut stats = Stats::new(by, None);
-                        let r =
-                            stats_file(path, cfg, filter, &mut stats, worker_out, files.len() > 1);
-                        done.push((i, r.map(|counted| (stats, counted))));
-                    }
-                    done
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
-    let mut by_index: Vec<(usize, Result<(Stats, bool)>)> = results.into_iter().flatten().collect();
-    by_index.sort_by_key(|(i, _)| *i);
-    if by_index.len() != files.len() {
-        anyhow::bail!("a worker thread stopped before reading its captures");
-    }
+    // One file per task, so that a core done with a short file takes the next one.
+    let by_index: Vec<FileCount> = files
+        .par_iter()
+        .with_max_len(1)
+        .map(|path| {
+            let mut stats = Stats::new(by, None);
+            let r = stats_file(path, cfg, filter, &mut stats, worker_out, files.len() > 1);
+            r.map(|counted| (stats, counted))
+        })
+        .collect();
     let mut total = Stats::new(by, None);
     let (mut read, mut absent) = (0, 0);
-    for (_, r) in by_index {
+    for r in by_index {
         match r {
             Ok((s, counted)) => {
                 total.merge(&s);

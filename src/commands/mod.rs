@@ -2,8 +2,10 @@
 
 mod capture_cmds;
 mod cut;
+mod decode_cmd;
 mod diff_cmd;
 mod from_cli;
+mod in_order;
 mod inputs;
 mod list;
 mod manual;
@@ -70,7 +72,7 @@ fn run(command: Command, out: Output, w: &mut dyn Write) -> anyhow::Result<i32> 
             Ok(0)
         }
         Command::Info(a) => capture_cmds::info(a, out, w),
-        Command::Decode(a) => capture_cmds::decode(a, out, w),
+        Command::Decode(a) => decode_cmd::decode(a, out, w),
         Command::Show(a) => capture_cmds::show(a, out, w),
         Command::Stats(a) => capture_cmds::stats(a, out, w),
         Command::Flows(a) => capture_cmds::flows(a, out, w),

@@ -151,8 +151,8 @@ fn refuse_inputs(dest: &Path, files: &[String], input: &crate::cli::InputArgs) -
     crate::outfile::refuse_inputs("-o", dest, &inputs)
 }
 
-/// Every input on `workers` threads (each a whole file, its own reader), results in
-/// input order.
+/// Every input read at once, one per core (rayon's pool; each a whole file, its own
+/// reader), results in input order.
 fn write_all(
     files: &[String],
     dests: &[PathBuf],
@@ -160,49 +160,21 @@ fn write_all(
     filter: &Filter,
     out: Output,
 ) -> Vec<Result<u64>> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(files.len())
-        .max(1);
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    use rayon::prelude::*;
     let worker_out = Output {
         progress: false,
         ..out
     };
     // Every core already reads a file: a reading thread per file would only compete.
+    let alone = rayon::current_num_threads() == 1 || files.len() == 1;
     let cfg = &Config {
-        front_thread: workers == 1 && cfg.front_thread,
+        front_thread: alone && cfg.front_thread,
         ..cfg.clone()
     };
-    let mut done: Vec<(usize, Result<u64>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let (Some(path), Some(dest)) = (files.get(i), dests.get(i)) else {
-                            break;
-                        };
-                        done.push((i, write_file(path, cfg, filter, dest, worker_out)));
-                    }
-                    done
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
-    done.sort_by_key(|(i, _)| *i);
-    let mut results: Vec<Result<u64>> = Vec::with_capacity(files.len());
-    let mut it = done.into_iter().peekable();
-    for i in 0..files.len() {
-        match it.next_if(|(j, _)| *j == i) {
-            Some((_, r)) => results.push(r),
-            None => results.push(Err(anyhow::anyhow!("a worker thread stopped early"))),
-        }
-    }
-    results
+    files
+        .par_iter()
+        .zip(dests)
+        .with_max_len(1)
+        .map(|(path, dest)| write_file(path, cfg, filter, dest, worker_out))
+        .collect()
 }

@@ -13,6 +13,21 @@ use crate::report::names::Names;
 use crate::report::stats::Stats;
 use anyhow::Result;
 
+/// Exit status after every input was tried: trouble if any failed.
+pub fn status(failed: bool) -> i32 {
+    if failed {
+        super::EXIT_TROUBLE
+    } else {
+        0
+    }
+}
+
+/// Whether records are flushed one by one: asked for, or reading standard input (which
+/// may be a live capture).
+pub fn line_buffered(files: &[String], out: Output) -> bool {
+    out.line_buffered || files.iter().any(|f| f == "-")
+}
+
 /// Pipeline configuration from the shared input options.
 pub fn config(input: &InputArgs) -> Result<Config> {
     let ships = match &input.ships {
@@ -68,15 +83,28 @@ pub fn run_file(
 }
 
 pub fn warn_problems(path: &str, s: &CaptureSummary, cfg: &Config, out: Output) {
+    for note in problem_notes(path, s, cfg, out) {
+        eprintln!("{note}");
+    }
+}
+
+/// What [`warn_problems`] prints, one line each (for a caller that prints them later,
+/// in input order).
+pub fn problem_notes(path: &str, s: &CaptureSummary, cfg: &Config, out: Output) -> Vec<String> {
+    let mut notes = Vec::new();
     if out.quiet {
-        return;
+        return notes;
     }
     for p in &s.problems {
-        eprintln!("bcwire: warning: {path}: {p}");
+        notes.push(format!("bcwire: warning: {path}: {p}"));
     }
     if s.frames > 0 && s.has_no_game_traffic() {
-        eprintln!("bcwire: {path}: {}", no_game_traffic(s, cfg.game_port));
+        notes.push(format!(
+            "bcwire: {path}: {}",
+            no_game_traffic(s, cfg.game_port)
+        ));
     }
+    notes
 }
 
 /// What to say of a capture without a Bridge Commander datagram: the ports seen, and

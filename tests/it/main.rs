@@ -33,6 +33,7 @@ mod html_rate_collapse;
 mod html_rebin;
 mod html_report;
 mod html_sessions;
+mod inputs_in_order;
 mod json_schema;
 mod json_stream;
 mod layering;

@@ -10,7 +10,7 @@ fn sample(name: &str) -> String {
 }
 
 /// Adds numbers and maps of numbers key by key.
-fn add(a: &mut Value, b: &Value) {
+pub(crate) fn add(a: &mut Value, b: &Value) {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => {
             *x = (x.as_u64().unwrap() + y.as_u64().unwrap()).into();
