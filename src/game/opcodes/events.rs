@@ -458,6 +458,14 @@ impl EventMessage {
         }
     }
 
+    /// The collision force of a CollisionEffect (class 0x8124) event.
+    pub fn collision_force(&self) -> Option<f32> {
+        match self.event()?.tail {
+            EventTail::Collision { force, .. } => Some(force),
+            _ => None,
+        }
+    }
+
     pub fn event(&self) -> Option<&Event> {
         match &self.body {
             EventBody::Event(e) => Some(e),

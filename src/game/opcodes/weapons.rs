@@ -3,6 +3,7 @@
 use super::common::non_stock;
 use super::events::torpedo_name;
 use crate::diag::{Code, Warning};
+use crate::game::compressed::{cf16_decode, cv3_decode};
 use crate::game::reader::{DecodeResult, FieldReader};
 use crate::game::writer::Writer;
 
@@ -180,6 +181,18 @@ impl Explosion {
             damage: f.cf16_raw("damage")?,
             radius: f.cf16_raw("radius")?,
         })
+    }
+
+    /// The position as a vector (what the `position` field shows).
+    pub fn position_vector(&self) -> [f32; 3] {
+        let d = cv3_decode(self.position.0);
+        let m = cf16_decode(self.position.1);
+        [d[0] * m, d[1] * m, d[2] * m]
+    }
+
+    /// The damage as a number (what the `damage` field shows).
+    pub fn damage_value(&self) -> f32 {
+        cf16_decode(self.damage)
     }
 
     pub fn emit(&self) -> Vec<u8> {
