@@ -17,7 +17,7 @@ use super::tally::{
 use crate::diag::{Code, Direction, Warning};
 use crate::game::objects::slot_of;
 use crate::game::opcodes::script::Chat;
-use crate::game::opcodes::{op, Body};
+use crate::game::opcodes::{op, Body, FieldTrees};
 use crate::game::ships::ShipCatalog;
 use crate::game::stateupdate::{StateUpdate, SubsystemData};
 use crate::game::subsys::byte_pct;
@@ -26,6 +26,7 @@ use crate::game::GameMessage;
 use crate::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
 use crate::pipeline::summary::CaptureSummary;
 use crate::report::diff::{Comparison, Digest};
+use crate::report::fingerprint::LeanFingerprints;
 use crate::report::names::{Names, ShipIdentity};
 use crate::report::stats::Stats;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -405,6 +406,9 @@ pub struct Collector {
     /// Fingerprint every message for a later comparison (two-capture reports).
     fingerprints: bool,
     cmp: Comparison,
+    /// Fingerprints from the one decode: typed for warning-free StateUpdates, the
+    /// field tree for the rest.
+    lean: LeanFingerprints,
     t0: Option<i64>,
     last_ts: i64,
     tracks: Vec<Tracks>,
@@ -434,6 +438,7 @@ impl Collector {
                 name: name.to_string(),
                 ..CaptureReport::default()
             },
+            lean: LeanFingerprints::new(Comparison::standard(), catalog.clone()),
             catalog,
             fingerprints,
             cmp: Comparison::standard(),
@@ -454,9 +459,17 @@ impl Collector {
         }
     }
 
+    /// The field trees the collector reads: those its fingerprints hash (a fan-out
+    /// copy is told by the fingerprint of a message that is no StateUpdate; a
+    /// comparison fingerprints every message). Everything else it reads is typed.
+    pub fn field_trees(&self) -> FieldTrees {
+        self.lean.trees()
+    }
+
     pub fn add(&mut self, p: &PacketRecord, names: &dyn Names) {
         if self.fingerprints {
-            self.report.digest.add(p, names, &self.cmp);
+            let lean = &self.lean;
+            self.report.digest.add_with(p, names, |_, _, g| lean.of(g));
         } else {
             self.report.digest.stats.add(p, names);
         }
