@@ -803,6 +803,13 @@ pub const GAME_FIELDS: &[GameField] = &[
         opcodes: &[],
     },
     GameField {
+        name: "no_target",
+        ty: FieldType::Bool,
+        unit: "",
+        description: "TorpedoFire: flag bit 2, set when no target follows (the dissector rule)",
+        opcodes: &[0x19],
+    },
+    GameField {
         name: "non_stock_body",
         ty: FieldType::Bytes,
         unit: "",
