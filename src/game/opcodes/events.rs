@@ -263,7 +263,7 @@ impl EventTail {
             }
             CLASS_COLLISION => {
                 let n = f.u8("contact_count")? as usize;
-                let first = f.fields.len();
+                let first = f.mark();
                 let start = f.r.pos();
                 // Bounded by the bytes present, not by the count byte.
                 let mut contacts = Vec::with_capacity(n.min(f.r.remaining() / 4));

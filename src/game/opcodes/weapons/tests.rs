@@ -8,8 +8,8 @@ use crate::game::compressed::cf16_decode;
 use crate::game::field::Value;
 use crate::game::opcodes::test_util::*;
 
-fn fr(bytes: &[u8]) -> FieldReader<'_> {
-    FieldReader::after_opcode(bytes)
+fn fr(bytes: &[u8]) -> FieldReader<'_, 'static> {
+    FieldReader::after_opcode_lean(bytes)
 }
 
 // Constructed: the stock 18-byte form (flags 0x01, target, 4-byte cvb) and the
