@@ -44,7 +44,7 @@ struct DigestSink<'a> {
     filter: &'a Filter,
     first_ts_ns: Option<i64>,
     stats: Stats,
-    fingerprints: LeanFingerprints<'a>,
+    fingerprints: LeanFingerprints,
     batch: Batch,
     tx: SyncSender<Batch>,
 }
@@ -80,7 +80,7 @@ impl Sink for DigestSink<'_> {
         };
         for m in g.messages.iter().filter(selected) {
             if let Some(game) = m.delivered_game() {
-                let fp = self.fingerprints.of(g, m, game);
+                let fp = self.fingerprints.of(game);
                 self.batch
                     .push(Entry::Digest(key, MessageDigest::new(game.opcode, fp)));
             }
@@ -95,7 +95,7 @@ impl Sink for DigestSink<'_> {
         if self.filter.reads_fields() {
             FieldTrees::All
         } else {
-            FieldTrees::None
+            self.fingerprints.trees()
         }
     }
 
@@ -123,7 +123,7 @@ fn read_side(
         filter,
         first_ts_ns: None,
         stats: Stats::default(),
-        fingerprints: LeanFingerprints::new(cmp, &cfg.ships),
+        fingerprints: LeanFingerprints::new(cmp.clone(), cfg.ships.clone()),
         batch: Vec::with_capacity(BATCH),
         tx,
     };

@@ -21,6 +21,7 @@ pub mod stateupdate;
 pub mod subsys;
 pub mod track;
 pub mod update;
+pub mod walk;
 pub mod writer;
 
 pub use field::{Field, Span, Value};

@@ -6,6 +6,7 @@
 
 use super::compressed::{cf16_decode, cv3_decode};
 use super::field::{Field, Span, Value};
+use super::walk::{Lean, Mark, Visitor};
 use std::borrow::Cow;
 use std::fmt;
 
@@ -279,47 +280,57 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// A reader that records every value it reads as a [`Field`] with its span.
+/// A reader that hands every value it reads, with its span, to a [`Visitor`].
 ///
-/// Decoders written against it read like the layout tables in `opcodes.md`.
-#[derive(Debug)]
-pub struct FieldReader<'a> {
+/// Decoders written against it read like the layout tables in `opcodes.md`; what the
+/// fields become (a tree, nothing, a selection) is the visitor's business.
+pub struct FieldReader<'a, 'v> {
     pub r: Reader<'a>,
-    pub fields: Vec<Field>,
-    /// False for a lean decode: values are read (and checked) exactly the same, but no
-    /// field is recorded.
+    visitor: &'v mut dyn Visitor,
+    /// The visitor's [`Visitor::building`], asked once: false for a lean decode, where
+    /// values are read (and checked) exactly the same but never built or handed over.
     keep: bool,
 }
 
-/// Top-level fields of a full StateUpdate (header, motion, subsystem block).
-const FIELDS_PER_MESSAGE: usize = 16;
+impl fmt::Debug for FieldReader<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FieldReader")
+            .field("r", &self.r)
+            .field("keep", &self.keep)
+            .finish()
+    }
+}
 
-impl<'a> FieldReader<'a> {
-    /// Read a whole game message, starting after its opcode byte.
-    pub fn after_opcode(msg: &'a [u8]) -> FieldReader<'a> {
+impl<'a, 'v> FieldReader<'a, 'v> {
+    /// Read a whole game message, starting after its opcode byte, handing its fields to
+    /// `visitor`.
+    pub fn after_opcode(msg: &'a [u8], visitor: &'v mut dyn Visitor) -> FieldReader<'a, 'v> {
         FieldReader {
             r: Reader::at(msg, 1),
-            // Room for a StateUpdate's top-level fields, the bulk of every capture, so
-            // the list is not grown three times per message.
-            fields: Vec::with_capacity(FIELDS_PER_MESSAGE),
-            keep: true,
+            keep: visitor.building(),
+            visitor,
         }
     }
 
-    /// Like [`FieldReader::after_opcode`], but records no fields: for callers that only
-    /// need the typed values and the warnings (statistics), and to skip the cost of
-    /// building field trees nobody reads.
-    pub fn after_opcode_lean(msg: &'a [u8]) -> FieldReader<'a> {
-        FieldReader {
-            r: Reader::at(msg, 1),
-            fields: Vec::new(),
-            keep: false,
-        }
+    /// Like [`FieldReader::after_opcode`] with the visitor that wants nothing: for
+    /// callers that only need the typed values and the warnings.
+    pub fn after_opcode_lean(msg: &'a [u8]) -> FieldReader<'a, 'v> {
+        // `Lean` has no size: leaking its box allocates nothing.
+        FieldReader::after_opcode(msg, Box::leak(Box::new(Lean)))
     }
 
-    /// Whether fields are recorded; decoders skip building derived fields when not.
+    /// Whether fields are handed over at all; decoders skip building derived fields
+    /// when not.
+    #[inline]
     pub fn keeps_fields(&self) -> bool {
         self.keep
+    }
+
+    /// Whether the visitor wants a field of this name: asked before building a value
+    /// that costs something (text, bytes, a derived label).
+    #[inline]
+    pub fn wants(&self, name: &str) -> bool {
+        self.keep && self.visitor.wants(name)
     }
 
     // Inlined so that a lean read, which drops `value`, compiles to nothing for the
@@ -328,7 +339,7 @@ impl<'a> FieldReader<'a> {
     pub fn push(&mut self, name: impl Into<Cow<'static, str>>, value: Value, start: usize) {
         if self.keep {
             let span = Span::new(start, self.r.pos());
-            self.fields.push(Field::new(name, value, span));
+            self.visitor.field(name.into(), value, span);
         } else {
             match value {
                 // Nothing to free: skip the out-of-line drop, which the compiler cannot
@@ -347,7 +358,7 @@ impl<'a> FieldReader<'a> {
 
     /// [`FieldReader::push`] for a value that owns no heap data (a number, flag or
     /// vector), from the scalar readers below: inlined into every decoder, so the
-    /// recording is kept out of line, where a lean read never goes.
+    /// handing over is kept out of line, where a lean read never goes.
     #[inline(always)]
     fn push_plain(&mut self, name: &'static str, value: Value, start: usize) {
         debug_assert!(!matches!(
@@ -364,13 +375,13 @@ impl<'a> FieldReader<'a> {
     #[inline(never)]
     fn keep_plain(&mut self, name: &'static str, value: Value, start: usize) {
         let span = Span::new(start, self.r.pos());
-        self.fields.push(Field::new(name, value, span));
+        self.visitor.field(Cow::Borrowed(name), value, span);
     }
 
     /// Record an already built field (nothing in a lean read).
     pub fn push_field(&mut self, field: Field) {
         if self.keep {
-            self.fields.push(field);
+            self.visitor.field(field.name, field.value, field.span);
         }
     }
 
@@ -494,7 +505,7 @@ impl<'a> FieldReader<'a> {
     pub fn str8(&mut self, name: &'static str) -> DecodeResult<String> {
         let at = self.r.pos();
         let v = self.r.str8(name)?;
-        if self.keep {
+        if self.wants(name) {
             self.push(name, Value::Text(v.clone()), at);
         }
         Ok(v)
@@ -502,7 +513,7 @@ impl<'a> FieldReader<'a> {
     pub fn str16(&mut self, name: &'static str) -> DecodeResult<String> {
         let at = self.r.pos();
         let v = self.r.str16(name)?;
-        if self.keep {
+        if self.wants(name) {
             self.push(name, Value::Text(v.clone()), at);
         }
         Ok(v)
@@ -510,7 +521,7 @@ impl<'a> FieldReader<'a> {
     pub fn str32z(&mut self, name: &'static str) -> DecodeResult<String> {
         let at = self.r.pos();
         let v = self.r.str32z(name)?;
-        if self.keep {
+        if self.wants(name) {
             self.push(name, Value::Text(v.clone()), at);
         }
         Ok(v)
@@ -518,7 +529,7 @@ impl<'a> FieldReader<'a> {
     pub fn bytes(&mut self, name: &'static str, n: usize) -> DecodeResult<&'a [u8]> {
         let at = self.r.pos();
         let v = self.r.bytes(n, name)?;
-        if self.keep {
+        if self.wants(name) {
             self.push(name, Value::Bytes(v.to_vec()), at);
         }
         Ok(v)
@@ -582,48 +593,64 @@ impl<'a> FieldReader<'a> {
     }
     /// A derived label for the bytes of an already-pushed field (e.g. the name of a code).
     pub fn label(&mut self, name: &'static str, text: &'static str, span: Span) {
-        if self.keep {
-            self.fields
-                .push(Field::new(name, Value::Text(text.to_string()), span));
+        if self.wants(name) {
+            self.visitor
+                .field(Cow::Borrowed(name), Value::Text(text.to_string()), span);
         }
     }
     /// Span of the last pushed field (empty at the current position if there is none).
     pub fn last_span(&self) -> Span {
-        self.fields
-            .last()
-            .map(|f| f.span)
-            .unwrap_or_else(|| Span::new(self.r.pos(), self.r.pos()))
-    }
-    /// Fold the fields pushed since index `first` into one group field that starts at
-    /// byte `start` (the fields keep their own spans).
-    pub fn group_from(&mut self, name: impl Into<Cow<'static, str>>, first: usize, start: usize) {
-        if !self.keep {
-            return;
-        }
-        let first = first.min(self.fields.len());
-        let inner: Vec<Field> = self.fields.drain(first..).collect();
-        let span = Span::new(start, self.r.pos());
-        self.fields
-            .push(Field::new(name, Value::Group(inner), span));
+        let last = if self.keep {
+            self.visitor.last_span()
+        } else {
+            None
+        };
+        last.unwrap_or_else(|| Span::new(self.r.pos(), self.r.pos()))
     }
 
-    /// Fold the fields pushed since index `first` into one list field (their values,
-    /// in order) that starts at byte `start`: a list of groups keeps every inner span.
-    pub fn list_from(&mut self, name: impl Into<Cow<'static, str>>, first: usize, start: usize) {
-        if !self.keep {
-            return;
+    /// Where the furthest top-level field handed over ends (none in a lean read).
+    pub fn furthest_end(&self) -> Option<u32> {
+        if self.keep {
+            self.visitor.furthest_end()
+        } else {
+            None
         }
-        let first = first.min(self.fields.len());
-        let items: Vec<Value> = self.fields.drain(first..).map(|f| f.value).collect();
-        let span = Span::new(start, self.r.pos());
-        self.fields.push(Field::new(name, Value::List(items), span));
+    }
+
+    /// Open a group or list here; [`FieldReader::group_from`] or
+    /// [`FieldReader::list_from`] closes it with the mark returned.
+    #[inline]
+    pub fn mark(&mut self) -> Mark {
+        if self.keep {
+            self.visitor.begin()
+        } else {
+            0
+        }
+    }
+
+    /// Fold the fields pushed since mark `first` into one group field that starts at
+    /// byte `start` (the fields keep their own spans).
+    pub fn group_from(&mut self, name: impl Into<Cow<'static, str>>, first: Mark, start: usize) {
+        if self.keep {
+            let span = Span::new(start, self.r.pos());
+            self.visitor.end_group(name.into(), first, span);
+        }
+    }
+
+    /// Fold the fields pushed since mark `first` into one list field (their values,
+    /// in order) that starts at byte `start`: a list of groups keeps every inner span.
+    pub fn list_from(&mut self, name: impl Into<Cow<'static, str>>, first: Mark, start: usize) {
+        if self.keep {
+            let span = Span::new(start, self.r.pos());
+            self.visitor.end_list(name.into(), first, span);
+        }
     }
 
     /// The rest of the message as a labelled raw field (nothing if it is empty).
     pub fn rest(&mut self, name: &'static str) -> &'a [u8] {
         let at = self.r.pos();
         let v = self.r.rest();
-        if !v.is_empty() && self.keep {
+        if !v.is_empty() && self.wants(name) {
             self.push(name, Value::Bytes(v.to_vec()), at);
         }
         v
@@ -633,6 +660,7 @@ impl<'a> FieldReader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::walk::TreeBuilder;
 
     #[test]
     fn packed_bits_share_a_byte_across_byte_reads() {
@@ -687,11 +715,13 @@ mod tests {
     #[test]
     fn field_reader_records_spans() {
         let msg = [0x14, 0xFF, 0xFF, 0xFF, 0x3F, 0x21];
-        let mut f = FieldReader::after_opcode(&msg);
+        let mut tree = TreeBuilder::new();
+        let mut f = FieldReader::after_opcode(&msg, &mut tree);
         f.object_id("object_id").unwrap();
         f.bit("flag").unwrap();
-        assert_eq!(f.fields[0].span, Span { start: 1, len: 4 });
-        assert_eq!(f.fields[1].span, Span { start: 5, len: 1 });
-        assert_eq!(f.fields[1].value, Value::Bool(true));
+        let fields = tree.into_fields();
+        assert_eq!(fields[0].span, Span { start: 1, len: 4 });
+        assert_eq!(fields[1].span, Span { start: 5, len: 1 });
+        assert_eq!(fields[1].value, Value::Bool(true));
     }
 }

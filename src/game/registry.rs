@@ -803,6 +803,13 @@ pub const GAME_FIELDS: &[GameField] = &[
         opcodes: &[],
     },
     GameField {
+        name: "no_target",
+        ty: FieldType::Bool,
+        unit: "",
+        description: "TorpedoFire: flag bit 2, set when no target follows (the dissector rule)",
+        opcodes: &[0x19],
+    },
+    GameField {
         name: "non_stock_body",
         ty: FieldType::Bytes,
         unit: "",
@@ -1901,9 +1908,11 @@ mod tests {
         for set in [&KNOWN_OPCODES[..], &UNKNOWN_OPCODES[..]] {
             assert!(set.windows(2).all(|w| w[0] < w[1]));
         }
-        let known: Vec<u8> = super::super::opcodes::opcode_names()
-            .map(|(op, _)| op)
-            .collect();
-        assert_eq!(known, KNOWN_OPCODES);
+        // That KNOWN_OPCODES are the dispatcher's known opcodes is checked in
+        // tests/it/field_registry.rs: the registry imports nothing above it.
+        assert_eq!(
+            lookup("trailing").map(|f| f.opcodes),
+            Some(&KNOWN_OPCODES[..])
+        );
     }
 }

@@ -5,7 +5,7 @@
 //! the subsystem power bits share packed bytes. Compressed values keep their raw wire
 //! form in [`StateUpdate`] so that [`encode`] reproduces the decoded bytes exactly.
 //!
-//! Why this file is long: the decoder ends at about 520 lines; the rest is tests on the seed
+//! Why this file is long: the decoder ends at about 550 lines; the rest is tests on the seed
 //! examples, the real captures' blocks and hostile inputs.
 
 use super::dirty::flag_names;
@@ -13,11 +13,13 @@ use super::field::{Field, Span, Value};
 use super::message::GameMessage;
 use super::opcodes::Body;
 use super::reader::{DecodeError, DecodeResult, FieldReader};
+use super::registry::state_update_names as names;
 use super::ships::{ShipCatalog, ShipClass};
 use super::subsys::{
     block_fields, power_entry, power_fields, read_block_into, read_power_block_into, FitMemo,
     PowerSetting, SubsystemRecord,
 };
+use super::walk::{Lean, TreeBuilder, Visitor};
 use crate::diag::{Code, Warning};
 
 // The typed value and its encoder live below the decoder, where the message body and
@@ -167,6 +169,27 @@ pub fn decode_reusing(
     keep_fields: bool,
     pool: &mut UpdatePool,
 ) -> GameMessage {
+    // Two calls rather than one through a chosen visitor, so the lean decode returns
+    // its message in place (the message is large; moving it shows in a profile).
+    if keep_fields {
+        let mut tree = TreeBuilder::new();
+        let mut m = decode_walking(msg, species, catalog, &mut tree, pool);
+        m.fields = tree.into_fields();
+        m
+    } else {
+        decode_walking(msg, species, catalog, &mut Lean, pool)
+    }
+}
+
+/// [`decode_reusing`], handing the fields to `visitor` in wire order as they are read:
+/// the message's own `fields` stay empty.
+pub fn decode_walking(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    visitor: &mut dyn Visitor,
+    pool: &mut UpdatePool,
+) -> GameMessage {
     let mut su = match pool.boxes.pop() {
         Some(mut su) => {
             // Its lists went to the pool when it was recycled: nothing to free here.
@@ -181,11 +204,7 @@ pub fn decode_reusing(
     let spare_power = pool.power.pop().unwrap_or_default();
     su.species = species;
     let mut d = Decoder {
-        f: if keep_fields {
-            FieldReader::after_opcode(msg)
-        } else {
-            FieldReader::after_opcode_lean(msg)
-        },
+        f: FieldReader::after_opcode(msg, visitor),
         warnings: Vec::new(),
         su,
         spare_records,
@@ -236,14 +255,22 @@ pub fn decode_reusing(
         opcode: OPCODE,
         name: "StateUpdate",
         length: msg.len(),
-        fields: f.fields,
+        fields: Vec::new(),
         warnings,
         body: header_ok.then(|| Body::StateUpdate(su)),
     }
 }
 
-struct Decoder<'a, 'c> {
-    f: FieldReader<'a>,
+/// The top-level fields of a decoded subsystem block ([`block_fields`]).
+const BLOCK_FIELDS: [&str; 4] = [
+    names::SUBSYSTEMS_START_INDEX,
+    names::SUBSYSTEMS_START_NAME,
+    names::SUBSYSTEMS,
+    names::SUBSYSTEMS_SUMMARY,
+];
+
+struct Decoder<'a, 'c, 'v> {
+    f: FieldReader<'a, 'v>,
     warnings: Vec<Warning>,
     su: Box<StateUpdate>,
     /// An emptied record list to fill, kept for its capacity.
@@ -257,7 +284,7 @@ struct Decoder<'a, 'c> {
     unfit_texts: &'c mut UnfitTexts,
 }
 
-impl Decoder<'_, '_> {
+impl Decoder<'_, '_, '_> {
     fn warn(&mut self, code: Code, offset: usize, message: String) {
         self.warnings
             .push(Warning::new(code, Some(offset), message));
@@ -278,7 +305,7 @@ impl Decoder<'_, '_> {
         self.su.game_time = self.f.f32("game_time")?;
         let at = self.f.r.pos();
         self.su.flags = self.f.hex8("flags")?;
-        if self.f.keeps_fields() {
+        if self.f.wants(names::FLAG_NAMES) {
             self.f
                 .push("flag_names", Value::Text(flag_names(self.su.flags)), at);
         }
@@ -390,8 +417,10 @@ impl Decoder<'_, '_> {
                     }
                     self.f.r = probe;
                     self.su.subsystem_start = Some(read.block.start);
-                    if self.f.keeps_fields() {
-                        self.f.fields.extend(block_fields(&read, class, at));
+                    if BLOCK_FIELDS.iter().any(|n| self.f.wants(n)) {
+                        for field in block_fields(&read, class, at) {
+                            self.f.push_field(field);
+                        }
                     }
                     self.su.subsystems = Some(SubsystemData::Decoded(read.block));
                     return Ok(());
@@ -507,8 +536,8 @@ impl Decoder<'_, '_> {
                 }
             }
         }
-        if self.f.keeps_fields() {
-            self.f.fields.push(power_fields(&pairs, self.class, at));
+        if self.f.wants(names::POWER_BLOCK) {
+            self.f.push_field(power_fields(&pairs, self.class, at));
         }
         self.su.power = Some(pairs);
         if let Some(e) = err {

@@ -230,7 +230,8 @@ impl Digest {
         self.add_with(p, names, |_, _, game| cmp.fingerprint(game));
     }
 
-    /// Add a record whose delivered messages `fingerprint` reduces (lean records take
+    /// Add a record whose delivered messages `fingerprint` reduces (records without
+    /// every field tree take
     /// [`LeanFingerprints::of`](super::fingerprint::LeanFingerprints::of)).
     pub fn add_with(
         &mut self,

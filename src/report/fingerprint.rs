@@ -1,14 +1,16 @@
-//! Fingerprints of delivered game messages from lean records, for `bcwire diff`.
+//! Fingerprints of delivered game messages, for `bcwire diff` and two-capture reports.
 //!
 //! [`Comparison::fingerprint`] hashes a message's field tree. Building that tree for
-//! every StateUpdate costs more than the rest of a lean decode, so a lean StateUpdate
-//! that decoded without a warning is fingerprinted from its typed value instead: every
+//! every StateUpdate costs more than the rest of a lean decode, so a StateUpdate that
+//! decoded without a warning is fingerprinted from its typed value instead: every
 //! value its fields would show (as the fields show it: a delta as the vector, a speed
 //! as the float), and the names its ship layout gives the subsystem and power entries.
 //! Two such StateUpdates get equal fingerprints exactly when their compared fields are
 //! equal (a test checks this on the shared and synthetic captures). Every other message
-//! (about 3 % of a game) is decoded again with fields from its own bytes and hashed as
-//! a field tree; so are all StateUpdates when an ignored name could name one of their
+//! (about 3 % of a game) is hashed as the field tree its one decode recorded: the
+//! reader asks the pipeline for [`LeanFingerprints::trees`], which are exactly the
+//! trees these fingerprints hash, so no message is decoded a second time. All
+//! StateUpdates are hashed as trees when an ignored name could name one of their
 //! fields.
 //!
 //! Fingerprints of the two kinds are never compared with each other: both captures of
@@ -17,13 +19,11 @@
 
 use super::diff::Comparison;
 use super::fold_hash::FoldHasher;
-use crate::game::objects::ObjectRegistry;
-use crate::game::opcodes::{self, DecodeContext};
+use crate::game::opcodes::FieldTrees;
 use crate::game::registry::state_update_names as su_names;
 use crate::game::ships::{RecordFormat, ShipCatalog, ShipClass};
 use crate::game::stateupdate::{self, StateUpdate, SubsystemData};
 use crate::game::GameMessage;
-use crate::pipeline::record::{GamePacket, MessageRecord};
 use std::hash::Hasher;
 
 /// Every field name a warning-free StateUpdate's field tree can hold, besides the names
@@ -62,56 +62,49 @@ const STATE_UPDATE_FIELDS: &[&str] = &[
 ];
 
 /// Fingerprints the delivered game messages of lean records.
-pub struct LeanFingerprints<'a> {
-    cmp: &'a Comparison,
-    catalog: &'a ShipCatalog,
+pub struct LeanFingerprints {
+    cmp: Comparison,
+    catalog: ShipCatalog,
     /// StateUpdates may be fingerprinted from their typed value.
     typed: bool,
     /// Ignore `game_time` in typed StateUpdates.
     ignore_time: bool,
-    /// Decoding context of re-decoded messages: only StateUpdates read the registry,
-    /// and they take the class the pipeline's decode used.
-    registry: ObjectRegistry,
 }
 
-impl<'a> LeanFingerprints<'a> {
-    pub fn new(cmp: &'a Comparison, catalog: &'a ShipCatalog) -> LeanFingerprints<'a> {
+impl LeanFingerprints {
+    pub fn new(cmp: Comparison, catalog: ShipCatalog) -> LeanFingerprints {
         LeanFingerprints {
+            typed: typed_state_updates(&cmp, &catalog),
+            ignore_time: cmp.ignores(su_names::GAME_TIME),
             cmp,
             catalog,
-            typed: typed_state_updates(cmp, catalog),
-            ignore_time: cmp.ignores(su_names::GAME_TIME),
-            registry: ObjectRegistry::default(),
         }
     }
 
-    /// Fingerprint of `game`, the delivered message of `m` in `packet`.
-    pub fn of(&self, packet: &GamePacket, m: &MessageRecord, game: &GameMessage) -> u64 {
+    /// The field trees the pipeline must record for [`LeanFingerprints::of`]: all but
+    /// those of warning-free StateUpdates, or all when those are hashed as trees too.
+    pub fn trees(&self) -> FieldTrees {
+        if self.typed {
+            FieldTrees::ExceptCleanStateUpdates
+        } else {
+            FieldTrees::All
+        }
+    }
+
+    /// Fingerprint of a delivered message decoded with [`LeanFingerprints::trees`] (or
+    /// more).
+    pub fn of(&self, game: &GameMessage) -> u64 {
         if self.typed && game.warnings.is_empty() {
             if let Some(su) = game.state_update() {
+                // A raw block always comes with a warning; checked all the same, as
+                // the typed hash leaves raw bytes out.
                 if !matches!(su.subsystems, Some(SubsystemData::Raw { .. })) {
                     let class = su.species.and_then(|s| self.catalog.class(s));
                     return self.state_update(su, class);
                 }
             }
         }
-        let bytes = match &m.assembled {
-            Some(a) => Some(a.bytes.as_slice()),
-            None => m
-                .payload_offset
-                .and_then(|at| packet.plain.get(at..at.checked_add(game.length)?)),
-        };
-        let Some(bytes) = bytes else {
-            // The pipeline always keeps a delivered message's bytes; hash what there is.
-            return self.cmp.fingerprint(game);
-        };
-        let full = if game.opcode == stateupdate::OPCODE {
-            let species = game.state_update().and_then(|s| s.species);
-            stateupdate::decode(bytes, species, self.catalog)
-        } else {
-            opcodes::decode(bytes, &DecodeContext::new(&self.registry, self.catalog))
-        };
-        self.cmp.fingerprint(&full)
+        self.cmp.fingerprint(game)
     }
 
     /// A warning-free StateUpdate decoded with `class`, by what its fields show.
@@ -342,6 +335,88 @@ mod tests {
         all
     }
 
+    /// Every delivered message of a run asking for [`LeanFingerprints::trees`]: its
+    /// bytes, the species its decode used, and its fingerprint from that one decode.
+    struct OneDecode<'a> {
+        lean: &'a LeanFingerprints,
+        seen: Vec<(Vec<u8>, Option<u16>, u64)>,
+    }
+
+    impl Sink for OneDecode<'_> {
+        fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> anyhow::Result<Control> {
+            let PacketBody::Game(g) = &p.body else {
+                return Ok(Control::Continue);
+            };
+            for m in &g.messages {
+                let Some(game) = m.delivered_game() else {
+                    continue;
+                };
+                let bytes = match (&m.assembled, m.payload_offset) {
+                    (Some(a), _) => a.bytes.clone(),
+                    (None, Some(at)) => g.plain[at..at + game.length].to_vec(),
+                    (None, None) => continue,
+                };
+                let species = game.state_update().and_then(|s| s.species);
+                self.seen.push((bytes, species, self.lean.of(game)));
+            }
+            Ok(Control::Continue)
+        }
+        fn field_trees(&self) -> FieldTrees {
+            self.lean.trees()
+        }
+    }
+
+    /// The fingerprint from the pipeline's one decode is the one a second decode of
+    /// the message's bytes with its whole field tree gives (hashed typed where a
+    /// warning-free StateUpdate is), for every message kind, with and without typed
+    /// StateUpdates.
+    #[test]
+    fn one_decode_fingerprints_equal_those_of_a_full_second_decode() {
+        use crate::game::objects::ObjectRegistry;
+        use crate::game::opcodes::{self, DecodeContext};
+        let mut args = crate::synth::SynthArgs::new("unused");
+        args.players = 4;
+        args.seed = 5;
+        args.loss = 0.02;
+        args.packets = Some(2_000);
+        let (_, capture) = crate::synth::generate(&args, Vec::new()).unwrap();
+        let catalog = ShipCatalog::stock();
+        let registry = ObjectRegistry::default();
+        for cmp in [
+            Comparison::standard(),
+            Comparison::new(false, &["speed".to_string()]).unwrap(),
+        ] {
+            let lean = LeanFingerprints::new(cmp.clone(), catalog.clone());
+            assert_eq!(lean.typed, cmp.ignore.iter().all(|n| n != "speed"));
+            let mut sink = OneDecode {
+                lean: &lean,
+                seen: Vec::new(),
+            };
+            let reader =
+                crate::capture::CaptureReader::new(std::io::Cursor::new(capture.clone())).unwrap();
+            Pipeline::new(Config::default())
+                .run(reader, &mut sink)
+                .unwrap();
+            let mut others = 0;
+            for (bytes, species, fp) in &sink.seen {
+                let full = if bytes[0] == stateupdate::OPCODE {
+                    stateupdate::decode(bytes, *species, &catalog)
+                } else {
+                    others += 1;
+                    opcodes::decode(bytes, &DecodeContext::new(&registry, &catalog))
+                };
+                let want = match full.state_update() {
+                    Some(su) if lean.typed && full.warnings.is_empty() => {
+                        lean.state_update(su, species.and_then(|s| catalog.class(s)))
+                    }
+                    _ => cmp.fingerprint(&full),
+                };
+                assert_eq!(*fp, want, "{bytes:02x?}");
+            }
+            assert!(others > 100 && sink.seen.len() > 2 * others, "{others}");
+        }
+    }
+
     /// Every message once more with one byte changed in a few ways, so that pairs that
     /// differ in exactly one place are plentiful.
     fn with_one_byte_changed(msgs: &[(Vec<u8>, Option<u16>)]) -> Vec<(Vec<u8>, Option<u16>)> {
@@ -362,7 +437,7 @@ mod tests {
     /// StateUpdates that take the typed way. Returns how many did.
     fn assert_same_partition(cmp: &Comparison, msgs: &[(Vec<u8>, Option<u16>)]) -> usize {
         let catalog = ShipCatalog::stock();
-        let lean = LeanFingerprints::new(cmp, &catalog);
+        let lean = LeanFingerprints::new(cmp.clone(), catalog.clone());
         assert!(lean.typed);
         let mut by_fields: HashMap<u64, (u64, usize)> = HashMap::new();
         let mut by_typed: HashMap<u64, (u64, usize)> = HashMap::new();
@@ -450,7 +525,7 @@ mod tests {
         let cmp = Comparison::new(false, &[]).unwrap();
         if cf16_values_meet() {
             assert_eq!(assert_same_partition(&cmp, &msgs), 2);
-            let lean = LeanFingerprints::new(&cmp, &catalog);
+            let lean = LeanFingerprints::new(cmp.clone(), catalog.clone());
             assert_eq!(
                 lean.state_update(&base, Some(class)),
                 lean.state_update(&other, Some(class))
@@ -458,13 +533,13 @@ mod tests {
         }
         // Game time counts with --include-volatile.
         let volatile = Comparison::new(true, &[]).unwrap();
-        let lean = LeanFingerprints::new(&volatile, &catalog);
+        let lean = LeanFingerprints::new(volatile.clone(), catalog.clone());
         assert_ne!(
             lean.state_update(&base, Some(class)),
             lean.state_update(&other, Some(class))
         );
         // The power entry is named by the layout: another class, another name.
-        let lean = LeanFingerprints::new(&cmp, &catalog);
+        let lean = LeanFingerprints::new(cmp.clone(), catalog.clone());
         let named = |c: Option<&ShipClass>| lean.state_update(&base, c);
         let second = &catalog.classes()[1];
         let same_name = |a: &ShipClass, b: &ShipClass| {

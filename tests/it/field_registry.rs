@@ -983,3 +983,13 @@ fn every_listed_name_is_held_by_some_message() {
         .collect();
     assert!(unheld.is_empty(), "listed names no input holds: {unheld:?}");
 }
+
+// The opcodes a decoded message may end in trailing bytes are the dispatcher's known
+// opcodes, every one of them (the registry's own list of them, checked here since the
+// registry does not import the dispatcher).
+// Catches: an opcode given a decoder without its registry entries, or the other way.
+#[test]
+fn trailing_bytes_entry_lists_every_known_opcode() {
+    let known: Vec<u8> = opcodes::opcode_names().map(|(op, _)| op).collect();
+    assert_eq!(lookup("trailing").unwrap().opcodes, &known[..]);
+}

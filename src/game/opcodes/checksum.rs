@@ -56,11 +56,11 @@ impl FileTree {
             ));
         }
         let n = f.u16("file_count")? as usize;
-        let first = f.fields.len();
+        let first = f.mark();
         let start = f.r.pos();
         let mut files = Vec::with_capacity(n.min(f.r.remaining() / 8));
         for _ in 0..n {
-            let (ff, fs) = (f.fields.len(), f.r.pos());
+            let (ff, fs) = (f.mark(), f.r.pos());
             let name = f.hex32("name_hash")?;
             let content = f.hex32("content_hash")?;
             f.group_from("file", ff, fs);
@@ -68,16 +68,16 @@ impl FileTree {
         }
         f.group_from("files", first, start);
         let n = f.u8("subdir_count")? as usize;
-        let (first, start) = (f.fields.len(), f.r.pos());
+        let (first, start) = (f.mark(), f.r.pos());
         let mut names = Vec::with_capacity(n.min(f.r.remaining() / 4));
         for _ in 0..n {
             names.push(f.hex32("subdir_name_hash")?);
         }
         f.group_from("subdir_name_hashes", first, start);
-        let (first, start) = (f.fields.len(), f.r.pos());
+        let (first, start) = (f.mark(), f.r.pos());
         let mut subdirs = Vec::with_capacity(names.len());
         for name in names {
-            let (sf, ss) = (f.fields.len(), f.r.pos());
+            let (sf, ss) = (f.mark(), f.r.pos());
             let tree = FileTree::parse(f, depth + 1)?;
             f.group_from("subdir", sf, ss);
             subdirs.push((name, tree));

@@ -263,7 +263,7 @@ impl EventTail {
             }
             CLASS_COLLISION => {
                 let n = f.u8("contact_count")? as usize;
-                let first = f.fields.len();
+                let first = f.mark();
                 let start = f.r.pos();
                 // Bounded by the bytes present, not by the count byte.
                 let mut contacts = Vec::with_capacity(n.min(f.r.remaining() / 4));
@@ -455,6 +455,14 @@ impl EventMessage {
         EventMessage {
             opcode,
             body: EventBody::Event(Event { header, tail }),
+        }
+    }
+
+    /// The collision force of a CollisionEffect (class 0x8124) event.
+    pub fn collision_force(&self) -> Option<f32> {
+        match self.event()?.tail {
+            EventTail::Collision { force, .. } => Some(force),
+            _ => None,
         }
     }
 

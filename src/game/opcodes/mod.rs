@@ -28,6 +28,7 @@ use super::objects::ObjectRegistry;
 use super::reader::{DecodeError, DecodeResult, FieldReader};
 use super::ships::ShipCatalog;
 use super::stateupdate::{self, UpdatePool};
+use super::walk::{Lean, TreeBuilder, Visitor};
 use crate::diag::{Code, Warning};
 
 /// Which messages get a field tree. Every decode gives the same opcode, name, length,
@@ -196,11 +197,20 @@ pub fn decode_reusing(msg: &[u8], ctx: &DecodeContext, spare: &mut UpdatePool) -
         }
         return stateupdate::decode_reusing(msg, species, ctx.catalog, true, spare);
     }
-    let mut f = if ctx.trees != FieldTrees::None {
-        FieldReader::after_opcode(msg)
-    } else {
-        FieldReader::after_opcode_lean(msg)
-    };
+    // As in `stateupdate::decode_reusing`: the lean decode returns its message in place.
+    if ctx.trees == FieldTrees::None {
+        return decode_body(op, msg, ctx, &mut Lean);
+    }
+    let mut tree = TreeBuilder::new();
+    let mut m = decode_body(op, msg, ctx, &mut tree);
+    m.fields = tree.into_fields();
+    m
+}
+
+/// Decode a message other than a StateUpdate (opcode `op` first), handing its fields
+/// to `visitor` in wire order: the message's own `fields` stay empty.
+fn decode_body(op: u8, msg: &[u8], ctx: &DecodeContext, visitor: &mut dyn Visitor) -> GameMessage {
+    let mut f = FieldReader::after_opcode(msg, visitor);
     let mut warnings = Vec::new();
     let (body, result) = parse_body(op, &mut f, &mut warnings, ctx.catalog);
     finish(op, msg, f, warnings, body, result)
@@ -324,11 +334,8 @@ fn finish(
             // A composite read may have consumed part of its bytes before failing; the
             // raw remainder starts where the last decoded field ended.
             let start = f
-                .fields
-                .iter()
-                .map(|x| x.span.end() as usize)
-                .max()
-                .unwrap_or(1)
+                .furthest_end()
+                .map_or(1, |end| end as usize)
                 .clamp(1, msg.len());
             if start < msg.len() {
                 f.push_field(Field::new(
@@ -343,7 +350,7 @@ fn finish(
         opcode: op,
         name: opcode_name(op),
         length: msg.len(),
-        fields: f.fields,
+        fields: Vec::new(),
         warnings,
         body,
     }

@@ -329,7 +329,7 @@ impl ShipFixed {
             f.label("species_name", n, span);
         }
         let position = f.vec3_f32("position")?;
-        let (first, start) = (f.fields.len(), f.r.pos());
+        let (first, start) = (f.mark(), f.r.pos());
         let orientation = [f.f32("w")?, f.f32("x")?, f.f32("y")?, f.f32("z")?];
         f.group_from("orientation", first, start);
         let velocity = f.cv4f_raw("velocity")?;
@@ -397,11 +397,11 @@ fn parse_blob(
     let at = f.r.pos();
     match catalog.class(species as u16) {
         Some(class) => {
-            let (first, start) = (f.fields.len(), f.r.pos());
+            let (first, start) = (f.mark(), f.r.pos());
             let layout = creation_layout(class);
             let mut records = Vec::with_capacity(layout.len());
             for (index, (entry, sub)) in layout.iter().zip(&class.subsystems).enumerate() {
-                let (ef, es) = (f.fields.len(), f.r.pos());
+                let (ef, es) = (f.mark(), f.r.pos());
                 // The same index, key and name as the class's StateUpdate records, so
                 // a path such as `subsystems[warp_core].condition` names one entry in
                 // both messages and in both captures of a diff.

@@ -131,10 +131,10 @@ impl ScoreChange {
         let victim_peer_id = f.i32("victim_peer_id")?;
         let victim_deaths = f.i32("victim_deaths")?;
         let n = f.u8("update_count")? as usize;
-        let (first, start) = (f.fields.len(), f.r.pos());
+        let (first, start) = (f.mark(), f.r.pos());
         let mut updates = Vec::with_capacity(n.min(f.r.remaining() / 8));
         for _ in 0..n {
-            let (uf, us) = (f.fields.len(), f.r.pos());
+            let (uf, us) = (f.mark(), f.r.pos());
             let peer = f.i32("peer_id")?;
             let score = f.i32("score")?;
             f.group_from("update", uf, us);

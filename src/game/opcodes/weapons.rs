@@ -3,6 +3,8 @@
 use super::common::non_stock;
 use super::events::torpedo_name;
 use crate::diag::{Code, Warning};
+use crate::game::compressed::{cf16_decode, cv3_decode};
+use crate::game::field::{Field, Value};
 use crate::game::reader::{DecodeResult, FieldReader};
 use crate::game::writer::Writer;
 
@@ -40,8 +42,15 @@ impl TorpedoFire {
             f.label("torpedo_type_name", n, span);
         }
         let flags = f.hex8("flags")?;
+        let no_target = flags & TORPEDO_NO_TARGET != 0;
+        if f.keeps_fields() {
+            // The bit the dissector rule reads (`opcodes.md` 0x19), as a value of its
+            // own: the other flag bits are of unknown meaning.
+            let span = f.last_span();
+            f.push_field(Field::new("no_target", Value::Bool(no_target), span));
+        }
         let direction = f.cv3_raw("direction")?;
-        let target = if flags & TORPEDO_NO_TARGET != 0 {
+        let target = if no_target {
             if f.r.remaining() > 0 {
                 w.push(Warning::new(
                     Code::LengthMismatch,
@@ -180,6 +189,18 @@ impl Explosion {
             damage: f.cf16_raw("damage")?,
             radius: f.cf16_raw("radius")?,
         })
+    }
+
+    /// The position as a vector (what the `position` field shows).
+    pub fn position_vector(&self) -> [f32; 3] {
+        let d = cv3_decode(self.position.0);
+        let m = cf16_decode(self.position.1);
+        [d[0] * m, d[1] * m, d[2] * m]
+    }
+
+    /// The damage as a number (what the `damage` field shows).
+    pub fn damage_value(&self) -> f32 {
+        cf16_decode(self.damage)
     }
 
     pub fn emit(&self) -> Vec<u8> {

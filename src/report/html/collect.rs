@@ -15,9 +15,9 @@ use super::tally::{
     kill_of, merge_kills, ClientHealth, Kill, Scores, MAX_HEALTH_CLIENTS, MAX_KILLS,
 };
 use crate::diag::{Code, Direction, Warning};
-use crate::game::field::{Field, Value};
 use crate::game::objects::slot_of;
-use crate::game::opcodes::{op, Body};
+use crate::game::opcodes::script::Chat;
+use crate::game::opcodes::{op, Body, FieldTrees};
 use crate::game::ships::ShipCatalog;
 use crate::game::stateupdate::{StateUpdate, SubsystemData};
 use crate::game::subsys::byte_pct;
@@ -26,6 +26,7 @@ use crate::game::GameMessage;
 use crate::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
 use crate::pipeline::summary::CaptureSummary;
 use crate::report::diff::{Comparison, Digest};
+use crate::report::fingerprint::LeanFingerprints;
 use crate::report::names::{Names, ShipIdentity};
 use crate::report::stats::Stats;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -409,6 +410,9 @@ pub struct Collector {
     /// Fingerprint every message for a later comparison (two-capture reports).
     fingerprints: bool,
     cmp: Comparison,
+    /// Fingerprints from the one decode: typed for warning-free StateUpdates, the
+    /// field tree for the rest.
+    lean: LeanFingerprints,
     t0: Option<i64>,
     last_ts: i64,
     tracks: Vec<Tracks>,
@@ -438,6 +442,7 @@ impl Collector {
                 name: name.to_string(),
                 ..CaptureReport::default()
             },
+            lean: LeanFingerprints::new(Comparison::standard(), catalog.clone()),
             catalog,
             fingerprints,
             cmp: Comparison::standard(),
@@ -458,9 +463,17 @@ impl Collector {
         }
     }
 
+    /// The field trees the collector reads: those its fingerprints hash (a fan-out
+    /// copy is told by the fingerprint of a message that is no StateUpdate; a
+    /// comparison fingerprints every message). Everything else it reads is typed.
+    pub fn field_trees(&self) -> FieldTrees {
+        self.lean.trees()
+    }
+
     pub fn add(&mut self, p: &PacketRecord, names: &dyn Names) {
         if self.fingerprints {
-            self.report.digest.add(p, names, &self.cmp);
+            let lean = &self.lean;
+            self.report.digest.add_with(p, names, |_, _, g| lean.of(g));
         } else {
             self.report.digest.stats.add(p, names);
         }
@@ -831,20 +844,21 @@ impl Collector {
                 });
             }
         }
-        let f = &game.fields;
         let Some((kind, object, target)) = event_objects(game) else {
-            if matches!(game.opcode, 0x2C | 0x2D) {
-                self.chat(p, t, game, names);
+            if let Some(Body::Chat(c)) = &game.body {
+                self.chat(p, t, c, names);
             }
             return;
         };
-        let value = match kind {
-            EventKind::Explosion => float_field(f, "damage"),
-            EventKind::Collision => float_field(f, "force"),
+        let value = match &game.body {
+            Some(Body::Explosion(x)) => Some(x.damage_value()),
+            Some(Body::Event(e)) if kind == EventKind::Collision => e.collision_force(),
             _ => None,
-        };
-        let position = match field(f, "position") {
-            Some(Value::Vec3(v)) if kind == EventKind::Explosion => Some(*v),
+        }
+        .map(f64::from)
+        .filter(|v| v.is_finite());
+        let position = match &game.body {
+            Some(Body::Explosion(x)) => Some(x.position_vector()),
             _ => None,
         };
         // Attached to the ship life the object belonged to when the message was sent:
@@ -951,29 +965,23 @@ impl Collector {
         }
     }
 
-    fn chat(&mut self, p: &PacketRecord, t: f64, game: &GameMessage, names: &dyn Names) {
+    fn chat(&mut self, p: &PacketRecord, t: f64, chat: &Chat, names: &dyn Names) {
         if self.report.chat.len() >= MAX_CHAT {
             self.report.chat_dropped += 1;
             return;
         }
-        let text = match field(&game.fields, "text") {
-            Some(Value::Text(s)) => s.clone(),
-            _ => return,
-        };
-        let sender = match (p.direction, field(&game.fields, "sender_peer_id")) {
-            (Direction::C2S, _) => names
+        let sender = match p.direction {
+            Direction::C2S => names
                 .client_name(p.session, p.client)
                 .unwrap_or_else(|| format!("client {}", p.client)),
-            (_, Some(Value::Int(id))) => format!("peer {id}"),
-            (_, Some(Value::Uint(id))) => format!("peer {id}"),
-            _ => "host".to_string(),
+            _ => format!("peer {}", chat.sender_peer_id),
         };
         self.report.chat.push(ChatLine {
             t,
             session: p.session,
             sender,
-            team: game.opcode == 0x2D,
-            text,
+            team: chat.opcode == op::TEAM_CHAT_MESSAGE,
+            text: chat.text.clone(),
         });
     }
 
@@ -1172,10 +1180,21 @@ fn sort_gaps(g: &mut Vec<Gap>) {
     g.truncate(MAX_GAPS);
 }
 
-fn interesting(op: u8) -> bool {
+fn interesting(opcode: u8) -> bool {
+    use op::*;
     matches!(
-        op,
-        0x06 | 0x07 | 0x08 | 0x14 | 0x15 | 0x19 | 0x1A | 0x29 | 0x2C | 0x2D | 0x36
+        opcode,
+        PYTHON_EVENT
+            | START_FIRING
+            | STOP_FIRING
+            | DESTROY_OBJECT
+            | COLLISION_EFFECT
+            | TORPEDO_FIRE
+            | BEAM_FIRE
+            | EXPLOSION
+            | CHAT_MESSAGE
+            | TEAM_CHAT_MESSAGE
+            | SCORE_CHANGE
     )
 }
 
@@ -1200,27 +1219,16 @@ fn event_objects(game: &GameMessage) -> Option<(EventKind, Option<u32>, Option<u
         Body::Event(e) => {
             let h = e.header()?;
             match e.opcode {
-                0x07 => (EventKind::StartFiring, Some(h.destination), None),
-                0x08 => (EventKind::StopFiring, Some(h.destination), None),
+                op::START_FIRING => (EventKind::StartFiring, Some(h.destination), None),
+                op::STOP_FIRING => (EventKind::StopFiring, Some(h.destination), None),
                 // The reporting ship is the header's destination, the other object
                 // its source.
-                0x15 => (EventKind::Collision, Some(h.destination), Some(h.source)),
+                op::COLLISION_EFFECT => (EventKind::Collision, Some(h.destination), Some(h.source)),
                 _ => return None,
             }
         }
         _ => return None,
     })
-}
-
-fn field<'a>(fields: &'a [Field], name: &str) -> Option<&'a Value> {
-    fields.iter().find(|f| f.name == name).map(|f| &f.value)
-}
-
-fn float_field(fields: &[Field], name: &str) -> Option<f64> {
-    match field(fields, name)? {
-        Value::Float(v) if v.is_finite() => Some(*v),
-        _ => None,
-    }
 }
 
 /// Name of a top-level subsystem of a class given by its readable or script name.
@@ -1236,8 +1244,10 @@ fn subsystem_name(catalog: &ShipCatalog, class: &str, index: u8) -> Option<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::field::Span;
+    use crate::game::field::{Field, Span, Value};
+    use crate::game::objects::ObjectRegistry;
     use crate::game::opcodes::Body;
+    use crate::game::opcodes::DecodeContext;
     use crate::pipeline::record::{GamePacket, MessageRecord};
     use crate::report::names::NoNames;
 
@@ -1297,22 +1307,22 @@ mod tests {
         }
     }
 
+    /// An Explosion at about (1, 2, 3) doing about 25 damage, decoded from its bytes
+    /// with its field tree.
     fn explosion(id: u32) -> GameMessage {
-        let mut g = game(
-            0x29,
-            vec![
-                Field::new("object_id", Value::ObjectId(id), Span::default()),
-                Field::new("position", Value::Vec3([1.0, 2.0, 3.0]), Span::default()),
-                Field::new("damage", Value::Float(25.0), Span::default()),
-            ],
-        );
-        g.body = Some(Body::Explosion(crate::game::opcodes::weapons::Explosion {
+        use crate::game::compressed::{cf16_encode, cv3_encode};
+        let len = 14f32.sqrt();
+        let x = crate::game::opcodes::weapons::Explosion {
             object_id: id,
-            position: ([0; 3], 0),
-            damage: 0,
-            radius: 0,
-        }));
-        g
+            position: (
+                cv3_encode([1.0 / len, 2.0 / len, 3.0 / len]),
+                cf16_encode(len),
+            ),
+            damage: cf16_encode(25.0),
+            radius: cf16_encode(10.0),
+        };
+        let (registry, catalog) = (ObjectRegistry::default(), ShipCatalog::stock());
+        crate::game::opcodes::decode(&x.emit(), &DecodeContext::new(&registry, &catalog))
     }
 
     fn su(id: u32, pos: Option<[f32; 3]>) -> GameMessage {
@@ -1413,8 +1423,17 @@ mod tests {
         let r = c.finish(CaptureSummary::default());
         let ids: Vec<_> = r.events.iter().map(|e| e.object).collect();
         assert_eq!(ids, [Some(5), Some(6), Some(5)]);
-        assert_eq!(r.events[0].value, Some(25.0));
-        assert_eq!(r.events[0].position, Some([1.0, 2.0, 3.0]));
+        // What the message's own field tree shows, and about what was sent.
+        let tree = explosion(5).fields;
+        let shown = |name: &str| tree.iter().find(|f| f.name == name).map(|f| &f.value);
+        let value = r.events[0].value.unwrap();
+        assert_eq!(shown("damage"), Some(&Value::Float(value)));
+        assert!((value - 25.0).abs() < 0.5, "{value}");
+        let position = r.events[0].position.unwrap();
+        assert_eq!(shown("position"), Some(&Value::Vec3(position)));
+        for (got, want) in position.iter().zip([1.0, 2.0, 3.0]) {
+            assert!((got - want).abs() < 0.1, "{position:?}");
+        }
         // Rates count every delivered message (the wire), events count the happenings.
         assert_eq!(r.rates[1][&0x29].values().sum::<u64>(), 4);
     }

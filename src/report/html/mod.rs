@@ -88,7 +88,11 @@ impl Sink for CollectSink<'_> {
     }
 
     fn field_trees(&self) -> pipeline::FieldTrees {
-        pipeline::FieldTrees::All
+        if self.filter.reads_fields() {
+            pipeline::FieldTrees::All
+        } else {
+            self.collector.field_trees()
+        }
     }
 }
 

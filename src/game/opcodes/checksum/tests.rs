@@ -8,6 +8,7 @@ use super::*;
 use crate::diag::Code;
 use crate::game::field::Value;
 use crate::game::opcodes::test_util::*;
+use crate::game::walk::TreeBuilder;
 
 // Captured (a_single_client frames 5-18): the five requests.
 #[test]
@@ -53,7 +54,11 @@ fn request_capture_vectors() {
         let bytes = hex(s);
         let m = decode_plain(&bytes);
         assert_clean(&m);
-        let r = ChecksumRequest::parse(&mut FieldReader::after_opcode(&bytes)).unwrap();
+        let r = ChecksumRequest::parse(&mut FieldReader::after_opcode(
+            &bytes,
+            &mut TreeBuilder::new(),
+        ))
+        .unwrap();
         let want = ChecksumRequest {
             round,
             directory: dir.into(),
@@ -78,11 +83,19 @@ fn response_capture_vectors() {
         let bytes = hex(s);
         let m = decode_plain(&bytes);
         assert_clean(&m);
-        let r = ChecksumResponse::parse(&mut FieldReader::after_opcode(&bytes)).unwrap();
+        let r = ChecksumResponse::parse(&mut FieldReader::after_opcode(
+            &bytes,
+            &mut TreeBuilder::new(),
+        ))
+        .unwrap();
         assert_eq!(r.emit(), bytes, "{s}");
     }
     let bytes = hex("210215d331b8010067800f8d8fa1a71d01a48d1ac50100c49167e4ef55c14700");
-    let r = ChecksumResponse::parse(&mut FieldReader::after_opcode(&bytes)).unwrap();
+    let r = ChecksumResponse::parse(&mut FieldReader::after_opcode(
+        &bytes,
+        &mut TreeBuilder::new(),
+    ))
+    .unwrap();
     assert_eq!(r.version_hash, None);
     assert_eq!(r.tree.files.len(), 1);
     assert_eq!(r.tree.subdirs.len(), 1);
@@ -110,7 +123,11 @@ fn response_constructed_round_trip() {
     };
     let bytes = r.emit();
     assert_eq!(&bytes[..6], &hex("210043e20c7e"));
-    let back = ChecksumResponse::parse(&mut FieldReader::after_opcode(&bytes)).unwrap();
+    let back = ChecksumResponse::parse(&mut FieldReader::after_opcode(
+        &bytes,
+        &mut TreeBuilder::new(),
+    ))
+    .unwrap();
     assert_eq!(back, r);
     assert_clean(&decode_plain(&bytes));
 }
@@ -138,7 +155,11 @@ fn fail_and_transfer_constructed() {
     let bytes = f.emit();
     assert_eq!(bytes, hex("22 0700 4170702e707963"));
     assert_eq!(
-        ChecksumFail::parse(0x22, &mut FieldReader::after_opcode(&bytes)).unwrap(),
+        ChecksumFail::parse(
+            0x22,
+            &mut FieldReader::after_opcode(&bytes, &mut TreeBuilder::new())
+        )
+        .unwrap(),
         f
     );
     assert_clean(&decode_plain(&bytes));
@@ -149,7 +170,11 @@ fn fail_and_transfer_constructed() {
     let bytes = t.emit();
     assert_eq!(bytes, hex("25 0500 612e707963 010203"));
     assert_eq!(
-        FileTransfer::parse(&mut FieldReader::after_opcode(&bytes)).unwrap(),
+        FileTransfer::parse(&mut FieldReader::after_opcode(
+            &bytes,
+            &mut TreeBuilder::new()
+        ))
+        .unwrap(),
         t
     );
     let m = decode_plain(&bytes);

@@ -6,9 +6,11 @@
 use super::*;
 use crate::game::field::Value;
 use crate::game::opcodes::test_util::*;
+use crate::game::walk::TreeBuilder;
 
 fn parse(bytes: &[u8]) -> (EventMessage, Vec<Warning>) {
-    let mut f = FieldReader::after_opcode(bytes);
+    let mut tree = TreeBuilder::new();
+    let mut f = FieldReader::after_opcode(bytes, &mut tree);
     let mut w = Vec::new();
     let m = EventMessage::parse(bytes[0], &mut f, &mut w).expect("parse");
     assert!(f.r.is_empty());

@@ -7,9 +7,11 @@ use super::*;
 use crate::diag::Code;
 use crate::game::field::Value;
 use crate::game::opcodes::test_util::*;
+use crate::game::walk::TreeBuilder;
 
 fn reparse<T>(bytes: &[u8], parse: impl Fn(&mut FieldReader) -> DecodeResult<T>) -> T {
-    let mut f = FieldReader::after_opcode(bytes);
+    let mut tree = TreeBuilder::new();
+    let mut f = FieldReader::after_opcode(bytes, &mut tree);
     let v = parse(&mut f).expect("parse");
     assert!(f.r.is_empty(), "bytes left over");
     v

@@ -6,6 +6,7 @@
 use super::*;
 use crate::game::field::Value;
 use crate::game::opcodes::test_util::*;
+use crate::game::walk::TreeBuilder;
 
 /// a_single_client frame 30: the client's Akira, stock prefix.
 pub const AKIRA: &str = "03000208800000ffffff3f010000b042000084c2000092c2f54a6f3ffe8c963e84e34b3e38784e3c00000000000000054361647932064d756c746931ffff64ffffffffffffff64ffffffffffff64ffffffffffffffffff646001ffffff64ffffffffffffff6400ff64ffffff6401ff";
@@ -13,7 +14,8 @@ pub const AKIRA: &str = "03000208800000ffffff3f010000b042000084c2000092c2f54a6f3
 const GALAXY: &str = "03020408800000ffff034003000060410000d8c100009041b5ce0f3f39dce3b343c215bf43c215bf000000000000000f5846533031204461756e746c657373064d756c746931ffffffffff64ffffffffffffff64ffffffffffffff646000ffffffffffffffffff6401ffffffff64ffffff64ffffffffff6401ffff64";
 
 fn parse(bytes: &[u8]) -> (ObjCreate, Vec<Warning>) {
-    let mut f = FieldReader::after_opcode(bytes);
+    let mut tree = TreeBuilder::new();
+    let mut f = FieldReader::after_opcode(bytes, &mut tree);
     let mut w = Vec::new();
     let c = ObjCreate::parse(bytes[0], &mut f, &mut w, &ShipCatalog::stock()).expect("parse");
     assert!(f.r.is_empty(), "left: {}", f.r.remaining());

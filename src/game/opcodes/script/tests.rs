@@ -7,8 +7,8 @@ use super::*;
 use crate::game::field::Value;
 use crate::game::opcodes::test_util::*;
 
-fn fr(b: &[u8]) -> FieldReader<'_> {
-    FieldReader::after_opcode(b)
+fn fr(b: &[u8]) -> FieldReader<'_, 'static> {
+    FieldReader::after_opcode_lean(b)
 }
 
 // Captured (b2_valentines_replay frames 231, 384).

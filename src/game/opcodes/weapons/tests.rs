@@ -8,8 +8,8 @@ use crate::game::compressed::cf16_decode;
 use crate::game::field::Value;
 use crate::game::opcodes::test_util::*;
 
-fn fr(bytes: &[u8]) -> FieldReader<'_> {
-    FieldReader::after_opcode(bytes)
+fn fr(bytes: &[u8]) -> FieldReader<'_, 'static> {
+    FieldReader::after_opcode_lean(bytes)
 }
 
 // Constructed: the stock 18-byte form (flags 0x01, target, 4-byte cvb) and the
@@ -36,6 +36,12 @@ fn torpedo_constructed_stock_forms() {
         field(&m, "torpedo_type_name"),
         &Value::Text("PhotonTorpedo".into())
     );
+    // Flag bit 2 clear: a target follows; the value spans the flags byte (offset 6).
+    let bit = m.fields.iter().find(|f| f.name == "no_target").unwrap();
+    assert_eq!(
+        (&bit.value, bit.span.start, bit.span.end()),
+        (&Value::Bool(false), 6, 7)
+    );
 
     let t = TorpedoFire {
         flags: 0x05,
@@ -45,7 +51,9 @@ fn torpedo_constructed_stock_forms() {
     let bytes = t.emit();
     assert_eq!(bytes.len(), 10);
     assert_eq!(TorpedoFire::parse(&mut fr(&bytes), &mut w).unwrap(), t);
-    assert_clean(&decode_plain(&bytes));
+    let m = decode_plain(&bytes);
+    assert_clean(&m);
+    assert_eq!(field(&m, "no_target"), &Value::Bool(true));
 }
 
 // Captured from a reimplementation replaying stock payloads: 19 bytes, cv4 aim point.
