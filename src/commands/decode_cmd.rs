@@ -276,14 +276,21 @@ impl Sink for DecodeSink<'_> {
         self.clock.frame(ts_ns, ts_digits);
     }
 
-    /// JSON is written from typed StateUpdates; tables, CSV, `--fields` and a `-Y`
-    /// expression that reads fields read the field trees.
+    /// JSON is written from typed StateUpdates; `--fields` reads the trees' fields of
+    /// the names its paths start from; tables, CSV and a `-Y` expression that reads
+    /// fields read whole trees.
     fn field_trees(&self) -> FieldTrees {
-        let json = matches!(self.format, DecodeFormat::Jsonl | DecodeFormat::Json);
-        if json && self.select.is_none() && !self.filter.reads_fields() {
-            FieldTrees::ExceptCleanStateUpdates
-        } else {
-            FieldTrees::All
+        if self.filter.reads_fields() {
+            return FieldTrees::All;
+        }
+        match &self.select {
+            Some(select) => select
+                .top_fields()
+                .map_or(FieldTrees::All, FieldTrees::Only),
+            None if matches!(self.format, DecodeFormat::Jsonl | DecodeFormat::Json) => {
+                FieldTrees::ExceptCleanStateUpdates
+            }
+            None => FieldTrees::All,
         }
     }
 }

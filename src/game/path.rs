@@ -293,6 +293,11 @@ impl FieldPath {
         }
     }
 
+    /// The name the path starts from, a top-level field's (none for `*`).
+    pub fn first_name(&self) -> Option<&str> {
+        self.segments.first().and_then(|s| s.name.as_deref())
+    }
+
     /// Whether a segment of this path is the field `name`.
     pub fn has_name(&self, name: &str) -> bool {
         self.segments

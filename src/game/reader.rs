@@ -372,6 +372,14 @@ impl<'a, 'v> FieldReader<'a, 'v> {
         }
     }
 
+    /// A field read from `start` that the visitor does not want: its span only.
+    fn skip(&mut self, start: usize) {
+        if self.keep {
+            let span = Span::new(start, self.r.pos());
+            self.visitor.skipped(span);
+        }
+    }
+
     #[inline(never)]
     fn keep_plain(&mut self, name: &'static str, value: Value, start: usize) {
         let span = Span::new(start, self.r.pos());
@@ -507,6 +515,8 @@ impl<'a, 'v> FieldReader<'a, 'v> {
         let v = self.r.str8(name)?;
         if self.wants(name) {
             self.push(name, Value::Text(v.clone()), at);
+        } else {
+            self.skip(at);
         }
         Ok(v)
     }
@@ -515,6 +525,8 @@ impl<'a, 'v> FieldReader<'a, 'v> {
         let v = self.r.str16(name)?;
         if self.wants(name) {
             self.push(name, Value::Text(v.clone()), at);
+        } else {
+            self.skip(at);
         }
         Ok(v)
     }
@@ -523,6 +535,8 @@ impl<'a, 'v> FieldReader<'a, 'v> {
         let v = self.r.str32z(name)?;
         if self.wants(name) {
             self.push(name, Value::Text(v.clone()), at);
+        } else {
+            self.skip(at);
         }
         Ok(v)
     }
@@ -531,6 +545,8 @@ impl<'a, 'v> FieldReader<'a, 'v> {
         let v = self.r.bytes(n, name)?;
         if self.wants(name) {
             self.push(name, Value::Bytes(v.to_vec()), at);
+        } else {
+            self.skip(at);
         }
         Ok(v)
     }
@@ -650,8 +666,12 @@ impl<'a, 'v> FieldReader<'a, 'v> {
     pub fn rest(&mut self, name: &'static str) -> &'a [u8] {
         let at = self.r.pos();
         let v = self.r.rest();
-        if !v.is_empty() && self.wants(name) {
-            self.push(name, Value::Bytes(v.to_vec()), at);
+        if !v.is_empty() {
+            if self.wants(name) {
+                self.push(name, Value::Bytes(v.to_vec()), at);
+            } else {
+                self.skip(at);
+            }
         }
         v
     }

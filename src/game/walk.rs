@@ -5,9 +5,11 @@
 //! in wire order, while it fills the message's typed body. What that pass leaves behind
 //! besides the body is up to the [`Visitor`]: [`TreeBuilder`] assembles the field tree
 //! the printers read, [`Lean`] wants nothing (statistics and the HTML report read the
-//! typed body only), and a selective visitor keeps the fields it was asked for.
+//! typed body only), and [`Selective`] keeps the top-level fields it was asked for
+//! (`decode --fields`).
 
 use super::field::{Field, Span, Value};
+use super::registry::GAME_FIELDS;
 use std::borrow::Cow;
 
 /// Where a group or list opened; handed back when it closes.
@@ -32,6 +34,12 @@ pub trait Visitor {
 
     /// One field: its name, its value and the bytes it was read from.
     fn field(&mut self, name: Cow<'static, str>, value: Value, span: Span);
+
+    /// A field read but not handed over, since [`Visitor::wants`] said no: its span
+    /// only (it still counts for [`Visitor::last_span`] and [`Visitor::furthest_end`]).
+    fn skipped(&mut self, span: Span) {
+        let _ = span;
+    }
 
     /// Open a group or list.
     fn begin(&mut self) -> Mark;
@@ -147,6 +155,160 @@ impl Visitor for Lean {
     }
 }
 
+/// A few top-level field names, resolved once to their [`GAME_FIELDS`] entries, held
+/// as a small plain value the decode context carries (it is copied with the context).
+/// Testing a field's name is a few length-and-bytes comparisons: it runs for every
+/// top-level field decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EntrySet {
+    /// Positions in [`GAME_FIELDS`].
+    entries: [u8; MAX_ENTRIES],
+    len: u8,
+}
+
+/// More names than this are no longer "a few": whole trees cost less than testing.
+const MAX_ENTRIES: usize = 16;
+const _: () = assert!(GAME_FIELDS.len() <= u8::MAX as usize);
+
+impl EntrySet {
+    /// The set of these names' entries; `None` when one of them has no registry entry
+    /// or there are more than [`MAX_ENTRIES`] (the caller builds whole trees then).
+    pub fn of<'n>(names: impl IntoIterator<Item = &'n str>) -> Option<EntrySet> {
+        let mut set = EntrySet::default();
+        for name in names {
+            let i = GAME_FIELDS.binary_search_by(|f| f.name.cmp(name)).ok()?;
+            if set.contains(name) {
+                continue;
+            }
+            *set.entries.get_mut(set.len as usize)? = i as u8;
+            set.len += 1;
+        }
+        Some(set)
+    }
+
+    #[inline]
+    pub fn contains(&self, name: &str) -> bool {
+        self.entries[..self.len as usize]
+            .iter()
+            .any(|&i| GAME_FIELDS[i as usize].name == name)
+    }
+}
+
+/// The visitor that keeps only the top-level fields of the names it was given, each
+/// whole: a path resolves inside them (`subsystems[hull].condition_pct` reads every
+/// record's `key`). What it drops is not built where building costs something:
+/// [`Visitor::wants`] says no to the text, bytes and derived trees of other names.
+///
+/// Its fields are the whole tree's top-level fields of those names, in order, so a path
+/// that starts at one of them finds what it finds in the whole tree.
+#[derive(Debug)]
+pub struct Selective {
+    names: EntrySet,
+    tree: TreeBuilder,
+    /// Where the groups and lists still open start: inside one everything is kept,
+    /// since only its name, known when it closes, decides.
+    open: Vec<Mark>,
+    last: Option<Span>,
+    furthest: Option<u32>,
+}
+
+impl Selective {
+    pub fn new(names: EntrySet) -> Selective {
+        Selective {
+            names,
+            tree: TreeBuilder::default(),
+            open: Vec::new(),
+            last: None,
+            furthest: None,
+        }
+    }
+
+    /// The fields kept. Groups a failed read left open stay flat, as in a
+    /// [`TreeBuilder`]'s tree, so their members are top-level fields: kept by name.
+    pub fn into_fields(self) -> Vec<Field> {
+        let mut fields = self.tree.into_fields();
+        if let Some(&outer) = self.open.first() {
+            let mut i = 0;
+            let names = self.names;
+            fields.retain(|f| {
+                i += 1;
+                i <= outer || names.contains(&f.name)
+            });
+        }
+        fields
+    }
+
+    /// Note a field handed over, kept or not: what a [`TreeBuilder`] would answer for
+    /// the last span and the furthest end.
+    fn saw(&mut self, span: Span) {
+        self.last = Some(span);
+        self.furthest = Some(self.furthest.map_or(span.end(), |e| e.max(span.end())));
+    }
+
+    fn keeps(&self, name: &str) -> bool {
+        !self.open.is_empty() || self.names.contains(name)
+    }
+
+    /// Close the innermost group or list: whether to keep it (else its members are
+    /// dropped).
+    fn close(&mut self, name: &str, mark: Mark, span: Span) -> bool {
+        self.open.pop();
+        self.saw(span);
+        let keep = self.keeps(name);
+        if !keep {
+            self.tree.fields.truncate(mark);
+        }
+        keep
+    }
+}
+
+impl Visitor for Selective {
+    fn building(&self) -> bool {
+        true
+    }
+
+    fn wants(&self, name: &str) -> bool {
+        self.keeps(name)
+    }
+
+    fn skipped(&mut self, span: Span) {
+        self.saw(span);
+    }
+
+    fn field(&mut self, name: Cow<'static, str>, value: Value, span: Span) {
+        self.saw(span);
+        if self.keeps(&name) {
+            self.tree.field(name, value, span);
+        }
+    }
+
+    fn begin(&mut self) -> Mark {
+        let mark = self.tree.begin();
+        self.open.push(mark);
+        mark
+    }
+
+    fn end_group(&mut self, name: Cow<'static, str>, mark: Mark, span: Span) {
+        if self.close(&name, mark, span) {
+            self.tree.end_group(name, mark, span);
+        }
+    }
+
+    fn end_list(&mut self, name: Cow<'static, str>, mark: Mark, span: Span) {
+        if self.close(&name, mark, span) {
+            self.tree.end_list(name, mark, span);
+        }
+    }
+
+    fn last_span(&self) -> Option<Span> {
+        self.last
+    }
+
+    fn furthest_end(&self) -> Option<u32> {
+        self.furthest
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,6 +340,34 @@ mod tests {
         };
         assert_eq!(inner[0].value, Value::Uint(1));
         assert_eq!(inner[0].span, Span { start: 3, len: 1 });
+    }
+
+    #[test]
+    fn selective_keeps_named_top_level_fields_whole() {
+        let names = EntrySet::of(["position", "contacts"]).expect("registry names");
+        let mut s = Selective::new(names);
+        s.field("flags".into(), Value::Hex(1), Span::new(1, 2));
+        s.field("position".into(), Value::Vec3([1.0; 3]), Span::new(2, 14));
+        let g = s.begin();
+        s.field("w".into(), Value::Float(1.0), Span::new(14, 18));
+        s.end_group("orientation".into(), g, Span::new(14, 18));
+        let c = s.begin();
+        s.field("contact".into(), Value::Uint(7), Span::new(18, 22));
+        s.end_group("contacts".into(), c, Span::new(18, 22));
+        s.skipped(Span::new(22, 25));
+        assert_eq!(s.last_span(), Some(Span::new(22, 25)));
+        // A read that fails inside a group leaves it open, its members flat at the top.
+        s.begin();
+        s.field("position".into(), Value::Vec3([2.0; 3]), Span::new(25, 37));
+        s.field("force".into(), Value::Float(3.0), Span::new(37, 41));
+        assert_eq!(s.furthest_end(), Some(41));
+        let fields = s.into_fields();
+        let names: Vec<&str> = fields.iter().map(|f| f.name.as_ref()).collect();
+        assert_eq!(names, ["position", "contacts", "position"]);
+        let Value::Group(inner) = &fields[1].value else {
+            panic!("not a group: {:?}", fields[1].value)
+        };
+        assert_eq!(inner[0].name, "contact");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 use super::json_prims::{str_json, u64_json};
 use super::json_stream::PacketWriter;
 use crate::game::field::{hex_padded, hex_twin_text};
+use crate::game::walk::EntrySet;
 use crate::game::Value;
 use crate::pipeline::facts::{self, Fact, FactValue, RecordCx};
 use crate::pipeline::field_names::{FieldRef, FieldRefError};
@@ -71,6 +72,20 @@ impl Selection {
             texts: paths.to_vec(),
             columns,
         })
+    }
+
+    /// The top-level decoded fields the columns start from, resolved against the field
+    /// registry once, so a decode builds only those (`FieldTrees::Only`). `None` when
+    /// a column starts from any name (`*`) or from a name without an entry: whole
+    /// trees then.
+    pub fn top_fields(&self) -> Option<EntrySet> {
+        let mut names = Vec::with_capacity(self.columns.len());
+        for c in &self.columns {
+            if let Column::Field(r) = c {
+                names.push(r.path.first_name()?);
+            }
+        }
+        EntrySet::of(names)
     }
 
     /// The CSV header: the paths as given, after a `file` column when several inputs

@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use bcwire::game::walk::EntrySet;
 use bcwire::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
 use bcwire::pipeline::{self, Config, Control, FieldTrees, Pipeline, Sink};
 use bcwire::report::names::Names;
@@ -162,4 +163,90 @@ fn json_from_typed_state_updates_equals_json_from_field_trees() {
         typed_total > 100,
         "StateUpdates written from typed values: {typed_total}"
     );
+}
+
+/// Each record's Debug text, the full run's with only the top-level fields of `names`
+/// kept (`None`: as the run made it).
+struct Select {
+    detail: FieldTrees,
+    names: Option<&'static [&'static str]>,
+    records: Vec<String>,
+}
+
+impl Sink for Select {
+    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> anyhow::Result<Control> {
+        let mut p = p.clone();
+        if let (Some(names), PacketBody::Game(g)) = (self.names, &mut p.body) {
+            for m in &mut g.messages {
+                for game in m
+                    .game
+                    .iter_mut()
+                    .chain(m.assembled.iter_mut().map(|a| &mut a.game))
+                {
+                    game.fields.retain(|f| names.contains(&f.name.as_ref()));
+                }
+            }
+        }
+        self.records.push(format!("{p:?}"));
+        Ok(Control::Continue)
+    }
+    fn field_trees(&self) -> FieldTrees {
+        self.detail
+    }
+}
+
+fn run_select(
+    path: &str,
+    detail: FieldTrees,
+    names: Option<&'static [&'static str]>,
+) -> Vec<String> {
+    let mut sink = Select {
+        detail,
+        names,
+        records: Vec::new(),
+    };
+    let reader = pipeline::open(path).unwrap();
+    Pipeline::new(Config::default())
+        .run(reader, &mut sink)
+        .unwrap();
+    sink.records
+}
+
+/// A run that asks for a few top-level fields by name (what `decode --fields` asks
+/// for) yields the full run's records with every other top-level field left out: the
+/// same values, spans and order, subtrees whole, on the shipped and the real captures.
+#[test]
+fn selected_fields_are_the_full_trees_fields_of_those_names() {
+    const SETS: [&[&str]; 4] = [
+        &["position", "subsystems"],
+        &["damage", "force", "contacts"],
+        &["player_name", "flags", "torpedo_type_name"],
+        &["undecoded", "trailing", "power_block", "files"],
+    ];
+    let mut paths: Vec<String> = ["sample.pcapng", "duel-sll2.pcap", "mtu400-null.pcapng"]
+        .iter()
+        .map(|n| common::shipped_capture(n).to_string_lossy().into_owned())
+        .collect();
+    for (name, folder) in common::shared_captures() {
+        paths.push(
+            folder
+                .join(format!("{name}.pcapng"))
+                .to_string_lossy()
+                .into_owned(),
+        );
+    }
+    let mut kept = 0;
+    for path in &paths {
+        for names in SETS {
+            let set = EntrySet::of(names.iter().copied()).expect("registry names");
+            let full = run_select(path, FieldTrees::All, Some(names));
+            let only = run_select(path, FieldTrees::Only(set), None);
+            assert_eq!(full.len(), only.len(), "{path}");
+            for (a, b) in full.iter().zip(&only) {
+                assert_eq!(a, b, "{path} {names:?}");
+            }
+            kept += only.iter().filter(|r| r.contains("Field {")).count();
+        }
+    }
+    assert!(kept > 100, "records with a selected field: {kept}");
 }

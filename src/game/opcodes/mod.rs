@@ -28,7 +28,7 @@ use super::objects::ObjectRegistry;
 use super::reader::{DecodeError, DecodeResult, FieldReader};
 use super::ships::ShipCatalog;
 use super::stateupdate::{self, UpdatePool};
-use super::walk::{Lean, TreeBuilder, Visitor};
+use super::walk::{EntrySet, Lean, Selective, TreeBuilder, Visitor};
 use crate::diag::{Code, Warning};
 
 /// Which messages get a field tree. Every decode gives the same opcode, name, length,
@@ -44,6 +44,9 @@ pub enum FieldTrees {
     /// One with a warning (a raw block, trailing bytes …) is decoded again with its
     /// tree, which holds what the typed value cannot.
     ExceptCleanStateUpdates,
+    /// Every message, but only its top-level fields of these names (each whole): for a
+    /// consumer that reads a few paths, built by [`Selective`] in the same one pass.
+    Only(EntrySet),
 }
 
 /// What a decoder may consult besides the bytes: the session's objects and ship classes.
@@ -182,6 +185,19 @@ pub fn decode_reusing(msg: &[u8], ctx: &DecodeContext, spare: &mut UpdatePool) -
             body: None,
         };
     };
+    if let FieldTrees::Only(names) = ctx.trees {
+        let mut selective = Selective::new(names);
+        let mut m = if op == op::STATE_UPDATE {
+            let species = object_id_at(msg, 1)
+                .and_then(|id| ctx.registry.species(id))
+                .map(u16::from);
+            stateupdate::decode_walking(msg, species, ctx.catalog, &mut selective, spare)
+        } else {
+            decode_body(op, msg, ctx, &mut selective)
+        };
+        m.fields = selective.into_fields();
+        return m;
+    }
     if op == op::STATE_UPDATE {
         let species = object_id_at(msg, 1)
             .and_then(|id| ctx.registry.species(id))
