@@ -93,8 +93,9 @@ for n in $sizes; do
     fi
     measure cat cat "$f"
     measure bare "$bare" "$f"
-    measure stats "$bin" -q stats "$f"
-    measure jsonl "$bin" -q decode --format jsonl "$f"
+    # No -q on the measured commands: with -q, decode writes no records.
+    measure stats "$bin" stats "$f"
+    measure jsonl "$bin" decode --format jsonl "$f"
     measure diff "$bin" -q diff "$f" "$f"
     measure report "$bin" -q report "$f" -o "$dir/bench_$n.html"
     # A directory of four captures of a quarter of the frames each (the same shape,
@@ -109,11 +110,11 @@ for n in $sizes; do
             else "$make" "$seed" "$d4/part$k.pcap" $((n / 4)) 2>/dev/null; fi
         done
     fi
-    measure stats_dir4 "$bin" -q stats "$d4"
+    measure stats_dir4 "$bin" stats "$d4"
     cmds="cat bare stats jsonl diff report stats_dir4"
     # One core: the reading thread is not started, so CPU and wall are one chain.
     if command -v taskset >/dev/null 2>&1; then
-        measure stats_1core taskset -c 0 "$bin" -q stats "$f"
+        measure stats_1core taskset -c 0 "$bin" stats "$f"
         cmds="$cmds stats_1core"
     fi
     if "$bin" decode --help 2>/dev/null | grep -q parquet; then
@@ -142,7 +143,7 @@ for n in $sizes; do
     ratio_line "stats / bare read" stats bare "two threads; the target is for one core"
     [ -n "${CPU[stats_1core]:-}" ] && ratio_line "stats one core / bare read" stats_1core bare "<= 8x"
     ratio_line "jsonl / stats" jsonl stats "<= 2x (CPU)"
-    jsonl_bytes=$("$bin" -q decode --format jsonl "$f" | wc -c)
+    jsonl_bytes=$("$bin" decode --format jsonl "$f" | wc -c)
     printf '%-9s   %-26s %s bytes, %s MB per CPU second\n' "$n" "JSON Lines written" "$jsonl_bytes" \
         "$(awk -v b="$jsonl_bytes" -v t="${CPU[jsonl]}" 'BEGIN{ if (t+0 == 0) print "-"; else printf "%.0f", b/t/1e6 }')"
     if [ -n "${CPU[parquet]:-}" ]; then
