@@ -143,7 +143,7 @@ for n in $sizes; do
     ratio_line "stats / bare read" stats bare "two threads; the target is for one core"
     [ -n "${CPU[stats_1core]:-}" ] && ratio_line "stats one core / bare read" stats_1core bare "<= 8x"
     ratio_line "jsonl / stats" jsonl stats "<= 2x (CPU)"
-    jsonl_bytes=$("$bin" decode --format jsonl "$f" | wc -c)
+    jsonl_bytes=$("$bin" decode --format jsonl "$f" 2>/dev/null | wc -c)
     printf '%-9s   %-26s %s bytes, %s MB per CPU second\n' "$n" "JSON Lines written" "$jsonl_bytes" \
         "$(awk -v b="$jsonl_bytes" -v t="${CPU[jsonl]}" 'BEGIN{ if (t+0 == 0) print "-"; else printf "%.0f", b/t/1e6 }')"
     if [ -n "${CPU[parquet]:-}" ]; then
