@@ -131,9 +131,21 @@ const PROBE: &str = r#"<script>(function () {
       });
     });
   });
+  // Choose the first player: the rows of the other players are hidden.
+  var sel = document.getElementById("player"), chosen = "", shown = [];
+  var opts = sel ? Array.prototype.filter.call(sel.options, function (o) { return o.value; }) : [];
+  var had = Array.prototype.map.call(document.querySelectorAll("table.fire-matrix tr[data-player]"), function (tr) { return tr.dataset.player; });
+  if (opts.length) {
+    chosen = opts.map(function (o) { return o.value; }).filter(function (v) { return had.indexOf(v) >= 0; })[0] || opts[0].value;
+    sel.value = chosen;
+    sel.dispatchEvent(new Event("change"));
+    Array.prototype.forEach.call(document.querySelectorAll("table.fire-matrix tr[data-shooter]"), function (tr) {
+      if (tr.getClientRects().length) shown.push([tr.dataset.shooter, tr.hasAttribute("data-player")]);
+    });
+  }
   var pre = document.createElement("pre");
   pre.id = "fire-probe";
-  pre.textContent = JSON.stringify({ cells: out, errors: (window.__errors || []).length, resources: performance.getEntriesByType("resource").length });
+  pre.textContent = JSON.stringify({ chosen: chosen, shown: shown, players: opts.map(function (o) { return o.value; }), cells: out, errors: (window.__errors || []).length, resources: performance.getEntriesByType("resource").length });
   document.body.appendChild(pre);
 })();</script></body>"#;
 
@@ -194,11 +206,33 @@ fn check(cap: &Path, name: &str, min_shots: u64) {
     let want = oracle(cap);
     let shots: u64 = want.values().map(|v| v[0] + v[1]).sum();
     assert!(shots >= min_shots, "{shots} shots in {name}: {want:?}");
-    let (got, _) = page_cells(&bin, cap, name);
+    let (got, p) = page_cells(&bin, cap, name);
     assert_eq!(
         got, want,
         "page (left) against the decoded messages (right)"
     );
+    // With one player chosen, the only player rows left are that player's.
+    let chosen = p["chosen"].as_str().unwrap_or("");
+    if !chosen.is_empty() {
+        let shown = p["shown"].as_array().unwrap();
+        let had_row = p["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c[1] == chosen);
+        assert_eq!(
+            shown.iter().any(|r| r[0] == chosen),
+            had_row,
+            "{chosen}'s row is shown where it has shots: {shown:?}"
+        );
+        let players = p["players"].as_array().unwrap();
+        for r in shown {
+            assert!(
+                r[0] == chosen || !players.contains(&r[0]),
+                "another player's row under the choice of {chosen}: {r}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -218,8 +218,15 @@ fn table(m: &Matrix, s: &SessionSummary) -> String {
         let _ = write!(h, "<th class=\"n\" data-target=\"{0}\">{0}</th>", esc(l));
     }
     h.push_str("<th class=\"n\">no target</th><th class=\"n\">shots</th></tr>");
+    // A player's row follows the page's Player choice, as the scoreboard's rows do.
+    let named: Vec<String> = players(s).map(player_name).collect();
     for a in &labels {
-        let _ = write!(h, "<tr data-shooter=\"{0}\"><th>{0}</th>", esc(a));
+        let player = if named.contains(a) {
+            format!(" data-player=\"{}\"", esc(a))
+        } else {
+            String::new()
+        };
+        let _ = write!(h, "<tr data-shooter=\"{0}\"{player}><th>{0}</th>", esc(a));
         let mut total = Cell::default();
         for b in &labels {
             let cell = grid
