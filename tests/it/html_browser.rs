@@ -37,6 +37,24 @@ pub(crate) fn tmp(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
 }
 
+/// `bcwire report CAPTURE -o <tmp>/PAGE` through the binary; the page's text.
+pub(crate) fn report_page(capture: &Path, page: &str) -> String {
+    let path = tmp(page);
+    let out = crate::common::bcwire(&[
+        "-q",
+        "report",
+        &capture.to_string_lossy(),
+        "-o",
+        &path.to_string_lossy(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(path).unwrap()
+}
+
 /// Run headless Chromium on a local file with a fresh profile; `mode` is `--dump-dom`
 /// or `--screenshot=…`. Bounded by `timeout` so a hung browser fails the test.
 fn run_chromium(bin: &Path, page: &Path, mode: &str) -> String {

@@ -7,7 +7,7 @@
 //! game's ScoreChange messages (once each), killer and victim by peer id.
 
 use crate::common;
-use crate::html_browser::{capture, chromium, generated_page, run_chromium_at, tmp};
+use crate::html_browser::{capture, chromium, generated_page, report_page, run_chromium_at, tmp};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -150,20 +150,7 @@ const PROBE: &str = r#"<script>(function () {
 })();</script></body>"#;
 
 fn page_cells(bin: &Path, cap: &Path, name: &str) -> (Cells, Value) {
-    let page = tmp(&format!("{name}.html"));
-    let out = common::bcwire(&[
-        "-q",
-        "report",
-        &cap.to_string_lossy(),
-        "-o",
-        &page.to_string_lossy(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = report_page(cap, &format!("{name}.html"));
     let probed = tmp(&format!("{name}_fire.html"));
     std::fs::write(&probed, html.replace("</body>", PROBE)).unwrap();
     let dom = run_chromium_at(bin, &probed, "--dump-dom", 1400);

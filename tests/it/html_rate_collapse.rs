@@ -5,12 +5,9 @@
 //! the report's own tallies.
 
 use crate::common;
+use crate::html_browser::{report_page, tmp};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-fn tmp(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
-}
+use std::path::Path;
 
 fn median(w: &[u64]) -> f64 {
     let mut v = w.to_vec();
@@ -89,23 +86,6 @@ fn listed(page: &str) -> Option<(u64, String)> {
     Some((cells[1].parse().ok()?, cells[3].clone()))
 }
 
-fn report(capture: &Path, name: &str) -> String {
-    let page = tmp(name);
-    let out = common::bcwire(&[
-        "-q",
-        "report",
-        &capture.to_string_lossy(),
-        "-o",
-        &page.to_string_lossy(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::read_to_string(page).unwrap()
-}
-
 #[test]
 fn a_one_way_stop_is_listed_as_a_rate_collapse() {
     // A two-minute session whose host→client traffic stops at 70 s while the client
@@ -151,7 +131,7 @@ fn a_one_way_stop_is_listed_as_a_rate_collapse() {
         "{want:?}"
     );
     let (count, example) =
-        listed(&report(&cut, "collapse_cut.html")).expect("rate_collapse listed");
+        listed(&report_page(&cut, "collapse_cut.html")).expect("rate_collapse listed");
     assert_eq!(count, want.len() as u64, "{example}");
     assert!(
         example.contains("s2c: ") && example.contains(&format!("from {} s", want[0].2)),
@@ -159,14 +139,14 @@ fn a_one_way_stop_is_listed_as_a_rate_collapse() {
     );
     // The uncut session has none, by the oracle and on the page.
     assert_eq!(oracle(&full), vec![]);
-    assert_eq!(listed(&report(&full, "collapse_full.html")), None);
+    assert_eq!(listed(&report_page(&full, "collapse_full.html")), None);
 }
 
 #[test]
 fn the_shipped_sample_lists_no_rate_collapse() {
     let sample = common::shipped_capture("sample.pcapng");
     assert_eq!(oracle(&sample), vec![]);
-    let page = report(&sample, "collapse_sample.html");
+    let page = report_page(&sample, "collapse_sample.html");
     assert!(page.contains("id=\"problems\""));
     assert_eq!(listed(&page), None);
 }

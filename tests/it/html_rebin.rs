@@ -6,26 +6,13 @@
 //! `bcwire decode`'s records.
 
 use crate::common;
-use crate::html_browser::{capture, chromium, run_chromium_at, tmp};
+use crate::html_browser::{capture, chromium, report_page, run_chromium_at, tmp};
 use serde_json::Value;
 use std::path::Path;
 
 /// Report `cap` through the binary, run the zoom probe in Chromium, return its findings.
 fn probe(bin: &Path, cap: &Path, name: &str) -> Value {
-    let page = tmp(&format!("{name}.html"));
-    let out = common::bcwire(&[
-        "-q",
-        "report",
-        &cap.to_string_lossy(),
-        "-o",
-        &page.to_string_lossy(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = report_page(cap, &format!("{name}.html"));
     let probed = tmp(&format!("{name}_rebin.html"));
     let script = include_str!("browser/rebin_probe.js");
     std::fs::write(
