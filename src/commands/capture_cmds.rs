@@ -194,24 +194,10 @@ pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
         None => a.limit.max(1),
     };
     let palette = Palette::new(out.color);
-    let first = inputs.files.first().cloned().unwrap_or_default();
-    let spool = if a.write.write.is_some() && !first.is_empty() {
-        cut::prepare(&first, a.input.ships.as_deref(), &a.write)?
-    } else {
-        None
-    };
-    let read_path = |path: &str| {
-        spool
-            .as_ref()
-            .map_or_else(|| path.to_string(), |s| s.path())
-    };
-    // With `-w -` the capture takes standard output; the report goes nowhere.
+    let cutting = cut::Cutting::prepare(&inputs.files, a.input.ships.as_deref(), &a.write)?;
+    let read_path = |path: &str| cutting.read_path(path);
     let mut nowhere = std::io::sink();
-    let report: &mut dyn Write = if cut::to_stdout(&a.write) {
-        &mut nowhere
-    } else {
-        &mut *w
-    };
+    let report = cut::report_writer(&a.write, &mut *w, &mut nowhere);
     let mut picked = Vec::new();
     let mut shown = 0;
     let failed = for_each(&inputs.files, |path| {
@@ -281,10 +267,10 @@ pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
             Flow::Next
         })
     })?;
-    if a.write.write.is_some() && !first.is_empty() {
+    if a.write.write.is_some() && !cutting.first().is_empty() {
         cut::finish(
-            &read_path(&first),
-            &first,
+            &read_path(cutting.first()),
+            cutting.first(),
             &a.write,
             &mut picked,
             w,

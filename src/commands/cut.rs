@@ -147,6 +147,55 @@ pub fn spool_stdin() -> Result<Spool> {
     Ok(Spool(f))
 }
 
+/// What `-w` needs before a command reads its inputs: the first input checked against
+/// the target, and spooled when it is standard input (it is read twice).
+pub struct Cutting {
+    first: String,
+    spool: Option<Spool>,
+}
+
+impl Cutting {
+    pub fn prepare(
+        files: &[String],
+        ships: Option<&std::path::Path>,
+        a: &WriteArgs,
+    ) -> Result<Cutting> {
+        let first = files.first().cloned().unwrap_or_default();
+        let spool = if a.write.is_some() && !first.is_empty() {
+            prepare(&first, ships, a)?
+        } else {
+            None
+        };
+        Ok(Cutting { first, spool })
+    }
+
+    /// The first input, as the command line names it.
+    pub fn first(&self) -> &str {
+        &self.first
+    }
+
+    /// Where to read `path` from: the spool in place of standard input.
+    pub fn read_path(&self, path: &str) -> String {
+        self.spool
+            .as_ref()
+            .map_or_else(|| path.to_string(), |s| s.path())
+    }
+}
+
+/// Where a command's report goes: nowhere with `-w -` (the capture takes standard
+/// output), else `w`.
+pub fn report_writer<'a>(
+    a: &WriteArgs,
+    w: &'a mut dyn Write,
+    nowhere: &'a mut std::io::Sink,
+) -> &'a mut dyn Write {
+    if to_stdout(a) {
+        nowhere
+    } else {
+        w
+    }
+}
+
 /// True when `-w -` sends the capture to standard output (and the report nowhere).
 pub fn to_stdout(a: &WriteArgs) -> bool {
     a.write.as_deref() == Some("-")

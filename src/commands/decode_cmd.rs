@@ -482,24 +482,10 @@ fn decode_file(
 /// The inputs one after the other: (any failed, inputs without the `--client`).
 fn decode_in_turn(plan: &Plan, files: &[String], w: &mut dyn Write) -> Result<(bool, usize)> {
     let a = plan.a;
-    let first = files.first().cloned().unwrap_or_default();
-    let spool = if a.write.write.is_some() && !first.is_empty() {
-        cut::prepare(&first, a.input.ships.as_deref(), &a.write)?
-    } else {
-        None
-    };
-    let read_path = |path: &str| {
-        spool
-            .as_ref()
-            .map_or_else(|| path.to_string(), |s| s.path())
-    };
-    // With `-w -` the capture takes standard output; the report goes nowhere.
+    let cutting = cut::Cutting::prepare(files, a.input.ships.as_deref(), &a.write)?;
+    let read_path = |path: &str| cutting.read_path(path);
     let mut nowhere = std::io::sink();
-    let report: &mut dyn Write = if cut::to_stdout(&a.write) {
-        &mut nowhere
-    } else {
-        &mut *w
-    };
+    let report = cut::report_writer(&a.write, &mut *w, &mut nowhere);
     let mut sink = plan.sink(report);
     let mut picked = Vec::new();
     let mut absent = 0;
@@ -530,10 +516,10 @@ fn decode_in_turn(plan: &Plan, files: &[String], w: &mut dyn Write) -> Result<(b
     })?;
     plan.close(sink.w, sink.items)?;
     drop(sink);
-    if a.write.write.is_some() && !first.is_empty() {
+    if a.write.write.is_some() && !cutting.first().is_empty() {
         cut::finish(
-            &read_path(&first),
-            &first,
+            &read_path(cutting.first()),
+            cutting.first(),
             &a.write,
             &mut picked,
             w,

@@ -266,6 +266,19 @@ mod tests {
     use crate::report::names::Names;
     use std::collections::HashMap;
 
+    /// The bytes of a delivered game message: reassembled, or its part of the datagram.
+    fn delivered_bytes(
+        g: &crate::pipeline::record::GamePacket,
+        m: &crate::pipeline::record::MessageRecord,
+        game: &crate::game::message::GameMessage,
+    ) -> Option<Vec<u8>> {
+        match (&m.assembled, m.payload_offset) {
+            (Some(a), _) => Some(a.bytes.clone()),
+            (None, Some(at)) => Some(g.plain[at..at + game.length].to_vec()),
+            (None, None) => None,
+        }
+    }
+
     /// (bytes, species the pipeline decoded it with) of every delivered StateUpdate.
     #[derive(Default)]
     struct StateUpdates(Vec<(Vec<u8>, Option<u16>)>);
@@ -282,10 +295,8 @@ mod tests {
                 let Some(su) = game.state_update() else {
                     continue;
                 };
-                let bytes = match (&m.assembled, m.payload_offset) {
-                    (Some(a), _) => a.bytes.clone(),
-                    (None, Some(at)) => g.plain[at..at + game.length].to_vec(),
-                    (None, None) => continue,
+                let Some(bytes) = delivered_bytes(g, m, game) else {
+                    continue;
                 };
                 self.0.push((bytes, su.species));
             }
@@ -351,10 +362,8 @@ mod tests {
                 let Some(game) = m.delivered_game() else {
                     continue;
                 };
-                let bytes = match (&m.assembled, m.payload_offset) {
-                    (Some(a), _) => a.bytes.clone(),
-                    (None, Some(at)) => g.plain[at..at + game.length].to_vec(),
-                    (None, None) => continue,
+                let Some(bytes) = delivered_bytes(g, m, game) else {
+                    continue;
                 };
                 let species = game.state_update().and_then(|s| s.species);
                 self.seen.push((bytes, species, self.lean.of(game)));

@@ -169,9 +169,10 @@
     var raw = range / n, p = Math.pow(10, Math.floor(Math.log(raw) / Math.LN10)), r = raw / p;
     return (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10) * p;
   }
-  function tickText(v, step) {
+  // A tick's text with the decimals its step needs, at most `most` (6 by default).
+  function tickText(v, step, most) {
     var dec = Math.max(0, -Math.floor(Math.log(step) / Math.LN10 + 1e-9));
-    return (Math.abs(v) < step / 2 ? 0 : v).toFixed(Math.min(dec, 6));
+    return (Math.abs(v) < step / 2 ? 0 : v).toFixed(Math.min(dec, most === undefined ? 6 : most));
   }
   function drawAxes(m) {
     var f = m.d.frame, vb = m.vb, k = vb[2] / m.vb0[2];
@@ -374,7 +375,7 @@
   var reset = document.getElementById("window-reset");
   if (reset) reset.addEventListener("click", function () { setWindow(null); });
   // For the zoom's script (rebin.js): the data, the state, the window and the read-out.
-  window.__bcw = { data: data, state: state, setWindow: setWindow, show: show, hide: hide, el: el };
+  window.__bcw = { data: data, state: state, setWindow: setWindow, show: show, hide: hide, el: el, niceStep: niceStep, tickText: tickText };
   update();
 
   document.addEventListener("mouseover", function (ev) {

@@ -30,14 +30,8 @@
     return { t: ticks, v: vals };
   }
   function fmtT(t) { return t.toFixed(Math.abs(t) < 100 ? 1 : 0); }
-  function niceStep(range, n) {
-    var raw = range / n, p = Math.pow(10, Math.floor(Math.log(raw) / Math.LN10)), r = raw / p;
-    return (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10) * p;
-  }
-  function tickLabel(v, step) {
-    var dec = Math.max(0, -Math.floor(Math.log(step) / Math.LN10 + 1e-9));
-    return (Math.abs(v) < step / 2 ? 0 : v).toFixed(Math.min(dec, 3));
-  }
+  var niceStep = B.niceStep;
+  function tickLabel(v, step) { return B.tickText(v, step, 3); }
 
   Array.prototype.forEach.call(document.querySelectorAll("svg[data-chart][data-time]"), function (svg) {
     var id = svg.getAttribute("data-chart"), f = B.data[id + "-fine"], d = B.data[id];

@@ -4,17 +4,11 @@
 // time ticks are written again for those seconds. Listens to the page's "bcw-view".
 (function () {
   "use strict";
-  var data = JSON.parse(document.getElementById("bcw-data").textContent);
-  var NS = "http://www.w3.org/2000/svg";
+  // The page's data and element maker (page.js runs first): the data is parsed once.
+  var data = window.__bcw.data, el = window.__bcw.el;
   // As the page draws them: lanes at y 16 (fire) and 34 (damage), ticks 12 px long.
   var FIRE = 10, DAMAGE = 28, END_GAP = 56;
 
-  function el(name, attrs, parent) {
-    var e = document.createElementNS(NS, name);
-    for (var k in attrs) e.setAttribute(k, attrs[k]);
-    parent.appendChild(e);
-    return e;
-  }
   function niceStep(range, n) {
     var raw = range / n, p = Math.pow(10, Math.floor(Math.log(raw) / Math.LN10)), r = raw / p;
     return (r <= 1 ? 1 : r <= 2 ? 2 : r <= 5 ? 5 : 10) * p;
