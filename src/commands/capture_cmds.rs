@@ -331,14 +331,10 @@ impl Sink for StatsSink<'_> {
         Ok(Control::Continue)
     }
 
-    /// Statistics count messages and read StateUpdate summaries, never fields, unless
-    /// a `-Y` expression reads them.
+    /// Statistics count messages and read StateUpdate summaries, never fields: only
+    /// those a `-Y` expression reads are built.
     fn field_trees(&self) -> FieldTrees {
-        if self.filter.reads_fields() {
-            FieldTrees::All
-        } else {
-            FieldTrees::None
-        }
+        self.filter.field_trees()
     }
 
     /// Counts do not depend on which host message relays which client message.

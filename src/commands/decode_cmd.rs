@@ -277,13 +277,11 @@ impl Sink for DecodeSink<'_> {
     }
 
     /// JSON is written from typed StateUpdates; `--fields` reads the trees' fields of
-    /// the names its paths start from; tables, CSV and a `-Y` expression that reads
-    /// fields read whole trees.
+    /// the names its paths start from; tables and CSV read whole trees; `-q` writes
+    /// nothing. A `-Y` expression adds the fields it reads.
     fn field_trees(&self) -> FieldTrees {
-        if self.filter.reads_fields() {
-            return FieldTrees::All;
-        }
-        match &self.select {
+        let written = match &self.select {
+            _ if self.quiet => FieldTrees::None,
             Some(select) => select
                 .top_fields()
                 .map_or(FieldTrees::All, FieldTrees::Only),
@@ -291,7 +289,8 @@ impl Sink for DecodeSink<'_> {
                 FieldTrees::ExceptCleanStateUpdates
             }
             None => FieldTrees::All,
-        }
+        };
+        self.filter.field_trees().union(written)
     }
 }
 

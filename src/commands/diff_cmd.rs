@@ -92,11 +92,7 @@ impl Sink for DigestSink<'_> {
     }
 
     fn field_trees(&self) -> FieldTrees {
-        if self.filter.reads_fields() {
-            FieldTrees::All
-        } else {
-            self.fingerprints.trees()
-        }
+        self.filter.field_trees().union(self.fingerprints.trees())
     }
 
     fn session_ended(&mut self, session: usize) {

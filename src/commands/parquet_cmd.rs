@@ -43,11 +43,7 @@ impl<W: Write + Send> Sink for ParquetSink<W> {
 
     /// Rows hold typed values only: the field trees are read only by a `-Y` expression.
     fn field_trees(&self) -> FieldTrees {
-        if self.filter.reads_fields() {
-            FieldTrees::All
-        } else {
-            FieldTrees::None
-        }
+        self.filter.field_trees()
     }
 }
 

@@ -1830,6 +1830,38 @@ pub fn lookup(name: &str) -> Option<&'static GameField> {
         .map(|i| &GAME_FIELDS[i])
 }
 
+/// The top-level fields under which a bare name can find its field. A path of one
+/// name without a selector names that field at any depth where a message has none at
+/// the top (`game::path::FieldPath::resolve`), so it may read from: the name itself,
+/// where it is a top-level field; the first name of every entry that ends in it
+/// (`score` → `updates`, for `updates.update.score`); and, for a field of a checksum
+/// tree, the subdirectory list that repeats the tree (`subdirs`, [`SUBDIR_PREFIX`]).
+pub fn roots_of(name: &str) -> Vec<&'static str> {
+    let mut roots: Vec<&'static str> = Vec::new();
+    for f in GAME_FIELDS {
+        let under = f
+            .name
+            .strip_suffix(name)
+            .is_some_and(|head| head.ends_with('.'));
+        if f.name == name || under {
+            let root = f.name.split('.').next().unwrap_or(f.name);
+            if !roots.contains(&root) {
+                roots.push(root);
+            }
+        }
+    }
+    let subdirs = SUBDIR_PREFIX.split('.').next().unwrap_or(SUBDIR_PREFIX);
+    if let Some(tree) = lookup(subdirs) {
+        let in_tree = roots.iter().any(|r| {
+            lookup(r).is_some_and(|e| e.opcodes.iter().any(|op| tree.opcodes.contains(op)))
+        });
+        if in_tree && !roots.contains(&tree.name) {
+            roots.push(tree.name);
+        }
+    }
+    roots
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1851,6 +1883,18 @@ mod tests {
         );
         assert!(lookup("no_such_field").is_none());
         assert!(lookup("subsystems.children_pct.").is_none());
+    }
+
+    #[test]
+    fn bare_names_reach_their_nested_fields() {
+        assert_eq!(roots_of("speed"), ["speed"]);
+        assert_eq!(roots_of("score"), ["score", "updates"]);
+        let name = roots_of("name");
+        assert!(name.contains(&"subsystems") && name.contains(&"power_block"));
+        // A checksum tree repeats under each subdirectory.
+        assert_eq!(roots_of("name_hash"), ["files", "subdirs"]);
+        assert_eq!(roots_of("file_count"), ["file_count", "subdirs"]);
+        assert!(roots_of("no_such_field").is_empty());
     }
 
     #[test]

@@ -186,6 +186,19 @@ impl EntrySet {
         Some(set)
     }
 
+    /// The names of both sets; `None` when they are more than [`MAX_ENTRIES`].
+    pub fn union(self, other: EntrySet) -> Option<EntrySet> {
+        let mut set = self;
+        for &i in &other.entries[..other.len as usize] {
+            if set.entries[..set.len as usize].contains(&i) {
+                continue;
+            }
+            *set.entries.get_mut(set.len as usize)? = i;
+            set.len += 1;
+        }
+        Some(set)
+    }
+
     #[inline]
     pub fn contains(&self, name: &str) -> bool {
         self.entries[..self.len as usize]

@@ -15,7 +15,7 @@
 //! word on the right of a test is a name: `StateUpdate` for `opcode`, a ship class for
 //! `ship`, a player for `client`, `c2s`, `true`.
 //!
-//! Why this file is long: about 820 lines; the compiler from the grammar's parse tree,
+//! Why this file is long: about 850 lines; the compiler from the grammar's parse tree,
 //! the evaluator and the fast forms of the short options' tests share the node types,
 //! which stay private so that the language's meaning lives in one file.
 
@@ -23,9 +23,11 @@ pub use super::display_text::DisplayFilterError;
 use super::display_text::{located, parse_number, precheck, unescape};
 pub use super::facts::ClientNames;
 use super::facts::{self, Fact, FactType, FactValue, RecordCx};
+use super::field_names::{top_entries, FieldRef};
 use super::names::Names;
 use super::record::{MessageRecord, PacketRecord};
 use super::values::{parse_opcode, parse_ship, ship_key};
+use crate::game::opcodes::FieldTrees;
 use crate::game::ships::ShipCatalog;
 use crate::game::Value;
 use pest::iterators::Pair;
@@ -165,7 +167,7 @@ enum Lhs {
     /// A decoded field of the game message (`fields.` may prefix it), with the byte
     /// where it starts in the expression and its first name (for "no such field").
     Path {
-        field: super::field_names::FieldRef,
+        field: FieldRef,
         at: usize,
         first: String,
     },
@@ -282,17 +284,40 @@ impl DisplayFilter {
         &self.text
     }
 
-    /// Whether the expression reads decoded fields (records then need their field
-    /// trees, which statistics otherwise skip).
-    pub fn reads_fields(&self) -> bool {
-        fn walk(n: &Node) -> bool {
-            match n {
-                Node::Or(v) | Node::And(v) => v.iter().any(walk),
-                Node::Not(n) => walk(n),
-                Node::Test(t) => matches!(t.lhs, Lhs::Path { .. }),
+    /// The field trees the expression reads: none, the top-level fields its paths
+    /// start from, resolved against the registry once (the decoders then build only
+    /// those, [`FieldTrees::Only`]), or whole trees where a path starts from any name.
+    pub fn field_trees(&self) -> FieldTrees {
+        let refs = self.field_refs();
+        if refs.is_empty() {
+            return FieldTrees::None;
+        }
+        top_entries(refs).map_or(FieldTrees::All, FieldTrees::Only)
+    }
+
+    /// Every decoded-field name the expression reads, on either side of a test.
+    fn field_refs(&self) -> Vec<&FieldRef> {
+        fn lhs<'a>(l: &'a Lhs, out: &mut Vec<&'a FieldRef>) {
+            if let Lhs::Path { field, .. } = l {
+                out.push(field);
             }
         }
-        walk(&self.root)
+        fn walk<'a>(n: &'a Node, out: &mut Vec<&'a FieldRef>) {
+            match n {
+                Node::Or(v) | Node::And(v) => v.iter().for_each(|n| walk(n, out)),
+                Node::Not(n) => walk(n, out),
+                Node::Test(t) => {
+                    lhs(&t.lhs, out);
+                    // The right side is read when it is another field (`a > b`).
+                    if let Some((_, Operand::Field(o))) = &t.cmp {
+                        lhs(o, out);
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.root, &mut out);
+        out
     }
 
     /// Whether the expression names clients (`client == Worf`): a capture file is then
@@ -422,8 +447,7 @@ fn name_lhs(name: &str, text: &str, span: pest::Span<'_>) -> Result<Lhs, Display
             });
         }
     }
-    let field = super::field_names::FieldRef::parse(name)
-        .map_err(|e| located(text, span, e.to_string()))?;
+    let field = FieldRef::parse(name).map_err(|e| located(text, span, e.to_string()))?;
     let bare = name.strip_prefix("fields.").unwrap_or(name);
     Ok(Lhs::Path {
         field,

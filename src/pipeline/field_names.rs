@@ -10,7 +10,8 @@ use super::record::{MessageRecord, TransportInfo};
 use crate::game::field::{Field, Value};
 use crate::game::path::{FieldPath, PathError};
 use crate::game::qualified::{self, Scope, QUALIFIED};
-use crate::game::registry::{lookup, GAME_FIELDS};
+use crate::game::registry::{lookup, roots_of, GAME_FIELDS};
+use crate::game::walk::EntrySet;
 use std::borrow::Cow;
 
 /// The registry name a typed field path stands for: `fields.` and `assembled.fields.`
@@ -171,6 +172,16 @@ impl FieldRef {
         })
     }
 
+    /// The top-level decoded fields this name reads from: the one its path starts
+    /// from, or every one a bare name can find its field under
+    /// ([`roots_of`]). `None` when the path starts from any name (`*`).
+    pub fn roots(&self) -> Option<Vec<&str>> {
+        match self.path.bare_name() {
+            Some(name) => Some(roots_of(name)),
+            None => self.path.first_name().map(|n| vec![n]),
+        }
+    }
+
     /// The decoded fields this name reads in a transport message: none when the
     /// message is outside the name's scope.
     pub fn fields<'a>(&self, m: &'a MessageRecord) -> &'a [Field] {
@@ -200,6 +211,18 @@ impl FieldRef {
     pub fn resolve<'a>(&self, m: &'a MessageRecord) -> Vec<Cow<'a, Value>> {
         self.path.resolve(self.fields(m))
     }
+}
+
+/// The registry entries of the top-level fields these names read from, resolved
+/// once, so that a decode builds only those (`FieldTrees::Only`). `None` when a name
+/// starts from any field or from one without an entry, or there are too many: whole
+/// trees then.
+pub fn top_entries<'r>(refs: impl IntoIterator<Item = &'r FieldRef>) -> Option<EntrySet> {
+    let mut names = Vec::new();
+    for r in refs {
+        names.extend(r.roots()?);
+    }
+    EntrySet::of(names)
 }
 
 #[cfg(test)]

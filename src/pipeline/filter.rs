@@ -8,6 +8,7 @@ pub use super::values::{
     parse_ship, parse_time_range, Range, TimeRange,
 };
 use crate::diag::Direction;
+use crate::game::opcodes::FieldTrees;
 use crate::game::ships::ShipCatalog;
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord};
 use crate::pipeline::summary::{CaptureSummary, ClientSummary};
@@ -502,9 +503,12 @@ impl Filter {
         self.display.as_deref()
     }
 
-    /// Whether the records need their decoded fields (a `-Y` expression reads them).
-    pub fn reads_fields(&self) -> bool {
-        self.display.as_ref().is_some_and(|d| d.reads_fields())
+    /// The field trees the selection reads ([`DisplayFilter::field_trees`]); a sink
+    /// asks for these together with its own ([`FieldTrees::union`]).
+    pub fn field_trees(&self) -> FieldTrees {
+        self.display
+            .as_ref()
+            .map_or(FieldTrees::None, |d| d.field_trees())
     }
 
     /// Whether a GameSpy datagram of a kept packet is kept: the message conditions are
@@ -608,6 +612,59 @@ mod tests {
         assert_eq!(parse_duration_ns("2m").unwrap(), 120_000_000_000);
         assert!(parse_duration_ns("0s").is_err());
         assert!(parse_duration_ns("fast").is_err());
+    }
+
+    /// The decode asks for a `-Y` expression's fields: what it names is built, the
+    /// rest of the message is not.
+    #[test]
+    fn fields_the_expression_does_not_name_are_not_built() {
+        use crate::game::objects::ObjectRegistry;
+        use crate::game::opcodes::{decode, DecodeContext};
+        use crate::game::update::{encode, flag, Cf16, StateUpdate};
+        use crate::game::walk::EntrySet;
+        let trees = |expr: &str| {
+            let spec = FilterSpec {
+                display: Some(expr.to_string()),
+                ..FilterSpec::default()
+            };
+            Filter::from_spec(&spec).unwrap().field_trees()
+        };
+        let su = StateUpdate {
+            object_id: 0x4000_0001,
+            game_time: 12.5,
+            flags: flag::POSITION | flag::SPEED,
+            position: Some([1.0, 2.0, 3.0]),
+            speed: Some(Cf16::from_value(2.0)),
+            ..StateUpdate::default()
+        };
+        let bytes = encode(&su);
+        let (registry, ships) = (ObjectRegistry::default(), ShipCatalog::stock());
+        let built = |expr: &str| {
+            let ctx = DecodeContext::new(&registry, &ships).with_trees(trees(expr));
+            let m = decode(&bytes, &ctx);
+            m.fields
+                .iter()
+                .map(|f| f.name.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert!(built("opcode == StateUpdate").is_empty());
+        assert_eq!(built("speed > 1"), ["speed"]);
+        assert_eq!(
+            built("game_time < frame and position.x > 0"),
+            ["game_time", "position"]
+        );
+        assert_eq!(built("flags & 0x10 or speed"), ["flags", "speed"]);
+        // A bare name reaches its field at any depth: the lists it sits in are built.
+        assert_eq!(
+            trees("score > 0"),
+            FieldTrees::Only(EntrySet::of(["score", "updates"]).unwrap())
+        );
+        assert_eq!(
+            trees("power_pct > 0"),
+            FieldTrees::Only(EntrySet::of(["subsystems"]).unwrap())
+        );
+        // A path from any name: whole trees.
+        assert_eq!(trees("*.x > 0"), FieldTrees::All);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::game::field::{hex_padded, hex_twin_text};
 use crate::game::walk::EntrySet;
 use crate::game::Value;
 use crate::pipeline::facts::{self, Fact, FactValue, RecordCx};
-use crate::pipeline::field_names::{FieldRef, FieldRefError};
+use crate::pipeline::field_names::{top_entries, FieldRef, FieldRefError};
 use crate::pipeline::names::Names;
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord};
 use std::borrow::Cow;
@@ -79,13 +79,10 @@ impl Selection {
     /// a column starts from any name (`*`) or from a name without an entry: whole
     /// trees then.
     pub fn top_fields(&self) -> Option<EntrySet> {
-        let mut names = Vec::with_capacity(self.columns.len());
-        for c in &self.columns {
-            if let Column::Field(r) = c {
-                names.push(r.path.first_name()?);
-            }
-        }
-        EntrySet::of(names)
+        top_entries(self.columns.iter().filter_map(|c| match c {
+            Column::Field(r) => Some(r),
+            Column::Fact(_) => None,
+        }))
     }
 
     /// The CSV header: the paths as given, after a `file` column when several inputs

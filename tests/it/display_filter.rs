@@ -562,3 +562,157 @@ fn the_manual_lists_what_the_short_options_compile_to() {
         "{selected_something} selections were not empty"
     );
 }
+
+/// The values a bare name reads in a message's JSON fields, as the manual says it
+/// reads them: the field at the top, else a field of that name at any depth.
+fn bare_values(fields: &Value, name: &str) -> Vec<Value> {
+    fn deep(v: &Value, name: &str, out: &mut Vec<Value>) {
+        match v {
+            Value::Object(o) => {
+                for (k, inner) in o {
+                    if k == name {
+                        out.push(inner.clone());
+                    } else {
+                        deep(inner, name, out);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|i| deep(i, name, out)),
+            _ => {}
+        }
+    }
+    if let Some(v) = fields.get(name) {
+        return vec![v.clone()];
+    }
+    let mut out = Vec::new();
+    deep(fields, name, &mut out);
+    out
+}
+
+/// A message's decoded fields in its JSON record: its own, else those of the message
+/// it completes.
+fn message_fields(m: &Value) -> &Value {
+    match m.get("fields") {
+        Some(f) => f,
+        None => &m["assembled"]["fields"],
+    }
+}
+
+type Predicate = fn(&Value, &Value) -> bool;
+
+/// Expressions that read decoded fields, each with its meaning read off the full JSON
+/// records: a field on either side of a test, a path into a list, a bare name found
+/// below the top (in a list, in a checksum tree's groups).
+const FIELD_READING: [(&str, Predicate); 6] = [
+    ("speed > 1", |_, m| {
+        bare_values(message_fields(m), "speed")
+            .iter()
+            .any(|v| v.as_f64().is_some_and(|s| s > 1.0))
+    }),
+    ("game_time < frame", |p, m| {
+        let frame = p["frame"].as_f64().unwrap();
+        bare_values(message_fields(m), "game_time")
+            .iter()
+            .any(|v| v.as_f64().is_some_and(|t| t < frame))
+    }),
+    ("subsystems[hull].condition_pct < 100", |_, m| {
+        subsystem_condition(m, "hull").is_some_and(|c| c < 100.0)
+    }),
+    ("position.x > 0 and flags & 0x20", |_, m| {
+        let f = message_fields(m);
+        f["position"][0].as_f64().is_some_and(|x| x > 0.0)
+            && f["flags"].as_u64().is_some_and(|b| b & 0x20 != 0)
+    }),
+    ("score", |_, m| {
+        !bare_values(message_fields(m), "score").is_empty()
+    }),
+    ("name_hash", |_, m| {
+        !bare_values(message_fields(m), "name_hash").is_empty()
+    }),
+];
+
+/// A `-Y` expression that reads decoded fields has the decoders build only the
+/// top-level fields it names (and those a record printed whole needs). Whatever each
+/// command builds, it selects what the full records say: `decode` in JSON and with
+/// `--fields`, the counts of `stats`, and the frames a quiet `-w` cuts, which equal
+/// those a cut beside the full table writes.
+// Catches: a field the expression reads left unbuilt (a bare name's field below the
+// top, a field on the right of a test), so a command that builds little selects less
+// than one that prints whole records.
+#[test]
+fn field_reading_filters_select_what_the_full_records_say() {
+    let mut files = vec![
+        SAMPLE.to_string(),
+        DUEL.to_string(),
+        concat!(env!("CARGO_MANIFEST_DIR"), "/captures/mtu400-null.pcapng").to_string(),
+    ];
+    for (name, folder) in crate::common::shared_captures() {
+        let path = folder.join(format!("{name}.pcapng"));
+        files.push(path.to_str().unwrap().to_string());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut matched = vec![0usize; FIELD_READING.len()];
+    for file in &files {
+        let all = all_messages(file);
+        for (i, (expr, pred)) in FIELD_READING.iter().enumerate() {
+            let want = expected(&all, pred);
+            matched[i] += want.len();
+            assert_eq!(selected(file, expr), want, "decode -Y {expr:?} {file}");
+            let (code, out, err) = run(&["stats", "--format", "json", "-Y", expr, file]);
+            assert_eq!(code, 0, "{err}");
+            let s: Value = serde_json::from_str(&out).unwrap();
+            let counted = s["directions"]["c2s"]["messages"].as_u64().unwrap()
+                + s["directions"]["s2c"]["messages"].as_u64().unwrap();
+            assert_eq!(counted as usize, want.len(), "stats -Y {expr:?} {file}");
+            let (code, out, err) = run(&[
+                "decode",
+                "--format",
+                "csv",
+                "--fields",
+                "frame,speed",
+                "-Y",
+                expr,
+                file,
+            ]);
+            assert_eq!(code, 0, "{err}");
+            let rows: Vec<u64> = out
+                .lines()
+                .skip(1)
+                .map(|l| l.split(',').next().unwrap().parse().unwrap())
+                .collect();
+            let frames: Vec<u64> = want.iter().map(|(f, _)| *f).collect();
+            assert_eq!(rows, frames, "--fields -Y {expr:?} {file}");
+            // A quiet cut builds what the expression reads; the cut beside the table,
+            // whole trees.
+            let lean = dir.path().join("lean.pcapng");
+            let full = dir.path().join("full.pcapng");
+            let (lean, full) = (lean.to_str().unwrap(), full.to_str().unwrap());
+            let (code, _, err) = run(&["decode", "-q", "-Y", expr, "-w", lean, file]);
+            assert_eq!(code, 0, "{err}");
+            let (code, _, err) = run(&["decode", "-Y", expr, "-w", full, file]);
+            assert_eq!(code, 0, "{err}");
+            assert_eq!(
+                std::fs::read(lean).unwrap(),
+                std::fs::read(full).unwrap(),
+                "-w -Y {expr:?} {file}"
+            );
+            // Read back, the cut holds every selected datagram.
+            let times: std::collections::BTreeSet<u64> = all_messages(lean)
+                .iter()
+                .map(|(p, _)| p["time_ns"].as_u64().unwrap())
+                .collect();
+            for (p, m) in &all {
+                if pred(p, m) {
+                    assert!(
+                        times.contains(&p["time_ns"].as_u64().unwrap()),
+                        "-w -Y {expr:?} {file}: frame {} missing",
+                        p["frame"]
+                    );
+                }
+            }
+        }
+    }
+    for ((expr, _), n) in FIELD_READING.iter().zip(matched) {
+        assert!(n > 0, "{expr:?} selects nothing in any capture");
+    }
+}

@@ -49,6 +49,22 @@ pub enum FieldTrees {
     Only(EntrySet),
 }
 
+impl FieldTrees {
+    /// What two readers of the same records need together (a selection and the
+    /// output it feeds): the named fields of both, else whole trees. A clean
+    /// StateUpdate left without a tree for one cannot give the other its named
+    /// fields: whole trees then too.
+    pub fn union(self, other: FieldTrees) -> FieldTrees {
+        use FieldTrees::*;
+        match (self, other) {
+            (None, t) | (t, None) => t,
+            (Only(a), Only(b)) => a.union(b).map_or(All, Only),
+            (ExceptCleanStateUpdates, ExceptCleanStateUpdates) => ExceptCleanStateUpdates,
+            _ => All,
+        }
+    }
+}
+
 /// What a decoder may consult besides the bytes: the session's objects and ship classes.
 #[derive(Debug, Clone, Copy)]
 pub struct DecodeContext<'a> {

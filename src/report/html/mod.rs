@@ -88,11 +88,9 @@ impl Sink for CollectSink<'_> {
     }
 
     fn field_trees(&self) -> pipeline::FieldTrees {
-        if self.filter.reads_fields() {
-            pipeline::FieldTrees::All
-        } else {
-            self.collector.field_trees()
-        }
+        self.filter
+            .field_trees()
+            .union(self.collector.field_trees())
     }
 }
 
