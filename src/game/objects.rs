@@ -14,6 +14,7 @@ use super::opcodes::ship_layouts::species_name;
 use super::opcodes::{op, Body};
 use super::ship_log::ShipLog;
 use super::ships::ShipCatalog;
+use crate::diag::{Code, Warning};
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -176,6 +177,33 @@ impl ObjectRegistry {
         // moving the whole (empty) value out.
         self.last_conflict.as_ref()?;
         self.last_conflict.take()
+    }
+    /// The conflict the last [`ObjectRegistry::observe`] found, as the warning its
+    /// creation carries: located at the object id in `msg` (the creation, opcode
+    /// first), naming the new incarnation and the one that held the id, each owner by
+    /// the player of its slot where `player` knows one.
+    pub fn take_conflict_warning(
+        &mut self,
+        msg: &[u8],
+        player: &dyn Fn(u8) -> Option<String>,
+    ) -> Option<Warning> {
+        let c = self.take_conflict()?;
+        let id = c.object_id;
+        let at = msg
+            .windows(4)
+            .skip(1)
+            .position(|w| w == id.to_le_bytes())
+            .map(|p| p + 1);
+        let now = self.describe_with(id, player).unwrap_or_default();
+        let before = c
+            .previous
+            .describe_as(player(c.previous.owner_slot).as_deref());
+        let text = format!(
+            "object id 0x{id:08X} created as {now} while {before} (created in frame {}) still \
+             holds it; later messages are attributed to the new one",
+            c.previous.created_frame
+        );
+        Some(Warning::new(Code::ObjectIdConflict, at, text))
     }
     /// Objects whose id was taken by a conflicting creation (at most
     /// [`MAX_SUPERSEDED`], the most recent).

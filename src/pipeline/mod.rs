@@ -235,18 +235,26 @@ struct NameView<'a> {
 }
 
 impl NameView<'_> {
-    /// The player in a slot, by the name the client gave (the newest client in that
-    /// slot when several held it in turn).
     fn slot_player(&self, session: usize, slot: u8) -> Option<String> {
-        self.sessions
-            .get(&session)?
-            .slots
-            .iter()
-            .filter(|(_, s)| **s == slot)
-            .max_by_key(|(c, _)| **c)
-            .and_then(|(c, _)| self.facts.client(&(session, *c)))
-            .and_then(|f| f.name.clone())
+        let slots = &self.sessions.get(&session)?.slots;
+        slot_player(slots, self.facts, session, slot)
     }
+}
+
+/// The player in a slot of a session, by the name the client gave (the newest client
+/// in that slot when several held it in turn).
+fn slot_player(
+    slots: &HashMap<usize, u8>,
+    facts: &SessionFacts<ClientKey>,
+    session: usize,
+    slot: u8,
+) -> Option<String> {
+    slots
+        .iter()
+        .filter(|(_, s)| **s == slot)
+        .max_by_key(|(c, _)| **c)
+        .and_then(|(c, _)| facts.client(&(session, *c)))
+        .and_then(|f| f.name.clone())
 }
 
 impl Names for NameView<'_> {
@@ -750,39 +758,15 @@ impl Pipeline {
             if st.registry.observe(game, frame, &self.config.ships) {
                 self.names_epoch += 1;
             }
-            if let Some(c) = st.registry.take_conflict() {
-                let id = c.object_id;
-                // Located at the object id in the creation.
-                let at = payload
-                    .windows(4)
-                    .skip(1)
-                    .position(|w| w == id.to_le_bytes())
-                    .map(|p| p + 1);
-                let (slots, facts) = (&st.slots, self.streams.facts());
-                let player = |slot: u8| {
-                    slots
-                        .iter()
-                        .filter(|(_, s)| **s == slot)
-                        .max_by_key(|(c, _)| **c)
-                        .and_then(|(c, _)| facts.client(&(session, *c)))
-                        .and_then(|f| f.name.clone())
-                };
-                let now = st.registry.describe_with(id, &player).unwrap_or_default();
-                let before = c
-                    .previous
-                    .describe_as(player(c.previous.owner_slot).as_deref());
-                let msg = format!(
-                    "object id 0x{id:08X} created as {now} while {before} (created in frame {}) \
-                     still holds it; later messages are attributed to the new one",
-                    c.previous.created_frame
-                );
+            let (slots, facts) = (&st.slots, self.streams.facts());
+            let player = |slot: u8| slot_player(slots, facts, session, slot);
+            if let Some(w) = st.registry.take_conflict_warning(payload, &player) {
                 self.summary.object_id_conflicts += 1;
                 self.summary.add_problem(
-                    Code::ObjectIdConflict,
-                    format!("session {session} frame {frame}: {msg}"),
+                    w.code,
+                    format!("session {session} frame {frame}: {}", w.message),
                 );
-                game.warnings
-                    .push(Warning::new(Code::ObjectIdConflict, at, msg));
+                game.warnings.push(w);
             }
             if self.link_relays {
                 if let Some(link) = st.relay.observe(dir, client, payload, frame, time) {

@@ -65,6 +65,30 @@ fn destroy(id: u32) -> Vec<u8> {
     m
 }
 
+/// The conflict's warning points at the object id of the creation (ObjCreateTeam:
+/// opcode, owner, team, class id, then the id at byte 7) and names both incarnations,
+/// each owner by its player where the session knows one.
+#[test]
+fn a_conflict_is_warned_at_the_object_id_of_its_creation() {
+    let cat = ShipCatalog::stock();
+    let mut r = ObjectRegistry::new();
+    let id = slot_base(0);
+    let first = ship(id, 0, 1, "Cady2");
+    feed(&mut r, &first, 99, &cat);
+    assert!(r.take_conflict_warning(&first, &|_| None).is_none());
+    let second = ship(id, 1, 1, "Kirk");
+    feed(&mut r, &second, 100, &cat);
+    let player = |slot: u8| (slot == 1).then(|| "James".to_string());
+    let w = r.take_conflict_warning(&second, &player).expect("conflict");
+    assert_eq!((w.code, w.offset), (Code::ObjectIdConflict, Some(7)));
+    assert_eq!(
+        w.message,
+        "object id 0x3FFFFFFF created as Akira (James, slot 1) while Akira (Cady2, slot 0) \
+         (created in frame 99) still holds it; later messages are attributed to the new one"
+    );
+    assert!(r.take_conflict_warning(&second, &player).is_none());
+}
+
 #[test]
 fn a_live_id_created_by_another_owner_is_a_conflict_and_the_newest_wins() {
     let cat = ShipCatalog::stock();
