@@ -282,9 +282,7 @@ impl Sink for DecodeSink<'_> {
     fn field_trees(&self) -> FieldTrees {
         let written = match &self.select {
             _ if self.quiet => FieldTrees::None,
-            Some(select) => select
-                .top_fields()
-                .map_or(FieldTrees::All, FieldTrees::Only),
+            Some(select) => select.field_trees(),
             None if matches!(self.format, DecodeFormat::Jsonl | DecodeFormat::Json) => {
                 FieldTrees::ExceptCleanStateUpdates
             }

@@ -287,22 +287,30 @@ impl DisplayFilter {
     /// The field trees the expression reads: none, the top-level fields its paths
     /// start from, resolved against the registry once (the decoders then build only
     /// those, [`FieldTrees::Only`]), or whole trees where a path starts from any name.
+    /// A fact that reads the trees adds what it reads ([`facts::trees`]).
     pub fn field_trees(&self) -> FieldTrees {
-        let refs = self.field_refs();
-        if refs.is_empty() {
-            return FieldTrees::None;
-        }
-        top_entries(refs).map_or(FieldTrees::All, FieldTrees::Only)
+        let (refs, facts) = self.names_read();
+        let paths = if refs.is_empty() {
+            FieldTrees::None
+        } else {
+            top_entries(refs).map_or(FieldTrees::All, FieldTrees::Only)
+        };
+        facts
+            .into_iter()
+            .fold(paths, |t, f| t.union(facts::trees(f)))
     }
 
-    /// Every decoded-field name the expression reads, on either side of a test.
-    fn field_refs(&self) -> Vec<&FieldRef> {
-        fn lhs<'a>(l: &'a Lhs, out: &mut Vec<&'a FieldRef>) {
-            if let Lhs::Path { field, .. } = l {
-                out.push(field);
+    /// Every decoded-field name and every fact the expression reads, on either side
+    /// of a test.
+    fn names_read(&self) -> (Vec<&FieldRef>, Vec<Fact>) {
+        type Read<'a> = (Vec<&'a FieldRef>, Vec<Fact>);
+        fn lhs<'a>(l: &'a Lhs, out: &mut Read<'a>) {
+            match l {
+                Lhs::Path { field, .. } => out.0.push(field),
+                Lhs::Fact(f) | Lhs::FactSlice { fact: f, .. } => out.1.push(*f),
             }
         }
-        fn walk<'a>(n: &'a Node, out: &mut Vec<&'a FieldRef>) {
+        fn walk<'a>(n: &'a Node, out: &mut Read<'a>) {
             match n {
                 Node::Or(v) | Node::And(v) => v.iter().for_each(|n| walk(n, out)),
                 Node::Not(n) => walk(n, out),
@@ -315,7 +323,7 @@ impl DisplayFilter {
                 }
             }
         }
-        let mut out = Vec::new();
+        let mut out = (Vec::new(), Vec::new());
         walk(&self.root, &mut out);
         out
     }

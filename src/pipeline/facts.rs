@@ -9,6 +9,7 @@
 use super::names::Names;
 use super::record::{MessageRecord, PacketBody, PacketRecord};
 use crate::diag::Direction;
+use crate::game::opcodes::FieldTrees;
 use std::borrow::Cow;
 
 /// (session, client) → the player name the capture gave that client.
@@ -481,6 +482,16 @@ pub fn lookup(name: &str) -> Option<&'static FactInfo> {
     FACTS
         .iter()
         .find(|f| f.name == name || f.aliases.contains(&name))
+}
+
+/// The field trees a fact is read from. `object_ids` gathers every object id a
+/// message names, from the tree at any depth (a StateUpdate's own from its typed
+/// value); every other fact reads the record and the typed bodies only.
+pub fn trees(fact: Fact) -> FieldTrees {
+    match fact {
+        Fact::ObjectIds => FieldTrees::ExceptCleanStateUpdates,
+        _ => FieldTrees::None,
+    }
 }
 
 /// The entry of `fact`.

@@ -503,12 +503,14 @@ impl Filter {
         self.display.as_deref()
     }
 
-    /// The field trees the selection reads ([`DisplayFilter::field_trees`]); a sink
-    /// asks for these together with its own ([`FieldTrees::union`]).
+    /// The field trees the selection reads ([`DisplayFilter::field_trees`]: `-Y`, and
+    /// `--object`, which tests every object id a message names); a sink asks for these
+    /// together with its own ([`FieldTrees::union`]).
     pub fn field_trees(&self) -> FieldTrees {
-        self.display
-            .as_ref()
-            .map_or(FieldTrees::None, |d| d.field_trees())
+        self.packet
+            .iter()
+            .chain(&self.message)
+            .fold(FieldTrees::None, |t, d| t.union(d.field_trees()))
     }
 
     /// Whether a GameSpy datagram of a kept packet is kept: the message conditions are
@@ -665,6 +667,21 @@ mod tests {
         );
         // A path from any name: whole trees.
         assert_eq!(trees("*.x > 0"), FieldTrees::All);
+        // Object ids are gathered from every tree but a clean StateUpdate's, whose id
+        // is typed; with a named field, that StateUpdate needs its tree too.
+        assert_eq!(
+            trees("object_ids == 0x3FFFFFFF"),
+            FieldTrees::ExceptCleanStateUpdates
+        );
+        assert_eq!(trees("object_ids == 1 and speed > 1"), FieldTrees::All);
+        let spec = FilterSpec {
+            object: Some("0x3FFFFFFF".into()),
+            ..FilterSpec::default()
+        };
+        assert_eq!(
+            Filter::from_spec(&spec).unwrap().field_trees(),
+            FieldTrees::ExceptCleanStateUpdates
+        );
     }
 
     #[test]

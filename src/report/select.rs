@@ -10,7 +10,7 @@
 use super::json_prims::{str_json, u64_json};
 use super::json_stream::PacketWriter;
 use crate::game::field::{hex_padded, hex_twin_text};
-use crate::game::walk::EntrySet;
+use crate::game::opcodes::FieldTrees;
 use crate::game::Value;
 use crate::pipeline::facts::{self, Fact, FactValue, RecordCx};
 use crate::pipeline::field_names::{top_entries, FieldRef, FieldRefError};
@@ -74,15 +74,24 @@ impl Selection {
         })
     }
 
-    /// The top-level decoded fields the columns start from, resolved against the field
-    /// registry once, so a decode builds only those (`FieldTrees::Only`). `None` when
-    /// a column starts from any name (`*`) or from a name without an entry: whole
-    /// trees then.
-    pub fn top_fields(&self) -> Option<EntrySet> {
-        top_entries(self.columns.iter().filter_map(|c| match c {
-            Column::Field(r) => Some(r),
-            Column::Fact(_) => None,
-        }))
+    /// The field trees the columns read: the top-level decoded fields the paths start
+    /// from, resolved against the field registry once, so a decode builds only those
+    /// (`FieldTrees::Only`), or whole trees where a path starts from any name (`*`) or
+    /// from a name without an entry; and what a fact column reads of the trees
+    /// (`facts::trees`).
+    pub fn field_trees(&self) -> FieldTrees {
+        let mut refs = Vec::new();
+        let mut trees = FieldTrees::None;
+        for c in &self.columns {
+            match c {
+                Column::Field(r) => refs.push(r),
+                Column::Fact(f) => trees = trees.union(facts::trees(*f)),
+            }
+        }
+        if refs.is_empty() {
+            return trees;
+        }
+        trees.union(top_entries(refs).map_or(FieldTrees::All, FieldTrees::Only))
     }
 
     /// The CSV header: the paths as given, after a `file` column when several inputs
