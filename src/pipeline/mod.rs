@@ -666,7 +666,7 @@ impl Pipeline {
         frame: u64,
     ) {
         let (session, client, dir) = stream;
-        let arrival = self.streams.on_message(stream, m, plain, ts_ns, frame);
+        let mut arrival = self.streams.on_message(stream, m, plain, ts_ns, frame);
         if let Some(stay) = arrival.stay {
             let ev = match stay {
                 StayEvent::Connect => TransportEvent::Connect,
@@ -683,7 +683,7 @@ impl Pipeline {
             }
         }
         let deliver = arrival.copy.is_new();
-        match rec.take_arrival(arrival, self.trees) {
+        match rec.take_arrival(&mut arrival, self.trees) {
             Content::Game { bytes, .. } => {
                 self.decode_game(
                     &mut rec.game,
