@@ -84,6 +84,15 @@ pub trait Sink {
         true
     }
 
+    /// Whether this sink reads the per-flow figures of the run's summary
+    /// ([`ClientSummary::dirs`] and [`CaptureSummary::totals`]). A sink that counts the
+    /// records it selects itself (`stats`) says no, and the pipeline does not count
+    /// every record a second time: those figures are then zero, but for `unacked` and
+    /// `fragment_sets_incomplete`, which the end of each stream gives.
+    fn reads_flow_counts(&self) -> bool {
+        true
+    }
+
     /// Session `session` can receive no more datagrams: every record of it has been
     /// handed over. Lets a sink that keeps per-session state let go of it. Sessions
     /// still open when the capture ends are not announced: the run's end covers them.
@@ -172,6 +181,8 @@ pub struct Pipeline {
     trees: FieldTrees,
     /// The sink reads `relay_of` ([`Sink::links_relays`]).
     link_relays: bool,
+    /// The sink reads the per-flow figures ([`Sink::reads_flow_counts`]).
+    count_flows: bool,
     /// Storage of the records already handed out, refilled by later ones.
     spares: Spares,
     /// Payload buffers and transport walks of handled datagrams, to go back to the
@@ -324,6 +335,7 @@ impl Pipeline {
             returns: Returns::default(),
             names_epoch: 0,
             link_relays: true,
+            count_flows: true,
         }
     }
 
@@ -336,6 +348,7 @@ impl Pipeline {
         self.summary.format = format_name(reader.format());
         self.trees = sink.field_trees();
         self.link_relays = sink.links_relays();
+        self.count_flows = sink.reads_flow_counts();
         let read_ahead = self.config.read_ahead;
         let front = Front::new(reader, self.config.game_port, read_ahead);
         let end = if read_ahead && self.config.front_thread && front_thread_pays() {
@@ -524,10 +537,12 @@ impl Pipeline {
             PayloadKind::NotBc(why) => {
                 *s.not_bc.entry(why.to_string()).or_default() += 1;
                 // Too short to decode, so no record: counted here.
-                self.counts
-                    .entry(stream)
-                    .or_default()
-                    .count_unrecorded(udp_len);
+                if self.count_flows {
+                    self.counts
+                        .entry(stream)
+                        .or_default()
+                        .count_unrecorded(udp_len);
+                }
                 return Ok(Control::Continue);
             }
             PayloadKind::GameSpy => {
@@ -593,7 +608,9 @@ impl Pipeline {
             comment: frame.comment.map(String::from),
             fragment_frames: std::mem::take(&mut d.fragment_frames),
         };
-        self.counts.entry(stream).or_default().count_record(&rec);
+        if self.count_flows {
+            self.counts.entry(stream).or_default().count_record(&rec);
+        }
         let names = NameView {
             facts: self.streams.facts(),
             sessions: &self.sessions,
