@@ -14,12 +14,13 @@ pub mod field_names;
 pub mod filter;
 pub mod front;
 pub mod hold;
+mod link_count;
 pub mod names;
 pub mod record;
 pub mod summary;
 pub mod values;
 
-use crate::capture::{link_type, CaptureFormat, CaptureReader};
+use crate::capture::{CaptureFormat, CaptureReader};
 use crate::diag::{Code, Direction, Warning};
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::objects::{ObjectKind, ObjectRegistry, MAX_OBJECTS};
@@ -176,6 +177,8 @@ pub struct Pipeline {
     phases: HashMap<ClientKey, PhaseTracker>,
     /// The figures of each stream, counted from its records as they are handed out.
     counts: HashMap<StreamKey, DirSummary>,
+    /// Frames by link type, named into the summary at the end.
+    link_counts: link_count::LinkCounts,
     summary: CaptureSummary,
     /// Which messages get field trees, as the sink asked ([`Sink::field_trees`]).
     trees: FieldTrees,
@@ -329,6 +332,7 @@ impl Pipeline {
             streams: Streams::new(),
             phases: HashMap::default(),
             counts: HashMap::default(),
+            link_counts: Default::default(),
             summary: CaptureSummary::default(),
             trees: FieldTrees::All,
             spares: Spares::new(),
@@ -486,14 +490,7 @@ impl Pipeline {
         s.bytes += frame.len as u64;
         s.first_ts_ns.get_or_insert(frame.ts_ns);
         s.last_ts_ns = Some(frame.ts_ns);
-        // Look up before inserting: an owned key per frame would be an allocation each.
-        let link = link_type::name(frame.link_type);
-        match s.link_types.get_mut(link) {
-            Some(n) => *n += 1,
-            None => {
-                s.link_types.insert(link.to_string(), 1);
-            }
-        }
+        self.link_counts.count(frame.link_type);
         let d = match outcome {
             NetOutcome::Datagram(d) => d,
             NetOutcome::FragmentHeld => {
@@ -1012,6 +1009,7 @@ impl Pipeline {
     }
 
     fn finish(mut self) -> CaptureSummary {
+        self.link_counts.add_to(&mut self.summary.link_types);
         let table_full = self.flows.dropped_count();
         if table_full > 0 {
             let c = self.flows.config();
