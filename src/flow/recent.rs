@@ -129,7 +129,10 @@ mod tests {
                 assert_eq!(k.client, i, "a pair answered with another pair's place");
             }
         }
-        assert!(r.get(clients[39], server).is_some(), "the last pair is known");
+        assert!(
+            r.get(clients[39], server).is_some(),
+            "the last pair is known"
+        );
     }
 
     #[test]

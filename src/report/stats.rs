@@ -562,7 +562,12 @@ fn direction_doc(d: &DirectionStats) -> schema::StatsDirection {
         seq_late: c.seq_late,
         object_id_conflicts: d.object_id_conflicts,
         dirty_flags: hex_hist(d.dirty_flags.iter().enumerate().map(|(k, v)| (k as u8, *v))),
-        dirty_bits: hex_hist(d.dirty_bits().into_iter().enumerate().map(|(b, n)| (1u8 << b, n))),
+        dirty_bits: hex_hist(
+            d.dirty_bits()
+                .into_iter()
+                .enumerate()
+                .map(|(b, n)| (1u8 << b, n)),
+        ),
         subsystem_start: schema::OrderedCount(
             d.subsystem_start
                 .iter()
