@@ -341,6 +341,12 @@ impl Sink for StatsSink<'_> {
     fn links_relays(&self) -> bool {
         false
     }
+
+    /// The counts are made here, of the selected records; of the summary only the
+    /// unacknowledged messages and the departures are read.
+    fn reads_flow_counts(&self) -> bool {
+        false
+    }
 }
 
 /// Read one capture into `stats`. `several`: other inputs are read too, so a

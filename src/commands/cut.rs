@@ -119,6 +119,10 @@ impl Sink for Selecting<'_> {
         self.inner.links_relays()
     }
 
+    fn reads_flow_counts(&self) -> bool {
+        self.inner.reads_flow_counts()
+    }
+
     fn session_ended(&mut self, session: usize) {
         self.inner.session_ended(session);
     }

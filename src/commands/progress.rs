@@ -127,6 +127,10 @@ impl Sink for Observed<'_> {
         self.inner.links_relays()
     }
 
+    fn reads_flow_counts(&self) -> bool {
+        self.inner.reads_flow_counts()
+    }
+
     fn session_ended(&mut self, session: usize) {
         self.inner.session_ended(session);
     }

@@ -58,11 +58,19 @@ pub fn run_file(
         verbose: out.verbose > 0,
         seen: 0,
     };
+    // Without a bar to advance or warnings to print the wrapper has nothing to do: the
+    // pipeline then calls the sink itself, saving a second dynamic call per record and
+    // per frame (the common case: output to a pipe, or no `-v`).
+    let sink: &mut dyn Sink = if observed.progress.is_none() && !observed.verbose {
+        observed.inner
+    } else {
+        &mut observed
+    };
     let mut config = config.clone();
     // Standard input may be a live capture: hand each frame on as soon as it arrives.
     config.read_ahead &= path != "-";
-    let summary = if path == "-" && observed.selects_by_player() {
-        let mut hold = crate::pipeline::hold::HoldUntilNamed::new(&mut observed);
+    let summary = if path == "-" && sink.selects_by_player() {
+        let mut hold = crate::pipeline::hold::HoldUntilNamed::new(sink);
         let summary = Pipeline::new(config).run(input.reader, &mut hold);
         let late = hold.released_unnamed();
         if late > 0 && !out.quiet {
@@ -74,7 +82,7 @@ pub fn run_file(
         }
         summary
     } else {
-        Pipeline::new(config).run(input.reader, &mut observed)
+        Pipeline::new(config).run(input.reader, sink)
     };
     if let Some(p) = &input.progress {
         p.finish();

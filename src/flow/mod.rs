@@ -11,8 +11,11 @@
 //! in their session, even once the next one has begun (one session back is checked). On the wire a server restart and "everyone left, someone new
 //! joined" look the same, so both start a new session.
 
+mod recent;
+
 use crate::diag::Direction;
 use crate::net::Datagram;
+use recent::{Known, Recent};
 // Fx: internal tables keyed by small fixed-size values; see Cargo.toml.
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
@@ -274,6 +277,8 @@ pub struct SessionTable {
     /// Clients of live sessions (for [`FlowConfig::max_clients_total`]); a retired
     /// session's clients no longer count.
     clients_total: usize,
+    /// Where the latest datagrams of a few endpoint pairs went (see [`recent`]).
+    recent: Recent,
 }
 
 impl SessionTable {
@@ -294,6 +299,7 @@ impl SessionTable {
             unrelated: 0,
             table_full: 0,
             clients_total: 0,
+            recent: Recent::default(),
         }
     }
 
@@ -352,7 +358,17 @@ impl SessionTable {
     }
 
     pub fn classify(&mut self, d: &Datagram) -> Result<Classified, Unrelated> {
-        let Some((server, client_addr, direction)) = self.sides(d) else {
+        let recent = self.recent.get(d.src, d.dst);
+        let sides = match recent {
+            // Only pairs with the game port on one end are remembered, whose sides
+            // follow from the ports alone.
+            Some(k) => Some(match k.direction {
+                Direction::C2S => (d.dst, d.src, Direction::C2S),
+                Direction::S2C => (d.src, d.dst, Direction::S2C),
+            }),
+            None => self.sides(d),
+        };
+        let Some((server, client_addr, direction)) = sides else {
             self.unrelated += 1;
             return Err(Unrelated::NotGamePort {
                 src_port: d.src.port(),
@@ -374,7 +390,13 @@ impl SessionTable {
         // The client's index in the current session, found once: looked up again
         // below only when the datagram goes to another session.
         let mut known_in_target = None;
-        if let Some(&cur) = self.current.get(&server) {
+        if let Some(k) = recent.filter(|_| !is_connect) {
+            // Nothing was added or retired since the pair's last datagram, which was
+            // no connect either: the lookups below would find the same session and
+            // client (only a connect depends on whether the session has ended).
+            target = Some(k.session);
+            known_in_target = Some(k.client);
+        } else if let Some(&cur) = self.current.get(&server) {
             let s = &self.sessions[&cur];
             let ended = s.ended(now, timeout);
             let in_previous = |prev: usize| {
@@ -414,6 +436,7 @@ impl SessionTable {
                 }
                 let index = self.next_index;
                 self.next_index += 1;
+                self.recent.forget_all();
                 self.sessions.insert(
                     index,
                     Session {
@@ -452,6 +475,7 @@ impl SessionTable {
                     return Err(Unrelated::TableFull);
                 }
                 self.clients_total += 1;
+                self.recent.forget_all();
                 s.clients.push(Client {
                     addr: client_addr,
                     activity: Activity::start(d),
@@ -494,6 +518,16 @@ impl SessionTable {
                 PayloadKind::Bc { peer_id } if damaged.is_none() => c.peer_id = Some(peer_id),
                 _ => {}
             }
+        }
+        // With two different ports exactly one is the game port, and the sides follow
+        // from the ports (with both on it they can depend on the payload).
+        if !is_connect && d.src.port() != d.dst.port() {
+            let known = Known {
+                direction,
+                session,
+                client,
+            };
+            self.recent.put(d.src, d.dst, known);
         }
         Ok(Classified {
             session,

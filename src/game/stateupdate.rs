@@ -200,20 +200,15 @@ pub fn decode_walking(
         // moving the whole value into a box at the end.
         None => Box::default(),
     };
-    let spare_records = pool.records.pop().unwrap_or_default();
-    let spare_power = pool.power.pop().unwrap_or_default();
     su.species = species;
     let mut d = Decoder {
         f: FieldReader::after_opcode(msg, visitor),
         warnings: Vec::new(),
         su,
-        spare_records,
-        spare_power,
         species,
         class: species.and_then(|s| catalog.class(s)),
         catalog,
-        fits: &mut pool.fits,
-        unfit_texts: &mut pool.unfit_texts,
+        pool,
     };
     if msg.first() != Some(&OPCODE) {
         d.warnings.push(Warning::new(
@@ -232,13 +227,8 @@ pub fn decode_walking(
         mut f,
         mut warnings,
         su,
-        spare_records,
-        spare_power,
         ..
     } = d;
-    // Unused (no such block, or a subsystem block kept raw): back to the pool.
-    pool.keep_records(spare_records);
-    pool.keep_power(spare_power);
     if !header_ok {
         let at = f.r.pos();
         warnings.push(Warning::new(
@@ -273,15 +263,13 @@ struct Decoder<'a, 'c, 'v> {
     f: FieldReader<'a, 'v>,
     warnings: Vec<Warning>,
     su: Box<StateUpdate>,
-    /// An emptied record list to fill, kept for its capacity.
-    spare_records: Vec<SubsystemRecord>,
-    /// An emptied power list to fill, kept for its capacity.
-    spare_power: Vec<PowerSetting>,
     species: Option<u16>,
     class: Option<&'c ShipClass>,
     catalog: &'c ShipCatalog,
-    fits: &'c mut FitMemo,
-    unfit_texts: &'c mut UnfitTexts,
+    /// Emptied record and power lists, taken only by a block that fills one (taking
+    /// both up front and handing the unused one back cost some 60 instructions an
+    /// update), the fit memo and the unfit-block texts.
+    pool: &'c mut UpdatePool,
 }
 
 impl Decoder<'_, '_, '_> {
@@ -405,7 +393,7 @@ impl Decoder<'_, '_, '_> {
         if let Some(class) = self.class {
             let mut probe = self.f.r.clone();
             let keep_spans = self.f.keeps_fields();
-            let records = std::mem::take(&mut self.spare_records);
+            let records = self.pool.records.pop().unwrap_or_default();
             let problem = match read_block_into(&mut probe, class, keep_spans, records) {
                 Ok(read) if read.fits() => {
                     if read.wrapped_past_start {
@@ -451,7 +439,7 @@ impl Decoder<'_, '_, '_> {
                     };
                     // Third-party hosts send such blocks often: the text is kept for
                     // the next block that fails the same way.
-                    let text = self.unfit_texts.text(class, &e);
+                    let text = self.pool.unfit_texts.text(class, &e);
                     self.warn(code, e.offset, text);
                     self.raw_subsystem_block(at);
                     return Ok(());
@@ -479,7 +467,7 @@ impl Decoder<'_, '_, '_> {
     fn raw_subsystem_block(&mut self, at: usize) {
         // Probing every class is costly: skip it when nobody will read the answer.
         let fits = if self.class.is_none() || self.f.keeps_fields() {
-            self.fits.fitting(&self.f.r, self.catalog)
+            self.pool.fits.fitting(&self.f.r, self.catalog)
         } else {
             Vec::new()
         };
@@ -528,7 +516,7 @@ impl Decoder<'_, '_, '_> {
     fn power_block(&mut self) {
         let at = self.f.r.pos();
         let (pairs, err) =
-            read_power_block_into(&mut self.f.r, std::mem::take(&mut self.spare_power));
+            read_power_block_into(&mut self.f.r, self.pool.power.pop().unwrap_or_default());
         if let Some(class) = self.class {
             for (k, p) in pairs.iter().enumerate() {
                 if let Err(why) = power_entry(class, p.index) {

@@ -10,16 +10,18 @@ use crate::transport::stream::{Arrival, Content, Copy, Header};
 impl MessageRecord {
     /// Write the transport facts of `a` into this blank record (fields of a
     /// connection-management body only when `trees` asks for any); hands back what the
-    /// message carries for the game layer.
+    /// message carries for the game layer, taking it and the other owned parts out of
+    /// `a`. Borrowed rather than moved: passing the arrival (some 170 bytes) by value
+    /// cost a `memcpy` call per message.
     #[inline]
-    pub fn take_arrival<'a>(&mut self, a: Arrival<'a>, trees: FieldTrees) -> Content<'a> {
+    pub fn take_arrival<'a>(&mut self, a: &mut Arrival<'a>, trees: FieldTrees) -> Content<'a> {
         self.transport_type = a.type_byte;
         // Most messages have none: skip the out-of-line copy.
         if !a.walk_warnings.is_empty() {
             self.warnings.extend_from_slice(a.walk_warnings);
         }
         if !a.warnings.is_empty() {
-            self.warnings.extend(a.warnings);
+            self.warnings.append(&mut a.warnings);
         }
         self.order = a.order;
         match a.copy {
@@ -34,7 +36,7 @@ impl MessageRecord {
             }
         }
         self.payload_offset = a.payload_offset;
-        self.transport = match a.header {
+        self.transport = match std::mem::replace(&mut a.header, Header::Unknown) {
             Header::Data {
                 flags_len,
                 reliable,
@@ -76,6 +78,6 @@ impl MessageRecord {
             },
             Header::Unknown => TransportInfo::Unknown,
         };
-        a.content
+        std::mem::replace(&mut a.content, Content::Nothing)
     }
 }

@@ -123,6 +123,10 @@ impl Sink for HoldUntilNamed<'_> {
         self.inner.links_relays()
     }
 
+    fn reads_flow_counts(&self) -> bool {
+        self.inner.reads_flow_counts()
+    }
+
     fn session_ended(&mut self, session: usize) {
         // Held records of the session go first: the sink may let go of its state.
         if self.held.iter().any(|h| h.session == session) {

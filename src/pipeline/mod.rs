@@ -14,12 +14,13 @@ pub mod field_names;
 pub mod filter;
 pub mod front;
 pub mod hold;
+mod link_count;
 pub mod names;
 pub mod record;
 pub mod summary;
 pub mod values;
 
-use crate::capture::{link_type, CaptureFormat, CaptureReader};
+use crate::capture::{CaptureFormat, CaptureReader};
 use crate::diag::{Code, Direction, Warning};
 use crate::flow::{PayloadKind, Session, SessionTable};
 use crate::game::objects::{ObjectKind, ObjectRegistry, MAX_OBJECTS};
@@ -81,6 +82,15 @@ pub trait Sink {
     /// (`stats`) says no and saves that work; the linker's own problem (too many
     /// messages pending) is then not reported either.
     fn links_relays(&self) -> bool {
+        true
+    }
+
+    /// Whether this sink reads the per-flow figures of the run's summary
+    /// ([`ClientSummary::dirs`] and [`CaptureSummary::totals`]). A sink that counts the
+    /// records it selects itself (`stats`) says no, and the pipeline does not count
+    /// every record a second time: those figures are then zero, but for `unacked` and
+    /// `fragment_sets_incomplete`, which the end of each stream gives.
+    fn reads_flow_counts(&self) -> bool {
         true
     }
 
@@ -167,11 +177,15 @@ pub struct Pipeline {
     phases: HashMap<ClientKey, PhaseTracker>,
     /// The figures of each stream, counted from its records as they are handed out.
     counts: HashMap<StreamKey, DirSummary>,
+    /// Frames by link type, named into the summary at the end.
+    link_counts: link_count::LinkCounts,
     summary: CaptureSummary,
     /// Which messages get field trees, as the sink asked ([`Sink::field_trees`]).
     trees: FieldTrees,
     /// The sink reads `relay_of` ([`Sink::links_relays`]).
     link_relays: bool,
+    /// The sink reads the per-flow figures ([`Sink::reads_flow_counts`]).
+    count_flows: bool,
     /// Storage of the records already handed out, refilled by later ones.
     spares: Spares,
     /// Payload buffers and transport walks of handled datagrams, to go back to the
@@ -326,12 +340,14 @@ impl Pipeline {
             streams: Streams::new(),
             phases: HashMap::default(),
             counts: HashMap::default(),
+            link_counts: Default::default(),
             summary: CaptureSummary::default(),
             trees: FieldTrees::All,
             spares: Spares::new(),
             returns: Returns::default(),
             names_epoch: 0,
             link_relays: true,
+            count_flows: true,
         }
     }
 
@@ -344,6 +360,7 @@ impl Pipeline {
         self.summary.format = format_name(reader.format());
         self.trees = sink.field_trees();
         self.link_relays = sink.links_relays();
+        self.count_flows = sink.reads_flow_counts();
         let read_ahead = self.config.read_ahead;
         let front = Front::new(reader, self.config.game_port, read_ahead);
         let end = if read_ahead && self.config.front_thread && front_thread_pays() {
@@ -481,14 +498,7 @@ impl Pipeline {
         s.bytes += frame.len as u64;
         s.first_ts_ns.get_or_insert(frame.ts_ns);
         s.last_ts_ns = Some(frame.ts_ns);
-        // Look up before inserting: an owned key per frame would be an allocation each.
-        let link = link_type::name(frame.link_type);
-        match s.link_types.get_mut(link) {
-            Some(n) => *n += 1,
-            None => {
-                s.link_types.insert(link.to_string(), 1);
-            }
-        }
+        self.link_counts.count(frame.link_type);
         let d = match outcome {
             NetOutcome::Datagram(d) => d,
             NetOutcome::FragmentHeld => {
@@ -532,10 +542,12 @@ impl Pipeline {
             PayloadKind::NotBc(why) => {
                 *s.not_bc.entry(why.to_string()).or_default() += 1;
                 // Too short to decode, so no record: counted here.
-                self.counts
-                    .entry(stream)
-                    .or_default()
-                    .count_unrecorded(udp_len);
+                if self.count_flows {
+                    self.counts
+                        .entry(stream)
+                        .or_default()
+                        .count_unrecorded(udp_len);
+                }
                 return Ok(Control::Continue);
             }
             PayloadKind::GameSpy => {
@@ -601,7 +613,9 @@ impl Pipeline {
             comment: frame.comment.map(String::from),
             fragment_frames: std::mem::take(&mut d.fragment_frames),
         };
-        self.counts.entry(stream).or_default().count_record(&rec);
+        if self.count_flows {
+            self.counts.entry(stream).or_default().count_record(&rec);
+        }
         let names = NameView {
             facts: self.streams.facts(),
             sessions: &self.sessions,
@@ -674,7 +688,7 @@ impl Pipeline {
         frame: u64,
     ) {
         let (session, client, dir) = stream;
-        let arrival = self.streams.on_message(stream, m, plain, ts_ns, frame);
+        let mut arrival = self.streams.on_message(stream, m, plain, ts_ns, frame);
         if let Some(stay) = arrival.stay {
             let ev = match stay {
                 StayEvent::Connect => TransportEvent::Connect,
@@ -691,7 +705,7 @@ impl Pipeline {
             }
         }
         let deliver = arrival.copy.is_new();
-        match rec.take_arrival(arrival, self.trees) {
+        match rec.take_arrival(&mut arrival, self.trees) {
             Content::Game { bytes, .. } => {
                 self.decode_game(
                     &mut rec.game,
@@ -979,6 +993,7 @@ impl Pipeline {
     }
 
     fn finish(mut self) -> CaptureSummary {
+        self.link_counts.add_to(&mut self.summary.link_types);
         let table_full = self.flows.dropped_count();
         if table_full > 0 {
             let c = self.flows.config();

@@ -80,8 +80,9 @@ pub struct DirectionStats {
     pub fragments: u64,
     /// Creations of an object id another live object held.
     pub object_id_conflicts: u64,
+    /// StateUpdates by their whole flags byte; the per-bit counts are read from it
+    /// ([`DirectionStats::dirty_bits`]).
     pub dirty_flags: Box<[u64; 256]>,
-    pub dirty_bits: [u64; 8],
     pub subsystem_start: ByteCounts,
 }
 
@@ -96,13 +97,26 @@ impl Default for DirectionStats {
             fragments: 0,
             object_id_conflicts: 0,
             dirty_flags: Box::new([0; 256]),
-            dirty_bits: [0; 8],
             subsystem_start: ByteCounts::default(),
         }
     }
 }
 
 impl DirectionStats {
+    /// StateUpdates with each flag bit set, bit 0 first: summed from the flags-byte
+    /// histogram once, when shown, rather than counted bit by bit for every update.
+    pub fn dirty_bits(&self) -> [u64; 8] {
+        let mut bits = [0; 8];
+        for (flags, n) in self.dirty_flags.iter().enumerate() {
+            for (bit, count) in bits.iter_mut().enumerate() {
+                if flags & (1 << bit) != 0 {
+                    *count += n;
+                }
+            }
+        }
+        bits
+    }
+
     /// Add another capture's counters to these.
     pub fn merge(&mut self, o: &DirectionStats) {
         self.counts.add(&o.counts);
@@ -113,9 +127,6 @@ impl DirectionStats {
         self.fragments += o.fragments;
         self.object_id_conflicts += o.object_id_conflicts;
         for (a, b) in self.dirty_flags.iter_mut().zip(o.dirty_flags.iter()) {
-            *a += b;
-        }
-        for (a, b) in self.dirty_bits.iter_mut().zip(o.dirty_bits.iter()) {
             *a += b;
         }
         self.subsystem_start.merge(&o.subsystem_start);
@@ -214,11 +225,6 @@ impl Stats {
             d.opcode_bytes.add(game.opcode, game.length as u64);
             if let Some(su) = game.state_update() {
                 d.dirty_flags[su.flags as usize] += 1;
-                for bit in 0..8 {
-                    if su.flags & (1 << bit) != 0 {
-                        d.dirty_bits[bit] += 1;
-                    }
-                }
                 if let Some(s) = su.subsystem_start {
                     d.subsystem_start.add(s, 1);
                 }
@@ -450,8 +456,9 @@ impl Stats {
                 )
             );
             let mut t = table(&["bit", "name", "updates", "%", ""]);
-            let max = d.dirty_bits.iter().copied().max().unwrap_or(1);
-            for (bit, n) in d.dirty_bits.iter().enumerate() {
+            let dirty_bits = d.dirty_bits();
+            let max = dirty_bits.iter().copied().max().unwrap_or(1);
+            for (bit, n) in dirty_bits.iter().enumerate() {
                 let mask = 1u8 << bit;
                 t.add_row(vec![
                     Cell::new(format!("0x{mask:02X}")),
@@ -555,7 +562,12 @@ fn direction_doc(d: &DirectionStats) -> schema::StatsDirection {
         seq_late: c.seq_late,
         object_id_conflicts: d.object_id_conflicts,
         dirty_flags: hex_hist(d.dirty_flags.iter().enumerate().map(|(k, v)| (k as u8, *v))),
-        dirty_bits: hex_hist((0..8).map(|b| (1u8 << b, d.dirty_bits[b]))),
+        dirty_bits: hex_hist(
+            d.dirty_bits()
+                .into_iter()
+                .enumerate()
+                .map(|(b, n)| (1u8 << b, n)),
+        ),
         subsystem_start: schema::OrderedCount(
             d.subsystem_start
                 .iter()

@@ -69,13 +69,11 @@ pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
             total,
         ));
         h.push_str("</div><div>");
-        let bits: Vec<(String, u64)> = (0..8)
-            .map(|b| {
-                (
-                    format!("0x{:02X} {}", 1u8 << b, flag_names(1 << b)),
-                    d.dirty_bits[b],
-                )
-            })
+        let bits: Vec<(String, u64)> = d
+            .dirty_bits()
+            .into_iter()
+            .enumerate()
+            .map(|(b, n)| (format!("0x{:02X} {}", 1u8 << b, flag_names(1 << b)), n))
             .collect();
         h.push_str(&bar_chart(
             pg,
