@@ -433,7 +433,7 @@ pub const FACTS: &[FactInfo] = &[
         Hex,
         "",
         true,
-        "Every object id the game message names: its object_id and every other field holding one (target, source, destination, emitter, …); --object ID is object_ids == ID"
+        "Every object id the game message names, each once in wire order: its object_id and every other field holding one (target, source, destination, emitter, …); --object ID is object_ids == ID"
     ),
     fact!(
         Object,

@@ -39,6 +39,7 @@ mod json_stream;
 mod layering;
 mod lean_records;
 mod long_captures;
+mod object_ids;
 mod opcodes_openbc;
 mod output_safety;
 mod parquet_duckdb;
