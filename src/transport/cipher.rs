@@ -8,6 +8,9 @@
 //! bytes so far. Each 16-bit key pair is therefore a constant XOR `x * 0x0101`, and the
 //! whole key state is one byte: everything that depends on the key alone is a table
 //! indexed by that byte, and only the running sum is computed per byte.
+//!
+//! Why this file is long: the cipher ends at about 490 lines; the rest is tests on the
+//! protocol reference's vectors and of every lane width against the byte-at-a-time path.
 
 /// The initial key, `AlbyRules!`.
 pub const KEY: [u8; 10] = *b"AlbyRules!";
