@@ -331,10 +331,15 @@ impl Sink for StatsSink<'_> {
         Ok(Control::Continue)
     }
 
-    /// Statistics count messages and read StateUpdate summaries, never fields: only
-    /// those a `-Y` expression reads are built.
+    /// Statistics count messages and read of a StateUpdate only its flags and
+    /// subsystem start, never fields nor records: only the fields a `-Y` expression
+    /// reads are built, and without one, no records ([`FieldTrees::Counts`]).
     fn field_trees(&self) -> FieldTrees {
-        self.filter.field_trees()
+        // The selection's facts read no records either (`facts::trees`).
+        match self.filter.field_trees() {
+            FieldTrees::None => FieldTrees::Counts,
+            trees => trees,
+        }
     }
 
     /// Counts do not depend on which host message relays which client message.

@@ -5,7 +5,7 @@
 //! the subsystem power bits share packed bytes. Compressed values keep their raw wire
 //! form in [`StateUpdate`] so that [`encode`] reproduces the decoded bytes exactly.
 //!
-//! Why this file is long: the decoder ends at about 550 lines; the rest is tests on the seed
+//! Why this file is long: the decoder ends at about 600 lines; the rest is tests on the seed
 //! examples, the real captures' blocks and hostile inputs.
 
 use super::dirty::flag_names;
@@ -16,8 +16,8 @@ use super::reader::{DecodeError, DecodeResult, FieldReader};
 use super::registry::state_update_names as names;
 use super::ships::{ShipCatalog, ShipClass};
 use super::subsys::{
-    block_fields, power_entry, power_fields, read_block_into, read_power_block_into, FitMemo,
-    PowerSetting, SubsystemRecord,
+    block_fields, power_entry, power_fields, read_block_into, read_power_block_into, walk_block,
+    walk_power_block, FitMemo, PowerSetting, SubsystemRecord,
 };
 use super::walk::{Lean, TreeBuilder, Visitor};
 use crate::diag::{Code, Warning};
@@ -190,6 +190,32 @@ pub fn decode_walking(
     visitor: &mut dyn Visitor,
     pool: &mut UpdatePool,
 ) -> GameMessage {
+    decode_keeping(msg, species, catalog, visitor, pool, true)
+}
+
+/// A lean decode that keeps no subsystem or power records (`subsystems` and `power`
+/// stay `None`): the blocks are still read to the end, so the warnings, the flags and
+/// the subsystem start are those of [`decode_reusing`]. For a reader that only counts
+/// ([`FieldTrees::Counts`](super::opcodes::FieldTrees::Counts)); building and
+/// recycling the records was a sixth of decoding a capture.
+pub fn decode_counting(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    pool: &mut UpdatePool,
+) -> GameMessage {
+    decode_keeping(msg, species, catalog, &mut Lean, pool, false)
+}
+
+/// [`decode_walking`]; with `keep_records` false, as [`decode_counting`].
+fn decode_keeping(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    visitor: &mut dyn Visitor,
+    pool: &mut UpdatePool,
+    keep_records: bool,
+) -> GameMessage {
     let mut su = match pool.boxes.pop() {
         Some(mut su) => {
             // Its lists went to the pool when it was recycled: nothing to free here.
@@ -209,6 +235,7 @@ pub fn decode_walking(
         class: species.and_then(|s| catalog.class(s)),
         catalog,
         pool,
+        keep_records,
     };
     if msg.first() != Some(&OPCODE) {
         d.warnings.push(Warning::new(
@@ -270,6 +297,9 @@ struct Decoder<'a, 'c, 'v> {
     /// both up front and handing the unused one back cost some 60 instructions an
     /// update), the fit memo and the unfit-block texts.
     pool: &'c mut UpdatePool,
+    /// Keep the subsystem and power records in the typed value ([`decode_counting`]
+    /// does not).
+    keep_records: bool,
 }
 
 impl Decoder<'_, '_, '_> {
@@ -393,8 +423,13 @@ impl Decoder<'_, '_, '_> {
         if let Some(class) = self.class {
             let mut probe = self.f.r.clone();
             let keep_spans = self.f.keeps_fields();
-            let records = self.pool.records.pop().unwrap_or_default();
-            let problem = match read_block_into(&mut probe, class, keep_spans, records) {
+            let read = if self.keep_records {
+                let records = self.pool.records.pop().unwrap_or_default();
+                read_block_into(&mut probe, class, keep_spans, records)
+            } else {
+                walk_block(&mut probe, class)
+            };
+            let problem = match read {
                 Ok(read) if read.fits() => {
                     if read.wrapped_past_start {
                         self.warn(
@@ -410,7 +445,9 @@ impl Decoder<'_, '_, '_> {
                             self.f.push_field(field);
                         }
                     }
-                    self.su.subsystems = Some(SubsystemData::Decoded(read.block));
+                    if self.keep_records {
+                        self.su.subsystems = Some(SubsystemData::Decoded(read.block));
+                    }
                     return Ok(());
                 }
                 Ok(read) if read.wrapped_past_start => (
@@ -500,21 +537,44 @@ impl Decoder<'_, '_, '_> {
                 Err(_) => break,
             }
         }
-        let bytes = self.f.rest("subsystem_block_raw").to_vec();
+        let bytes = self.f.rest("subsystem_block_raw");
+        let bytes = if self.keep_records {
+            bytes.to_vec()
+        } else {
+            Vec::new()
+        };
         self.f.push_field(Field::new(
             "fits_classes",
             Value::List(names.into_iter().map(Value::Text).collect()),
             Span::new(at, at),
         ));
-        self.su.subsystems = Some(SubsystemData::Raw {
-            start,
-            shared_bits,
-            bytes,
-        });
+        if self.keep_records {
+            self.su.subsystems = Some(SubsystemData::Raw {
+                start,
+                shared_bits,
+                bytes,
+            });
+        }
     }
 
     fn power_block(&mut self) {
         let at = self.f.r.pos();
+        if !self.keep_records {
+            // The same pairs and warnings, none of them kept.
+            let (class, warnings) = (self.class, &mut self.warnings);
+            let mut k = 0;
+            let err = walk_power_block(&mut self.f.r, |p| {
+                if let Some(Err(why)) = class.map(|c| power_entry(c, p.index)) {
+                    warnings.push(Warning::new(Code::LayoutMismatch, Some(at + 2 * k), why));
+                }
+                k += 1;
+            });
+            if let Some(e) = err {
+                self.warn(Code::DecodeError, e.offset, e.to_string());
+                self.f.rest("power_block_trailing");
+            }
+            return;
+        }
         let (pairs, err) =
             read_power_block_into(&mut self.f.r, self.pool.power.pop().unwrap_or_default());
         if let Some(class) = self.class {

@@ -6,7 +6,7 @@
 //! one [`Reader`] / [`Writer`]: the has-power-data bits share packed bytes with the
 //! header's hash and cloak bits.
 //!
-//! Why this file is long: the code ends at about 790 lines; the rest is tests on the protocol
+//! Why this file is long: the code ends at about 820 lines; the rest is tests on the protocol
 //! reference's worked blocks.
 
 use super::class_layout::{RecordFormat, ShipClass, SubsystemLayout};
@@ -133,7 +133,23 @@ pub fn read_block_into(
     r: &mut Reader<'_>,
     class: &ShipClass,
     keep_spans: bool,
-    mut records: Vec<SubsystemRecord>,
+    records: Vec<SubsystemRecord>,
+) -> DecodeResult<BlockRead> {
+    read_block_keeping(r, class, keep_spans, Some(records))
+}
+
+/// [`read_block_with`] without keeping the records or spans ([`BlockRead::block`]'s
+/// list stays empty): the same bytes read, the same errors, the same fit.
+pub fn walk_block(r: &mut Reader<'_>, class: &ShipClass) -> DecodeResult<BlockRead> {
+    read_block_keeping(r, class, false, None)
+}
+
+/// [`read_block_into`]; `records` `None` keeps none.
+fn read_block_keeping(
+    r: &mut Reader<'_>,
+    class: &ShipClass,
+    keep_spans: bool,
+    records: Option<Vec<SubsystemRecord>>,
 ) -> DecodeResult<BlockRead> {
     let start = r.u8("subsystem start index")?;
     let n = class.len();
@@ -150,8 +166,10 @@ pub fn read_block_into(
     }
     // Every record takes at least one byte: size the lists once.
     let most = n.min(r.remaining());
+    let keep_records = records.is_some();
+    let mut records = records.unwrap_or_default();
     records.clear();
-    if records.capacity() < most {
+    if keep_records && records.capacity() < most {
         // A fresh list rather than a grown one: growing copies the old buffer, and a
         // list sized for any stock class is never grown again when it is reused.
         records = Vec::with_capacity(most.max(RECORDS_REUSED));
@@ -173,7 +191,9 @@ pub fn read_block_into(
             e.field = field.into();
             e
         })?;
-        records.push(rec);
+        if keep_records {
+            records.push(rec);
+        }
         if keep_spans {
             spans.push(span);
         }
@@ -713,19 +733,26 @@ pub fn read_power_block_into(
 ) -> (Vec<PowerSetting>, Option<Box<DecodeError>>) {
     out.clear();
     out.reserve(r.remaining() / 2);
+    let err = walk_power_block(r, |p| out.push(p));
+    (out, err)
+}
+
+/// Read 0x80 pairs to the end of the message, handing each to `each` in wire order
+/// instead of keeping them; the error is [`read_power_block`]'s.
+pub fn walk_power_block(
+    r: &mut Reader<'_>,
+    mut each: impl FnMut(PowerSetting),
+) -> Option<Box<DecodeError>> {
     while !r.is_empty() {
         if r.remaining() < 2 {
-            return (
-                out,
-                Some(r.error("power block pair", "2 bytes (list index, value)")),
-            );
+            return Some(r.error("power block pair", "2 bytes (list index, value)"));
         }
         let (Ok(index), Ok(value)) = (r.u8("power index"), r.u8("power value")) else {
             break;
         };
-        out.push(PowerSetting { index, value });
+        each(PowerSetting { index, value });
     }
-    (out, None)
+    None
 }
 
 pub fn write_power_block(w: &mut Writer, pairs: &[PowerSetting]) {

@@ -70,7 +70,7 @@ impl MessageRecord {
                 name: low.kind.name(),
                 reliable: low.reliable,
                 seq: low.seq,
-                fields: if trees == FieldTrees::None {
+                fields: if trees.builds_none() {
                     Vec::new()
                 } else {
                     low_fields(&low)

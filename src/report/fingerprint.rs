@@ -379,6 +379,62 @@ mod tests {
     /// the message's bytes with its whole field tree gives (hashed typed where a
     /// warning-free StateUpdate is), for every message kind, with and without typed
     /// StateUpdates.
+    /// Statistics decode StateUpdates without their records
+    /// ([`FieldTrees::Counts`]): every real StateUpdate, and each with one byte
+    /// changed (the unfit, trailing and odd-block paths), must give the warnings, the
+    /// flags, the subsystem start and every other typed value of the full decode.
+    #[test]
+    fn counting_decodes_give_what_full_decodes_give_but_records() {
+        use crate::game::opcodes::{decode_reusing, DecodeContext};
+        use crate::game::stateupdate::UpdatePool;
+        let catalog = ShipCatalog::stock();
+        let real = corpus();
+        let mut all = with_one_byte_changed(&real);
+        all.extend(real);
+        let (mut full_pool, mut count_pool) = (UpdatePool::new(), UpdatePool::new());
+        let (mut with_block, mut with_power, mut warned) = (0, 0, 0);
+        for (bytes, species) in &all {
+            // The registry the pipeline had is gone: the species goes in directly.
+            let full = crate::game::stateupdate::decode_reusing(
+                bytes,
+                *species,
+                &catalog,
+                false,
+                &mut full_pool,
+            );
+            let counted = crate::game::stateupdate::decode_counting(
+                bytes,
+                *species,
+                &catalog,
+                &mut count_pool,
+            );
+            assert_eq!(counted.warnings, full.warnings, "{bytes:02x?}");
+            assert_eq!(counted.length, full.length);
+            warned += !full.warnings.is_empty() as usize;
+            match (full.state_update(), counted.state_update()) {
+                (Some(f), Some(c)) => {
+                    assert_eq!(c.flags, f.flags);
+                    assert_eq!(c.subsystem_start, f.subsystem_start, "{bytes:02x?}");
+                    assert!(c.subsystems.is_none() && c.power.is_none());
+                    with_block += f.subsystems.is_some() as usize;
+                    with_power += f.power.is_some() as usize;
+                    let mut f = f.clone();
+                    (f.subsystems, f.power) = (None, None);
+                    // Compared as written: a changed byte can make a NaN.
+                    assert_eq!(format!("{c:?}"), format!("{f:?}"), "{bytes:02x?}");
+                }
+                (f, c) => assert_eq!(f.is_none(), c.is_none(), "{bytes:02x?}"),
+            }
+        }
+        assert!(with_block > 0 && with_power > 0 && warned > 0);
+        // Through the decoder's entry point, as the pipeline asks for it.
+        let registry = crate::game::objects::ObjectRegistry::default();
+        let ctx = DecodeContext::new(&registry, &catalog).with_trees(FieldTrees::Counts);
+        let m = decode_reusing(&all[0].0, &ctx, &mut count_pool);
+        assert!(m.fields.is_empty());
+        assert!(m.state_update().is_some_and(|su| su.subsystems.is_none()));
+    }
+
     #[test]
     fn one_decode_fingerprints_equal_those_of_a_full_second_decode() {
         use crate::game::objects::ObjectRegistry;

@@ -39,6 +39,11 @@ pub enum FieldTrees {
     All,
     /// None: `fields` left empty (a lean decode).
     None,
+    /// None, and a StateUpdate keeps no subsystem or power records: its block is
+    /// still read to the end (the same warnings), and its flags and subsystem start
+    /// are kept. For a reader that only counts (statistics); everything else in the
+    /// typed values is as with [`FieldTrees::None`].
+    Counts,
     /// Every message except a StateUpdate that decodes without a warning: its typed
     /// value says all its fields would, and StateUpdates are most of a capture.
     /// One with a warning (a raw block, trailing bytes …) is decoded again with its
@@ -57,11 +62,18 @@ impl FieldTrees {
     pub fn union(self, other: FieldTrees) -> FieldTrees {
         use FieldTrees::*;
         match (self, other) {
+            // Counting needs the least: whatever the other reader needs covers it.
+            (Counts, t) | (t, Counts) => t,
             (None, t) | (t, None) => t,
             (Only(a), Only(b)) => a.union(b).map_or(All, Only),
             (ExceptCleanStateUpdates, ExceptCleanStateUpdates) => ExceptCleanStateUpdates,
             _ => All,
         }
+    }
+
+    /// No message gets a field tree.
+    pub fn builds_none(self) -> bool {
+        matches!(self, FieldTrees::None | FieldTrees::Counts)
     }
 }
 
@@ -218,6 +230,9 @@ pub fn decode_reusing(msg: &[u8], ctx: &DecodeContext, spare: &mut UpdatePool) -
         let species = object_id_at(msg, 1)
             .and_then(|id| ctx.registry.species(id))
             .map(u16::from);
+        if ctx.trees == FieldTrees::Counts {
+            return stateupdate::decode_counting(msg, species, ctx.catalog, spare);
+        }
         let all = ctx.trees == FieldTrees::All;
         let m = stateupdate::decode_reusing(msg, species, ctx.catalog, all, spare);
         if ctx.trees != FieldTrees::ExceptCleanStateUpdates || m.warnings.is_empty() {
@@ -230,7 +245,7 @@ pub fn decode_reusing(msg: &[u8], ctx: &DecodeContext, spare: &mut UpdatePool) -
         return stateupdate::decode_reusing(msg, species, ctx.catalog, true, spare);
     }
     // As in `stateupdate::decode_reusing`: the lean decode returns its message in place.
-    if ctx.trees == FieldTrees::None {
+    if ctx.trees.builds_none() {
         return decode_body(op, msg, ctx, &mut Lean);
     }
     let mut tree = TreeBuilder::new();
