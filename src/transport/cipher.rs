@@ -627,16 +627,9 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
 
     #[test]
     fn fast_path_matches_reference_on_pseudo_random_datagrams() {
-        let mut x = 0x1234_5678u32;
+        let mut next = xorshift(0x1234_5678);
         for len in 1..300usize {
-            let data: Vec<u8> = (0..len)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 17;
-                    x ^= x << 5;
-                    x as u8
-                })
-                .collect();
+            let data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
             let mut fast = data.clone();
             let mut slow = data.clone();
             encrypt(&mut fast);
@@ -649,13 +642,7 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
 
     #[test]
     fn many_at_once_equals_one_by_one() {
-        let mut x = 0x9E37_79B9u32;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        };
+        let mut next = xorshift(0x9E37_79B9u32);
         // Odd and even counts, lengths 0..=70, so that common parts, tails, the
         // reordering and one-byte datagrams all occur.
         for count in 0..=(3 * LANES + 3) {
@@ -681,13 +668,7 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
     /// Ethernet payload with many short ones, random bytes.
     #[test]
     fn lanes_match_the_scalar_path_on_random_batches() {
-        let mut x = 0x2545_F491u32;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        };
+        let mut next = xorshift(0x2545_F491u32);
         for round in 0..300 {
             let count = (next() % (3 * LANES as u32 + 1)) as usize;
             let batch: Vec<Vec<u8>> = (0..count)
@@ -726,6 +707,30 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
                 );
             }
         }
+    }
+
+    /// Pseudo-random numbers for the tests' datagrams (xorshift32: reproducible, and
+    /// nothing to do with the cipher under test).
+    fn xorshift(seed: u32) -> impl FnMut() -> u32 {
+        let mut x = seed;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        }
+    }
+
+    /// Each datagram enciphered by the literal transcription of cipher.md.
+    fn reference_ciphered(plain: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        plain
+            .iter()
+            .map(|p| {
+                let mut c = p.clone();
+                reference_encrypt(&mut c);
+                c
+            })
+            .collect()
     }
 
     /// Runs `decrypt_many_with::<W>` over `datagrams` and checks each against `want`.
@@ -772,13 +777,7 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
 
     /// The lane path against the literal transcription of cipher.md §3–4.
     fn reference_in_every_lane<const W: usize>() {
-        let mut x = 0x0BAD_5EEDu32 ^ W as u32;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        };
+        let mut next = xorshift(0x0BAD_5EEDu32 ^ W as u32);
         for round in 0..40 {
             let count = 1 + round % (2 * W + 1);
             let plain: Vec<Vec<u8>> = (0..count)
@@ -787,14 +786,7 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
                     (0..len).map(|_| next() as u8).collect()
                 })
                 .collect();
-            let cipher: Vec<Vec<u8>> = plain
-                .iter()
-                .map(|p| {
-                    let mut c = p.clone();
-                    reference_encrypt(&mut c);
-                    c
-                })
-                .collect();
+            let cipher = reference_ciphered(&plain);
             check_width::<W>(&cipher, &plain, &format!("reference round {round}"));
         }
     }
@@ -839,13 +831,7 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
     /// show in the next.
     #[test]
     fn refilled_lanes_match_the_reference_whatever_the_lengths() {
-        let mut x = 0x5EED_1E55u32;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        };
+        let mut next = xorshift(0x5EED_1E55u32);
         let mut batches: Vec<Vec<usize>> = vec![
             std::iter::once(1400)
                 .chain(std::iter::repeat_n(8, LANES - 1))
@@ -864,14 +850,7 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
                 .iter()
                 .map(|&len| (0..len).map(|_| next() as u8).collect())
                 .collect();
-            let cipher: Vec<Vec<u8>> = plain
-                .iter()
-                .map(|p| {
-                    let mut c = p.clone();
-                    reference_encrypt(&mut c);
-                    c
-                })
-                .collect();
+            let cipher = reference_ciphered(&plain);
             check_width::<LANE_WIDTH>(&cipher, &plain, &format!("batch {round}"));
         }
     }
