@@ -181,13 +181,9 @@ impl Sink for ShowSink<'_> {
 }
 
 pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
-    let cfg = config(&a.input)?;
-    let filter = Filter::from_spec_with(&super::filter_spec(&a.filter), &cfg.ships)?;
-    let inputs = super::inputs::expand(&a.files, out);
+    let (cfg, filter, inputs) =
+        super::run::selection_and_inputs(&a.input, &a.filter, &a.files, &a.write, out)?;
     let several = inputs.files.len() > 1;
-    if a.write.write.is_some() && several {
-        anyhow::bail!("-w writes the frames of one capture: give one input");
-    }
     let flush = line_buffered(&inputs.files, out);
     let limit = match a.count {
         Some(c) => a.limit.max(1).min(usize::try_from(c).unwrap_or(usize::MAX)),

@@ -4,7 +4,7 @@
 
 use super::in_order::{self, SpoolWriter};
 use super::inputs::{for_each, report_failure, Flow};
-use super::run::{config, file_filter, line_buffered, problem_notes, run_file, status};
+use super::run::{file_filter, line_buffered, problem_notes, run_file, status};
 use super::{cut, Output};
 use crate::cli::{DecodeArgs, DecodeFormat};
 use crate::pipeline::filter::{ClientAbsent, Filter};
@@ -300,13 +300,9 @@ pub fn decode(a: DecodeArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
     if a.output.is_some() || a.out_dir.is_some() {
         anyhow::bail!("-o and --out-dir go with --format parquet");
     }
-    let cfg = config(&a.input)?;
-    let filter = Filter::from_spec_with(&super::filter_spec(&a.filter), &cfg.ships)?;
-    let inputs = super::inputs::expand(&a.files, out);
+    let (cfg, filter, inputs) =
+        super::run::selection_and_inputs(&a.input, &a.filter, &a.files, &a.write, out)?;
     let several = inputs.files.len() > 1;
-    if a.write.write.is_some() && several {
-        anyhow::bail!("-w writes the frames of one capture: give one input");
-    }
     let select = if a.fields.is_empty() {
         None
     } else {

@@ -2,8 +2,9 @@
 //! configuration from the input options, the filter resolved against the file, the
 //! notes printed after it, and what a selection counts.
 
+use super::inputs::Expanded;
 use super::Output;
-use crate::cli::InputArgs;
+use crate::cli::{FilterArgs, InputArgs, WriteArgs};
 use crate::game::ships::ShipCatalog;
 use crate::pipeline::filter::{ClientAbsent, Filter};
 use crate::pipeline::record::{PacketBody, PacketRecord};
@@ -41,6 +42,25 @@ pub fn config(input: &InputArgs) -> Result<Config> {
         read_ahead: true,
         front_thread: true,
     })
+}
+
+/// What `decode` and `show` set up alike: the configuration, the compiled selection
+/// and the expanded inputs. `-w` writes the frames of one capture, so it refuses
+/// several inputs.
+pub fn selection_and_inputs(
+    input: &InputArgs,
+    filter: &FilterArgs,
+    files: &[String],
+    write: &WriteArgs,
+    out: Output,
+) -> Result<(Config, Filter, Expanded)> {
+    let cfg = config(input)?;
+    let filter = Filter::from_spec_with(&super::filter_spec(filter), &cfg.ships)?;
+    let inputs = super::inputs::expand(files, out);
+    if write.write.is_some() && inputs.files.len() > 1 {
+        anyhow::bail!("-w writes the frames of one capture: give one input");
+    }
+    Ok((cfg, filter, inputs))
 }
 
 /// Run one capture through the pipeline, with a progress bar for long inputs on a

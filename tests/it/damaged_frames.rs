@@ -116,19 +116,9 @@ fn inputs() -> Vec<PathBuf> {
     paths
 }
 
-fn stdout_of(args: &[&str]) -> String {
-    let out = bcwire(args);
-    assert!(
-        out.status.success(),
-        "bcwire {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
-}
-
 /// The packet records of `decode --format jsonl`.
 fn records(path: &str) -> Vec<Value> {
-    stdout_of(&["decode", "--format", "jsonl", path])
+    bcwire_stdout(&["decode", "--format", "jsonl", path])
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).expect("JSON line"))
         .filter(|v| v["type"] == "packet")
@@ -194,7 +184,7 @@ fn every_damaged_frame_keeps_one_record_in_json_lines_and_the_table() {
 
             // The table: one line per message, one per record without messages (a
             // GameSpy datagram, a game datagram whose walk found none).
-            let table = stdout_of(&["decode", path]);
+            let table = bcwire_stdout(&["decode", path]);
             let lines: Vec<&str> = table.lines().collect();
             let expected: usize = recs
                 .iter()
@@ -234,7 +224,7 @@ fn parquet_rows_match(what: &str, copy: &Path, recs: &[Value]) {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     let out = copy.with_extension("parquet");
     let _ = std::fs::remove_file(&out);
-    stdout_of(&[
+    bcwire_stdout(&[
         "decode",
         "--format",
         "parquet",

@@ -50,16 +50,6 @@ fn mixed_directory(tmp: &Path) -> (String, Vec<String>) {
     (dir.to_string_lossy().into_owned(), files)
 }
 
-fn stdout_of(args: &[&str]) -> String {
-    let out = bcwire(args);
-    assert!(
-        out.status.success(),
-        "bcwire {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// A record without its `file` key, after checking the key names `path` (when there).
 fn without_file(mut v: Value, path: &str) -> Value {
     if let Some(f) = v.as_object_mut().and_then(|o| o.remove("file")) {
@@ -74,14 +64,14 @@ fn decode_of_a_directory_is_its_files_in_order() {
     let (dir, files) = mixed_directory(tmp.path());
 
     // JSON Lines: every record of every file, in order, naming its file.
-    let got: Vec<Value> = stdout_of(&["decode", "--format", "jsonl", &dir])
+    let got: Vec<Value> = bcwire_stdout(&["decode", "--format", "jsonl", &dir])
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let mut want = Vec::new();
     let mut paths = Vec::new();
     for f in &files {
-        for l in stdout_of(&["decode", "--format", "jsonl", f]).lines() {
+        for l in bcwire_stdout(&["decode", "--format", "jsonl", f]).lines() {
             want.push(without_file(serde_json::from_str(l).unwrap(), f));
             paths.push(f.clone());
         }
@@ -96,12 +86,12 @@ fn decode_of_a_directory_is_its_files_in_order() {
 
     // One JSON array holding the files' arrays one after the other.
     let all: Value =
-        serde_json::from_str(&stdout_of(&["decode", "--format", "json", &dir])).unwrap();
+        serde_json::from_str(&bcwire_stdout(&["decode", "--format", "json", &dir])).unwrap();
     let all = all.as_array().unwrap();
     let mut k = 0;
     for f in &files {
         let one: Value =
-            serde_json::from_str(&stdout_of(&["decode", "--format", "json", f])).unwrap();
+            serde_json::from_str(&bcwire_stdout(&["decode", "--format", "json", f])).unwrap();
         for rec in one.as_array().unwrap() {
             assert!(
                 without_file(all[k].clone(), f) == without_file(rec.clone(), f),
@@ -113,11 +103,11 @@ fn decode_of_a_directory_is_its_files_in_order() {
     assert_eq!(k, all.len(), "JSON records");
 
     // CSV: one header, then each file's rows with its path in front.
-    let csv = stdout_of(&["decode", "--format", "csv", &dir]);
+    let csv = bcwire_stdout(&["decode", "--format", "csv", &dir]);
     let mut lines = csv.lines();
     let mut want = String::new();
     for (i, f) in files.iter().enumerate() {
-        let one = stdout_of(&["decode", "--format", "csv", f]);
+        let one = bcwire_stdout(&["decode", "--format", "csv", f]);
         let mut rows = one.lines();
         let header = rows.next().unwrap();
         if i == 0 {
@@ -131,10 +121,10 @@ fn decode_of_a_directory_is_its_files_in_order() {
     assert!(got == want, "CSV rows differ from the files' own, in order");
 
     // The table: each file's heading, then its lines.
-    let table = stdout_of(&["decode", &dir]);
+    let table = bcwire_stdout(&["decode", &dir]);
     let want: String = files
         .iter()
-        .map(|f| format!("{f}\n{}", stdout_of(&["decode", f])))
+        .map(|f| format!("{f}\n{}", bcwire_stdout(&["decode", f])))
         .collect();
     assert!(
         table == want,

@@ -136,18 +136,10 @@ fn json_lines(path: &str, detail: FieldTrees) -> (Vec<String>, usize) {
 /// JSON written from their field trees, on the shipped and the real captures.
 #[test]
 fn json_from_typed_state_updates_equals_json_from_field_trees() {
-    let mut paths: Vec<String> = ["sample.pcapng", "duel-sll2.pcap", "mtu400-null.pcapng"]
+    let paths: Vec<String> = common::every_capture("pcap")
         .iter()
-        .map(|n| common::shipped_capture(n).to_string_lossy().into_owned())
+        .map(|p| p.to_string_lossy().into_owned())
         .collect();
-    for (name, folder) in common::shared_captures() {
-        paths.push(
-            folder
-                .join(format!("{name}.pcap"))
-                .to_string_lossy()
-                .into_owned(),
-        );
-    }
     let mut typed_total = 0;
     for path in &paths {
         let (full, none) = json_lines(path, FieldTrees::All);
@@ -223,18 +215,10 @@ fn selected_fields_are_the_full_trees_fields_of_those_names() {
         &["player_name", "flags", "torpedo_type_name"],
         &["undecoded", "trailing", "power_block", "files"],
     ];
-    let mut paths: Vec<String> = ["sample.pcapng", "duel-sll2.pcap", "mtu400-null.pcapng"]
+    let paths: Vec<String> = common::every_capture("pcapng")
         .iter()
-        .map(|n| common::shipped_capture(n).to_string_lossy().into_owned())
+        .map(|p| p.to_string_lossy().into_owned())
         .collect();
-    for (name, folder) in common::shared_captures() {
-        paths.push(
-            folder
-                .join(format!("{name}.pcapng"))
-                .to_string_lossy()
-                .into_owned(),
-        );
-    }
     let mut kept = 0;
     for path in &paths {
         for names in SETS {

@@ -120,14 +120,10 @@ fn from_csv(input: &str, extra: &[&str]) -> Rows {
 }
 
 fn inputs() -> Vec<String> {
-    let mut inputs: Vec<String> = ["sample.pcapng", "duel-sll2.pcap", "mtu400-null.pcapng"]
+    common::every_capture("pcapng")
         .iter()
-        .map(|n| common::shipped_capture(n).display().to_string())
-        .collect();
-    for (name, folder) in common::shared_captures() {
-        inputs.push(folder.join(format!("{name}.pcapng")).display().to_string());
-    }
-    inputs
+        .map(|p| p.display().to_string())
+        .collect()
 }
 
 /// The first row that differs, for a readable failure.

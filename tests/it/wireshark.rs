@@ -85,14 +85,7 @@ fn tshark_on(plugin: &Path, capture: &Path, home: &Path, args: &[&str]) -> Strin
 /// The captures the tests run on: the shipped ones, and the shared real ones where
 /// they are.
 fn captures() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = ["sample.pcapng", "duel-sll2.pcap", "mtu400-null.pcapng"]
-        .iter()
-        .map(|n| common::shipped_capture(n))
-        .collect();
-    for (name, folder) in common::shared_captures() {
-        out.push(folder.join(format!("{name}.pcapng")));
-    }
-    out
+    common::every_capture("pcapng")
 }
 
 fn packets(capture: &Path, extra: &[&str]) -> Vec<Value> {

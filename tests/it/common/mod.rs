@@ -134,6 +134,22 @@ pub fn shared_file(rel: &str) -> Option<PathBuf> {
     None
 }
 
+/// The captures shipped in the repository.
+pub const SHIPPED_CAPTURES: [&str; 3] = ["sample.pcapng", "duel-sll2.pcap", "mtu400-null.pcapng"];
+
+/// Every capture a whole-capture check runs on: the shipped ones, then each shared
+/// capture in the format `ext` (`pcap` or `pcapng`).
+pub fn every_capture(ext: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = SHIPPED_CAPTURES
+        .iter()
+        .map(|n| shipped_capture(n))
+        .collect();
+    for (name, folder) in shared_captures() {
+        out.push(folder.join(format!("{name}.{ext}")));
+    }
+    out
+}
+
 /// (name, folder) of each shared capture.
 pub fn shared_captures() -> Vec<(String, PathBuf)> {
     let Some(dir) = shared_dir() else {
@@ -180,6 +196,17 @@ pub fn bcwire(args: &[&str]) -> Output {
         .env("NO_COLOR", "1")
         .output()
         .expect("run bcwire")
+}
+
+/// Run and take stdout as text; the command must succeed.
+pub fn bcwire_stdout(args: &[&str]) -> String {
+    let out = bcwire(args);
+    assert!(
+        out.status.success(),
+        "bcwire {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
 /// Run and parse stdout as JSON; the command must succeed.
