@@ -559,22 +559,28 @@ impl Decoder<'_, '_, '_> {
 
     fn power_block(&mut self) {
         let at = self.f.r.pos();
-        if !self.keep_records {
+        let err = if self.keep_records {
+            self.power_block_kept(at)
+        } else {
             // The same pairs and warnings, none of them kept.
             let (class, warnings) = (self.class, &mut self.warnings);
             let mut k = 0;
-            let err = walk_power_block(&mut self.f.r, |p| {
+            walk_power_block(&mut self.f.r, |p| {
                 if let Some(Err(why)) = class.map(|c| power_entry(c, p.index)) {
                     warnings.push(Warning::new(Code::LayoutMismatch, Some(at + 2 * k), why));
                 }
                 k += 1;
-            });
-            if let Some(e) = err {
-                self.warn(Code::DecodeError, e.offset, e.to_string());
-                self.f.rest("power_block_trailing");
-            }
-            return;
+            })
+        };
+        if let Some(e) = err {
+            self.warn(Code::DecodeError, e.offset, e.to_string());
+            self.f.rest("power_block_trailing");
         }
+    }
+
+    /// The power block's pairs read into the typed value (and its field, when wanted);
+    /// the error that ended the block early, if any.
+    fn power_block_kept(&mut self, at: usize) -> Option<Box<DecodeError>> {
         let (pairs, err) =
             read_power_block_into(&mut self.f.r, self.pool.power.pop().unwrap_or_default());
         if let Some(class) = self.class {
@@ -588,10 +594,7 @@ impl Decoder<'_, '_, '_> {
             self.f.push_field(power_fields(&pairs, self.class, at));
         }
         self.su.power = Some(pairs);
-        if let Some(e) = err {
-            self.warn(Code::DecodeError, e.offset, e.to_string());
-            self.f.rest("power_block_trailing");
-        }
+        err
     }
 }
 
