@@ -445,10 +445,27 @@ pub fn block_fits(r: &Reader<'_>, class: &ShipClass) -> bool {
     r.open_bits() == 0
 }
 
-/// The reads of [`read_record`], values dropped: the same reads in the same order, so
-/// a short or bad block fails at the same offset with the same error.
-#[inline]
+/// The reads of [`read_record`], values dropped: a short or bad block fails at the
+/// same offset with the same error.
+#[inline(always)]
 fn skip_record(r: &mut Reader<'_>, entry: &SubsystemLayout) -> DecodeResult<()> {
+    // The bytes before the has-power-data bit (condition, children, batteries) in one
+    // step when they are all there; a record cut short there takes the reads one by
+    // one, for their error.
+    let head = 1 + entry.children.len() + 2 * usize::from(entry.format == RecordFormat::Power);
+    if r.remaining() < head {
+        return skip_record_reads(r, entry);
+    }
+    r.bytes(head, "condition")?;
+    if matches!(entry.format, RecordFormat::Powered | RecordFormat::Shield) {
+        skip_power_data(r, entry)?;
+    }
+    Ok(())
+}
+
+/// [`skip_record`] read by read, as [`read_record`] reads.
+#[cold]
+fn skip_record_reads(r: &mut Reader<'_>, entry: &SubsystemLayout) -> DecodeResult<()> {
     r.u8("condition")?;
     r.bytes(entry.children.len(), "child conditions")?;
     match entry.format {
@@ -457,14 +474,19 @@ fn skip_record(r: &mut Reader<'_>, entry: &SubsystemLayout) -> DecodeResult<()> 
             r.u8("main battery")?;
             r.u8("backup battery")?;
         }
-        RecordFormat::Powered | RecordFormat::Shield => {
-            if r.bit("has-power-data bit")? {
-                r.u8("power percent")?;
-            }
-            if entry.format == RecordFormat::Shield {
-                r.bytes(6, "shield facings")?;
-            }
-        }
+        RecordFormat::Powered | RecordFormat::Shield => skip_power_data(r, entry)?,
+    }
+    Ok(())
+}
+
+/// The has-power-data bit, the power percent it announces and a shield's facings.
+#[inline(always)]
+fn skip_power_data(r: &mut Reader<'_>, entry: &SubsystemLayout) -> DecodeResult<()> {
+    if r.bit("has-power-data bit")? {
+        r.u8("power percent")?;
+    }
+    if entry.format == RecordFormat::Shield {
+        r.bytes(6, "shield facings")?;
     }
     Ok(())
 }
