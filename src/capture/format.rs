@@ -69,8 +69,32 @@ impl TsResolution {
     /// Converts a count of units to nanoseconds. Exact for decimal resolutions down to
     /// 1 ns; finer units are truncated toward zero. Never overflows (i128).
     pub fn to_ns(self, units: u64) -> i128 {
-        let units = i128::from(units);
+        /// 10^k for the factors of the decimal units (10^-9 s to 1 s) to nanoseconds.
+        const NS_PER_UNIT: [u64; 10] = [
+            1_000_000_000,
+            100_000_000,
+            10_000_000,
+            1_000_000,
+            100_000,
+            10_000,
+            1_000,
+            100,
+            10,
+            1,
+        ];
         let e = self.exponent();
+        if !self.is_binary() {
+            // Every frame's fraction goes through here: one 64-bit multiply when the
+            // product fits (any fraction of a second does), rather than a power and a
+            // multiply of 128 bits.
+            if let Some(ns) = NS_PER_UNIT
+                .get(e as usize)
+                .and_then(|&f| units.checked_mul(f))
+            {
+                return i128::from(ns);
+            }
+        }
+        let units = i128::from(units);
         if self.is_binary() {
             // 2^-e s: units * 1e9 / 2^e. e < 128 and units < 2^64, so the product fits.
             if e >= 127 {
@@ -174,6 +198,16 @@ mod tests {
         assert_eq!(TsResolution::NANO.to_ns(42), 42);
         assert_eq!(TsResolution(3).to_ns(7), 7_000_000);
         assert_eq!(TsResolution(12).to_ns(7_000), 7);
+        // Products past 64 bits stay exact (seconds counted as units, far future).
+        for e in 0..=9u8 {
+            for units in [0, 1, 999_999, u64::MAX / 1_000_000_000 + 1, u64::MAX] {
+                assert_eq!(
+                    TsResolution(e).to_ns(units),
+                    i128::from(units) * 10i128.pow(9 - u32::from(e)),
+                    "10^-{e} s, {units} units"
+                );
+            }
+        }
         assert_eq!(TsResolution::MICRO.from_ns(1_500_000_999), Some(1_500_000));
         assert_eq!(TsResolution::MICRO.digits(), 6);
         assert_eq!(TsResolution::NANO.digits(), 9);
