@@ -164,6 +164,21 @@ struct SessionState {
     relay: RelayLinker<usize>,
     /// Player slot of each client, from the Settings message the host sent it.
     slots: HashMap<usize, u8>,
+    /// The phase of each client, by its index in the session (none until it is seen):
+    /// kept with the session, whose state every game message looks up anyway, rather
+    /// than in a table of its own looked up once more per message.
+    phases: Vec<Option<PhaseTracker>>,
+}
+
+impl SessionState {
+    /// The phase tracker of client `client`, started when it is first asked for.
+    fn phase(&mut self, client: usize) -> &mut PhaseTracker {
+        // Client indices are dense and bounded by the session table's client limit.
+        if self.phases.len() <= client {
+            self.phases.resize_with(client + 1, || None);
+        }
+        self.phases[client].get_or_insert_with(PhaseTracker::default)
+    }
 }
 
 /// The whole decoding state of one capture.
@@ -174,7 +189,6 @@ pub struct Pipeline {
     sessions: HashMap<usize, SessionState>,
     /// Reliability, reassembly and session facts of every stream.
     streams: Streams,
-    phases: HashMap<ClientKey, PhaseTracker>,
     /// The figures of each stream, counted from its records as they are handed out.
     counts: HashMap<StreamKey, DirSummary>,
     /// Frames by link type, named into the summary at the end.
@@ -338,7 +352,6 @@ impl Pipeline {
             config,
             sessions: HashMap::default(),
             streams: Streams::new(),
-            phases: HashMap::default(),
             counts: HashMap::default(),
             link_counts: Default::default(),
             summary: CaptureSummary::default(),
@@ -552,9 +565,10 @@ impl Pipeline {
             }
             PayloadKind::GameSpy => {
                 s.gamespy_frames += 1;
-                self.phases
-                    .entry(ckey)
+                self.sessions
+                    .entry(c.session)
                     .or_default()
+                    .phase(c.client)
                     .on_transport(TransportEvent::GameSpy, time);
                 PacketBody::GameSpy {
                     text: String::from_utf8_lossy(&d.payload).into_owned(),
@@ -647,9 +661,8 @@ impl Pipeline {
                 p
             }
         };
-        let ckey = (session, client);
         let time = ts_ns as f64 / 1e9;
-        let phase = self.phases.entry(ckey).or_default();
+        let phase = self.sessions.entry(session).or_default().phase(client);
         phase.on_transport(TransportEvent::Packet, time);
         // The previous datagram's records, refilled in place (see MessageRecord::reset).
         let mut messages = self.spares.messages();
@@ -695,9 +708,10 @@ impl Pipeline {
                 StayEvent::Disconnect => TransportEvent::Disconnect,
                 StayEvent::Boot => TransportEvent::Boot,
             };
-            self.phases
-                .entry((session, client))
+            self.sessions
+                .entry(session)
                 .or_default()
+                .phase(client)
                 .on_transport(ev, ts_ns as f64 / 1e9);
             if stay.ends_stay() {
                 // The flow layer cannot see disconnects (they are encrypted).
@@ -792,10 +806,7 @@ impl Pipeline {
                     self.names_epoch += 1;
                 }
             }
-            self.phases
-                .entry((session, client))
-                .or_default()
-                .on_message(dir, game, time);
+            st.phase(client).on_message(dir, game, time);
         }
     }
 
@@ -924,7 +935,10 @@ impl Pipeline {
                 last_ts_ns: c.activity.last_ts_ns,
                 left,
                 boot_reason,
-                phase: self.phases.remove(&(si, ci)).map(|p| p.phase().to_string()),
+                phase: st
+                    .as_ref()
+                    .and_then(|st| st.phases.get(ci)?.as_ref())
+                    .map(|p| p.phase().to_string()),
                 dirs: Default::default(),
             };
             for dir in [Direction::C2S, Direction::S2C] {
