@@ -546,13 +546,15 @@ impl Pipeline {
                 return Ok(Control::Continue);
             }
         };
-        self.sessions.entry(c.session).or_default();
+        // The session's game state starts with its first datagram: here for one that
+        // makes no record, and with the client's phase for the others (one lookup).
         let time = d.ts_ns as f64 / 1e9;
         let ckey = (c.session, c.client);
         let udp_len = d.payload.len();
         let stream = (c.session, c.client, c.direction);
         let body = match c.kind {
             PayloadKind::NotBc(why) => {
+                self.sessions.entry(c.session).or_default();
                 *s.not_bc.entry(why.to_string()).or_default() += 1;
                 // Too short to decode, so no record: counted here.
                 if self.count_flows {
