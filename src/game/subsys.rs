@@ -6,7 +6,7 @@
 //! one [`Reader`] / [`Writer`]: the has-power-data bits share packed bytes with the
 //! header's hash and cloak bits.
 //!
-//! Why this file is long: the code ends at about 820 lines; the rest is tests on the protocol
+//! Why this file is long: the code ends at about 860 lines; the rest is tests on the protocol
 //! reference's worked blocks.
 
 use super::class_layout::{RecordFormat, ShipClass, SubsystemLayout};
