@@ -3,8 +3,10 @@
 //! keep their raw wire form so that [`encode`] reproduces the decoded bytes exactly.
 
 use super::compressed::{cf16_decode, cf16_encode, cv3_decode, cv3_encode};
+use super::field::Field;
 use super::subsys::{write_block, write_power_block, PowerSetting, SubsystemBlock};
 use super::writer::Writer;
+use std::borrow::Cow;
 
 pub const OPCODE: u8 = 0x1C;
 
@@ -124,6 +126,26 @@ pub struct StateUpdate {
     pub subsystems: Option<SubsystemData>,
     /// 0x80: power / weapon pairs.
     pub power: Option<Vec<PowerSetting>>,
+    /// What the field tree of an update that warned shows beyond the values above,
+    /// kept by a decode that builds no tree but is written as if it had
+    /// ([`FieldTrees::TypedStateUpdates`](super::opcodes::FieldTrees::TypedStateUpdates));
+    /// `None` otherwise, and always for an update without a warning.
+    pub shown: Option<Box<Shown>>,
+}
+
+/// The parts of a StateUpdate's field tree that its typed values do not say: each
+/// comes with a warning (a failed read, a raw subsystem block, bytes left over).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Shown {
+    /// The field whose read failed and ended the values early, if one did (a failed
+    /// read of the integrity hash leaves its presence bit shown).
+    pub failed: Option<Cow<'static, str>>,
+    /// A raw subsystem block's fields as the tree has them: its start, its bytes and
+    /// the classes whose layouts read it exactly.
+    pub raw_block: Vec<Field>,
+    /// The bytes kept raw at the end (`undecoded`, `power_block_trailing` or
+    /// `trailing`): at most one, since each runs to the end of the message.
+    pub rest: Option<Field>,
 }
 
 impl StateUpdate {

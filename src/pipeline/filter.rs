@@ -667,11 +667,11 @@ mod tests {
         );
         // A path from any name: whole trees.
         assert_eq!(trees("*.x > 0"), FieldTrees::All);
-        // Object ids are gathered from every tree but a clean StateUpdate's, whose id
-        // is typed; with a named field, that StateUpdate needs its tree too.
+        // Object ids are gathered from every tree but a StateUpdate's, whose id is
+        // typed; with a named field, that StateUpdate needs its tree too.
         assert_eq!(
             trees("object_ids == 0x3FFFFFFF"),
-            FieldTrees::ExceptCleanStateUpdates
+            FieldTrees::TypedStateUpdates
         );
         assert_eq!(trees("object_ids == 1 and speed > 1"), FieldTrees::All);
         let spec = FilterSpec {
@@ -680,7 +680,7 @@ mod tests {
         };
         assert_eq!(
             Filter::from_spec(&spec).unwrap().field_trees(),
-            FieldTrees::ExceptCleanStateUpdates
+            FieldTrees::TypedStateUpdates
         );
     }
 

@@ -47,8 +47,13 @@ pub enum FieldTrees {
     /// Every message except a StateUpdate that decodes without a warning: its typed
     /// value says all its fields would, and StateUpdates are most of a capture.
     /// One with a warning (a raw block, trailing bytes …) is decoded again with its
-    /// tree, which holds what the typed value cannot.
+    /// tree, which holds what the typed value cannot (the diff fingerprints hash it).
     ExceptCleanStateUpdates,
+    /// Every message except a StateUpdate with a typed value, in one decode: one that
+    /// warned keeps what its tree would show beyond its values in the value itself
+    /// ([`StateUpdate::shown`](super::update::StateUpdate::shown)), so a writer
+    /// writes every StateUpdate from its typed value (the JSON writers).
+    TypedStateUpdates,
     /// Every message, but only its top-level fields of these names (each whole): for a
     /// consumer that reads a few paths, built by [`Selective`] in the same one pass.
     Only(EntrySet),
@@ -67,6 +72,10 @@ impl FieldTrees {
             (None, t) | (t, None) => t,
             (Only(a), Only(b)) => a.union(b).map_or(All, Only),
             (ExceptCleanStateUpdates, ExceptCleanStateUpdates) => ExceptCleanStateUpdates,
+            (TypedStateUpdates, TypedStateUpdates) => TypedStateUpdates,
+            // A warned StateUpdate's tree shows all its typed value keeps besides.
+            (ExceptCleanStateUpdates, TypedStateUpdates)
+            | (TypedStateUpdates, ExceptCleanStateUpdates) => ExceptCleanStateUpdates,
             _ => All,
         }
     }
@@ -233,7 +242,12 @@ pub fn decode_reusing(msg: &[u8], ctx: &DecodeContext, spare: &mut UpdatePool) -
         if ctx.trees == FieldTrees::Counts {
             return stateupdate::decode_counting(msg, species, ctx.catalog, spare);
         }
-        let all = ctx.trees == FieldTrees::All;
+        if ctx.trees == FieldTrees::TypedStateUpdates && msg.len() >= stateupdate::HEADER_LEN {
+            return stateupdate::decode_shown(msg, species, ctx.catalog, spare);
+        }
+        // A message too short for a typed value gets here under `TypedStateUpdates`:
+        // its tree is all there is of it.
+        let all = matches!(ctx.trees, FieldTrees::All | FieldTrees::TypedStateUpdates);
         let m = stateupdate::decode_reusing(msg, species, ctx.catalog, all, spare);
         if ctx.trees != FieldTrees::ExceptCleanStateUpdates || m.warnings.is_empty() {
             return m;
