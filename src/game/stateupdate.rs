@@ -199,8 +199,8 @@ pub fn decode_walking(
 /// shorter one has no typed value, only its bytes.
 pub const HEADER_LEN: usize = 10;
 
-/// A lean decode whose typed value also keeps what a field tree would show beyond it
-/// ([`StateUpdate::shown`]) when the update warns: the one decode behind
+/// [`decode_walking`], whose typed value also keeps what a field tree would show
+/// beyond it ([`StateUpdate::shown`]) when the update warns: the one decode behind
 /// [`FieldTrees::TypedStateUpdates`](super::opcodes::FieldTrees::TypedStateUpdates).
 /// A message shorter than [`HEADER_LEN`] has no typed value to keep it in: decode it
 /// with a tree.
@@ -208,9 +208,10 @@ pub fn decode_shown(
     msg: &[u8],
     species: Option<u16>,
     catalog: &ShipCatalog,
+    visitor: &mut dyn Visitor,
     pool: &mut UpdatePool,
 ) -> GameMessage {
-    decode_keeping(msg, species, catalog, &mut Lean, pool, Keep::Shown)
+    decode_keeping(msg, species, catalog, visitor, pool, Keep::Shown)
 }
 
 /// A lean decode that keeps no subsystem or power records (`subsystems` and `power`
@@ -285,9 +286,13 @@ fn decode_keeping(
     let Decoder {
         mut f,
         mut warnings,
-        su,
+        mut su,
         ..
     } = d;
+    if keep == Keep::Shown && !warnings.is_empty() {
+        // Says "written from this value" even where the tree shows nothing more.
+        su.shown.get_or_insert_with(Box::default);
+    }
     if !header_ok {
         let at = f.r.pos();
         warnings.push(Warning::new(

@@ -127,9 +127,9 @@ pub struct StateUpdate {
     /// 0x80: power / weapon pairs.
     pub power: Option<Vec<PowerSetting>>,
     /// What the field tree of an update that warned shows beyond the values above,
-    /// kept by a decode that builds no tree but is written as if it had
-    /// ([`FieldTrees::TypedStateUpdates`](super::opcodes::FieldTrees::TypedStateUpdates));
-    /// `None` otherwise, and always for an update without a warning.
+    /// kept by a decode that builds no whole tree but is written as if it had
+    /// ([`FieldTrees::TypedStateUpdates`](super::opcodes::FieldTrees::TypedStateUpdates)):
+    /// `Some` exactly for an update that warned there, `None` otherwise.
     pub shown: Option<Box<Shown>>,
 }
 

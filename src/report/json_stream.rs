@@ -401,11 +401,15 @@ impl PacketWriter {
         }
     }
 
-    /// The fields of a game message: from its tree, or, for a StateUpdate decoded
-    /// without one, from its typed value.
+    /// The fields of a game message: from its tree, or, for a StateUpdate, from its
+    /// typed value where that says all the tree would: without a warning, or with
+    /// what the tree would show besides kept in it (`StateUpdate::shown`). Its tree
+    /// may hold only the fields a selection reads then.
     fn game_fields(&mut self, out: &mut Vec<u8>, g: &GameMessage) {
         match g.state_update() {
-            Some(su) if g.fields.is_empty() => self.typed.fields(out, su, &mut self.floats),
+            Some(su) if g.warnings.is_empty() || su.shown.is_some() || g.fields.is_empty() => {
+                self.typed.fields(out, su, &mut self.floats)
+            }
             _ => self.fields(out, &g.fields),
         }
     }
@@ -1106,6 +1110,7 @@ mod typed_state_update_tests {
         self, flag, Cf16, Delta, Dir3, StateUpdate, SubsystemData, UpdatePool,
     };
     use crate::game::subsys::{plan_host_block, PowerSetting, SubsystemRecord};
+    use crate::game::walk::Lean;
 
     /// A condition-style byte: mostly one of three values, so that records which differ
     /// in one byte follow each other (the writer keeps the text of recent records).
@@ -1280,12 +1285,14 @@ mod typed_state_update_tests {
                     for species in [Some(class.species_id), Some(other), None] {
                         let full =
                             stateupdate::decode_reusing(&bytes, species, &catalog, true, &mut pool);
-                        let one = stateupdate::decode_shown(&bytes, species, &catalog, &mut pool);
+                        let one = stateupdate::decode_shown(
+                            &bytes, species, &catalog, &mut Lean, &mut pool,
+                        );
                         assert_eq!(full.warnings, one.warnings);
                         assert!(one.fields.is_empty());
                         let su = one.state_update().unwrap();
-                        // Only a warned update keeps more than its values.
-                        assert!(su.shown.is_none() || !one.warnings.is_empty());
+                        // A warned update keeps what its tree shows besides its values.
+                        assert_eq!(su.shown.is_some(), !one.warnings.is_empty());
                         let mut from_tree = Vec::new();
                         writer.fields(&mut from_tree, &full.fields);
                         let mut from_type = Vec::new();
