@@ -251,7 +251,7 @@ fn decode_keeping(
     let mut su = match pool.boxes.pop() {
         Some(mut su) => {
             // Its lists went to the pool when it was recycled: nothing to free here.
-            *su = StateUpdate::default();
+            su.clear();
             su
         }
         // Boxed from the start: the message keeps it, and filling it in place saves
@@ -357,12 +357,16 @@ impl<'a> Decoder<'a, '_, '_> {
     }
 
     /// What the tree would show beyond the typed values, opened on first use.
+    #[cold]
+    #[inline(never)]
     fn shown(&mut self) -> &mut Shown {
         self.su.shown.get_or_insert_with(Box::default)
     }
 
     /// The rest of the message as raw bytes, under `name` (kept for the typed value
-    /// too when it keeps what the tree shows).
+    /// too when it keeps what the tree shows). Only a message that warns has any.
+    #[cold]
+    #[inline(never)]
     fn rest(&mut self, name: &'static str) -> &'a [u8] {
         let at = self.f.r.pos();
         let bytes = self.f.rest(name);

@@ -262,7 +262,9 @@ pub fn decode_reusing(msg: &[u8], ctx: &DecodeContext, spare: &mut UpdatePool) -
     m
 }
 
-/// Decode a StateUpdate with the fields `ctx.trees` asks for.
+/// Decode a StateUpdate with the fields `ctx.trees` asks for. Each way returns the
+/// decoder's message in place: the message is large, and moving it shows in a profile.
+#[inline(always)]
 fn decode_state_update(
     msg: &[u8],
     species: Option<u16>,
@@ -271,39 +273,54 @@ fn decode_state_update(
 ) -> GameMessage {
     use FieldTrees::*;
     let catalog = ctx.catalog;
-    let m = match ctx.trees {
-        Counts => return stateupdate::decode_counting(msg, species, catalog, spare),
-        // A message too short for a typed value has only its tree, below.
-        TypedStateUpdates(names) if msg.len() >= stateupdate::HEADER_LEN => {
-            if names.is_empty() {
-                return stateupdate::decode_shown(msg, species, catalog, &mut Lean, spare);
-            }
+    match ctx.trees {
+        Counts => stateupdate::decode_counting(msg, species, catalog, spare),
+        None => stateupdate::decode_reusing(msg, species, catalog, false, spare),
+        All => stateupdate::decode_reusing(msg, species, catalog, true, spare),
+        // A message too short for a typed value has only its tree.
+        TypedStateUpdates(_) if msg.len() < stateupdate::HEADER_LEN => {
+            stateupdate::decode_reusing(msg, species, catalog, true, spare)
+        }
+        TypedStateUpdates(names) if names.is_empty() => {
+            stateupdate::decode_shown(msg, species, catalog, &mut Lean, spare)
+        }
+        TypedStateUpdates(names) => {
             let mut selective = Selective::new(names);
             let mut m = stateupdate::decode_shown(msg, species, catalog, &mut selective, spare);
             m.fields = selective.into_fields();
-            return m;
-        }
-        Only(names) | ExceptCleanStateUpdates(names) if !names.is_empty() => {
-            let mut selective = Selective::new(names);
-            let mut m = stateupdate::decode_walking(msg, species, catalog, &mut selective, spare);
-            m.fields = selective.into_fields();
             m
         }
-        None | Only(_) | ExceptCleanStateUpdates(_) => {
-            stateupdate::decode_reusing(msg, species, catalog, false, spare)
-        }
-        All | TypedStateUpdates(_) => {
+        Only(names) => selective_state_update(msg, species, catalog, names, spare),
+        ExceptCleanStateUpdates(names) => {
+            let m = if names.is_empty() {
+                stateupdate::decode_reusing(msg, species, catalog, false, spare)
+            } else {
+                selective_state_update(msg, species, catalog, names, spare)
+            };
+            if m.warnings.is_empty() {
+                return m;
+            }
+            let mut m = m;
+            if let Some(su) = m.take_state_update() {
+                spare.recycle(su);
+            }
             stateupdate::decode_reusing(msg, species, catalog, true, spare)
         }
-    };
-    if !matches!(ctx.trees, ExceptCleanStateUpdates(_)) || m.warnings.is_empty() {
-        return m;
     }
-    let mut m = m;
-    if let Some(su) = m.take_state_update() {
-        spare.recycle(su);
-    }
-    stateupdate::decode_reusing(msg, species, catalog, true, spare)
+}
+
+/// A StateUpdate with only its top-level fields of `names`.
+fn selective_state_update(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    names: EntrySet,
+    spare: &mut UpdatePool,
+) -> GameMessage {
+    let mut selective = Selective::new(names);
+    let mut m = stateupdate::decode_walking(msg, species, catalog, &mut selective, spare);
+    m.fields = selective.into_fields();
+    m
 }
 
 /// Decode a message other than a StateUpdate (opcode `op` first), handing its fields
