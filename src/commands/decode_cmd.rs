@@ -284,7 +284,7 @@ impl Sink for DecodeSink<'_> {
             _ if self.quiet => FieldTrees::None,
             Some(select) => select.field_trees(),
             None if matches!(self.format, DecodeFormat::Jsonl | DecodeFormat::Json) => {
-                FieldTrees::ExceptCleanStateUpdates
+                FieldTrees::TYPED_STATE_UPDATES
             }
             None => FieldTrees::All,
         };

@@ -1796,6 +1796,12 @@ pub mod state_update_names {
     pub const POWER_BLOCK: &str = "power_block";
     pub const VALUE: &str = "value";
     pub const POWER_PCT_INTERPRETED: &str = "power_pct_interpreted";
+    pub const SUBSYSTEM_START: &str = "subsystem_start";
+    pub const SUBSYSTEM_BLOCK_RAW: &str = "subsystem_block_raw";
+    pub const FITS_CLASSES: &str = "fits_classes";
+    pub const POWER_BLOCK_TRAILING: &str = "power_block_trailing";
+    pub const TRAILING: &str = "trailing";
+    pub const UNDECODED: &str = "undecoded";
 }
 
 /// The names of a vector's components, `NAME.x` and so on, in wire order.
@@ -1922,6 +1928,12 @@ mod tests {
             SUBSYSTEMS,
             SUBSYSTEMS_SUMMARY,
             POWER_BLOCK,
+            SUBSYSTEM_START,
+            SUBSYSTEM_BLOCK_RAW,
+            FITS_CLASSES,
+            POWER_BLOCK_TRAILING,
+            TRAILING,
+            UNDECODED,
         ];
         for n in top {
             assert!(lookup(n).is_some_and(|e| e.opcodes.contains(&0x1C)), "{n}");

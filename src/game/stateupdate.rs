@@ -5,7 +5,7 @@
 //! the subsystem power bits share packed bytes. Compressed values keep their raw wire
 //! form in [`StateUpdate`] so that [`encode`] reproduces the decoded bytes exactly.
 //!
-//! Why this file is long: the decoder ends at about 600 lines; the rest is tests on the seed
+//! Why this file is long: the decoder ends at about 680 lines; the rest is tests on the seed
 //! examples, the real captures' blocks and hostile inputs.
 
 use super::dirty::flag_names;
@@ -24,7 +24,9 @@ use crate::diag::{Code, Warning};
 
 // The typed value and its encoder live below the decoder, where the message body and
 // the dirty-flag statistics can name them without importing the decoder.
-pub use super::update::{encode, flag, Cf16, Delta, Dir3, StateUpdate, SubsystemData, OPCODE};
+pub use super::update::{
+    encode, flag, Cf16, Delta, Dir3, Shown, StateUpdate, SubsystemData, OPCODE,
+};
 
 /// Decode a whole StateUpdate message (opcode byte first). `species` is the ship class of
 /// the object if the registry knows it.
@@ -190,7 +192,26 @@ pub fn decode_walking(
     visitor: &mut dyn Visitor,
     pool: &mut UpdatePool,
 ) -> GameMessage {
-    decode_keeping(msg, species, catalog, visitor, pool, true)
+    decode_keeping(msg, species, catalog, visitor, pool, Keep::Records)
+}
+
+/// The shortest StateUpdate with a header (opcode, object id, game time, flags); a
+/// shorter one has no typed value, only its bytes.
+pub const HEADER_LEN: usize = 10;
+
+/// [`decode_walking`], whose typed value also keeps what a field tree would show
+/// beyond it ([`StateUpdate::shown`]) when the update warns: the one decode behind
+/// [`FieldTrees::TypedStateUpdates`](super::opcodes::FieldTrees::TypedStateUpdates).
+/// A message shorter than [`HEADER_LEN`] has no typed value to keep it in: decode it
+/// with a tree.
+pub fn decode_shown(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    visitor: &mut dyn Visitor,
+    pool: &mut UpdatePool,
+) -> GameMessage {
+    decode_keeping(msg, species, catalog, visitor, pool, Keep::Shown)
 }
 
 /// A lean decode that keeps no subsystem or power records (`subsystems` and `power`
@@ -204,22 +225,33 @@ pub fn decode_counting(
     catalog: &ShipCatalog,
     pool: &mut UpdatePool,
 ) -> GameMessage {
-    decode_keeping(msg, species, catalog, &mut Lean, pool, false)
+    decode_keeping(msg, species, catalog, &mut Lean, pool, Keep::Counts)
 }
 
-/// [`decode_walking`]; with `keep_records` false, as [`decode_counting`].
+/// What a decode keeps in the typed value besides the header and motion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Neither records nor anything else: [`decode_counting`].
+    Counts,
+    /// The subsystem and power records.
+    Records,
+    /// The records and what a field tree would show beyond them: [`decode_shown`].
+    Shown,
+}
+
+/// [`decode_walking`]; as [`decode_counting`] or [`decode_shown`] by `keep`.
 fn decode_keeping(
     msg: &[u8],
     species: Option<u16>,
     catalog: &ShipCatalog,
     visitor: &mut dyn Visitor,
     pool: &mut UpdatePool,
-    keep_records: bool,
+    keep: Keep,
 ) -> GameMessage {
     let mut su = match pool.boxes.pop() {
         Some(mut su) => {
             // Its lists went to the pool when it was recycled: nothing to free here.
-            *su = StateUpdate::default();
+            su.clear();
             su
         }
         // Boxed from the start: the message keeps it, and filling it in place saves
@@ -235,7 +267,8 @@ fn decode_keeping(
         class: species.and_then(|s| catalog.class(s)),
         catalog,
         pool,
-        keep_records,
+        keep_records: keep != Keep::Counts,
+        keep_shown: keep == Keep::Shown,
     };
     if msg.first() != Some(&OPCODE) {
         d.warnings.push(Warning::new(
@@ -253,9 +286,13 @@ fn decode_keeping(
     let Decoder {
         mut f,
         mut warnings,
-        su,
+        mut su,
         ..
     } = d;
+    if keep == Keep::Shown && !warnings.is_empty() {
+        // Says "written from this value" even where the tree shows nothing more.
+        su.shown.get_or_insert_with(Box::default);
+    }
     if !header_ok {
         let at = f.r.pos();
         warnings.push(Warning::new(
@@ -300,9 +337,11 @@ struct Decoder<'a, 'c, 'v> {
     /// Keep the subsystem and power records in the typed value ([`decode_counting`]
     /// does not).
     keep_records: bool,
+    /// Keep what the tree would show beyond the typed values ([`decode_shown`]).
+    keep_shown: bool,
 }
 
-impl Decoder<'_, '_, '_> {
+impl<'a> Decoder<'a, '_, '_> {
     fn warn(&mut self, code: Code, offset: usize, message: String) {
         self.warnings
             .push(Warning::new(code, Some(offset), message));
@@ -311,12 +350,36 @@ impl Decoder<'_, '_, '_> {
     /// Record a failed read and keep the rest of the message as raw bytes.
     fn fail(&mut self, e: Box<DecodeError>) {
         self.warn(Code::DecodeError, e.offset, e.to_string());
-        self.f.rest("undecoded");
+        if self.keep_shown {
+            self.shown().failed = Some(e.field.clone());
+        }
+        self.rest(names::UNDECODED);
+    }
+
+    /// What the tree would show beyond the typed values, opened on first use.
+    #[cold]
+    #[inline(never)]
+    fn shown(&mut self) -> &mut Shown {
+        self.su.shown.get_or_insert_with(Box::default)
+    }
+
+    /// The rest of the message as raw bytes, under `name` (kept for the typed value
+    /// too when it keeps what the tree shows). Only a message that warns has any.
+    #[cold]
+    #[inline(never)]
+    fn rest(&mut self, name: &'static str) -> &'a [u8] {
+        let at = self.f.r.pos();
+        let bytes = self.f.rest(name);
+        if self.keep_shown && !bytes.is_empty() {
+            let span = Span::new(at, at + bytes.len());
+            self.shown().rest = Some(Field::new(name, Value::Bytes(bytes.to_vec()), span));
+        }
+        bytes
     }
 
     fn header(&mut self) -> DecodeResult<()> {
         // Check the length first so a short message yields no half header.
-        if self.f.r.remaining() < 9 {
+        if self.f.r.remaining() < HEADER_LEN - 1 {
             return Err(self.f.r.error("header", "9 bytes after the opcode"));
         }
         self.su.object_id = self.f.object_id("object_id")?;
@@ -405,7 +468,7 @@ impl Decoder<'_, '_, '_> {
                 at,
                 format!("{n} byte(s) after the last field of flags {flags:#04x}"),
             );
-            self.f.rest("trailing");
+            self.rest(names::TRAILING);
         }
         Ok(())
     }
@@ -503,7 +566,7 @@ impl Decoder<'_, '_, '_> {
     /// Keep the block raw and say which known layouts would read it exactly.
     fn raw_subsystem_block(&mut self, at: usize) {
         // Probing every class is costly: skip it when nobody will read the answer.
-        let fits = if self.class.is_none() || self.f.keeps_fields() {
+        let fits = if self.class.is_none() || self.f.keeps_fields() || self.keep_shown {
             self.pool.fits.fitting(&self.f.r, self.catalog)
         } else {
             Vec::new()
@@ -528,7 +591,21 @@ impl Decoder<'_, '_, '_> {
                 format!("subsystem block kept raw: {who}; {fit}"),
             );
         }
-        let start = self.f.u8("subsystem_start").unwrap_or(0);
+        let start_at = self.f.r.pos();
+        let start = match self.f.u8(names::SUBSYSTEM_START) {
+            Ok(start) => {
+                if self.keep_shown {
+                    let field = Field::new(
+                        names::SUBSYSTEM_START,
+                        Value::Uint(start.into()),
+                        Span::new(start_at, start_at + 1),
+                    );
+                    self.shown().raw_block.push(field);
+                }
+                start
+            }
+            Err(_) => 0,
+        };
         self.su.subsystem_start = Some(start);
         let mut shared_bits = Vec::new();
         for _ in 0..self.f.r.open_bits() {
@@ -537,17 +614,31 @@ impl Decoder<'_, '_, '_> {
                 Err(_) => break,
             }
         }
-        let bytes = self.f.rest("subsystem_block_raw");
+        let bytes_at = self.f.r.pos();
+        let bytes = self.f.rest(names::SUBSYSTEM_BLOCK_RAW);
+        if self.keep_shown && !bytes.is_empty() {
+            let span = Span::new(bytes_at, bytes_at + bytes.len());
+            let field = Field::new(
+                names::SUBSYSTEM_BLOCK_RAW,
+                Value::Bytes(bytes.to_vec()),
+                span,
+            );
+            self.shown().raw_block.push(field);
+        }
         let bytes = if self.keep_records {
             bytes.to_vec()
         } else {
             Vec::new()
         };
-        self.f.push_field(Field::new(
-            "fits_classes",
+        let fits = Field::new(
+            names::FITS_CLASSES,
             Value::List(names.into_iter().map(Value::Text).collect()),
             Span::new(at, at),
-        ));
+        );
+        if self.keep_shown {
+            self.shown().raw_block.push(fits.clone());
+        }
+        self.f.push_field(fits);
         if self.keep_records {
             self.su.subsystems = Some(SubsystemData::Raw {
                 start,
@@ -574,7 +665,7 @@ impl Decoder<'_, '_, '_> {
         };
         if let Some(e) = err {
             self.warn(Code::DecodeError, e.offset, e.to_string());
-            self.f.rest("power_block_trailing");
+            self.rest(names::POWER_BLOCK_TRAILING);
         }
     }
 

@@ -3,8 +3,10 @@
 //! keep their raw wire form so that [`encode`] reproduces the decoded bytes exactly.
 
 use super::compressed::{cf16_decode, cf16_encode, cv3_decode, cv3_encode};
+use super::field::Field;
 use super::subsys::{write_block, write_power_block, PowerSetting, SubsystemBlock};
 use super::writer::Writer;
+use std::borrow::Cow;
 
 pub const OPCODE: u8 = 0x1C;
 
@@ -124,9 +126,76 @@ pub struct StateUpdate {
     pub subsystems: Option<SubsystemData>,
     /// 0x80: power / weapon pairs.
     pub power: Option<Vec<PowerSetting>>,
+    /// What the field tree of an update that warned shows beyond the values above,
+    /// kept by a decode that builds no whole tree but is written as if it had
+    /// ([`FieldTrees::TypedStateUpdates`](super::opcodes::FieldTrees::TypedStateUpdates)):
+    /// `Some` exactly for an update that warned there, `None` otherwise.
+    pub shown: Option<Box<Shown>>,
+}
+
+/// The parts of a StateUpdate's field tree that its typed values do not say: each
+/// comes with a warning (a failed read, a raw subsystem block, bytes left over).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Shown {
+    /// The field whose read failed and ended the values early, if one did (a failed
+    /// read of the integrity hash leaves its presence bit shown).
+    pub failed: Option<Cow<'static, str>>,
+    /// A raw subsystem block's fields as the tree has them: its start, its bytes and
+    /// the classes whose layouts read it exactly.
+    pub raw_block: Vec<Field>,
+    /// The bytes kept raw at the end (`undecoded`, `power_block_trailing` or
+    /// `trailing`): at most one, since each runs to the end of the message.
+    pub rest: Option<Field>,
 }
 
 impl StateUpdate {
+    /// Back to [`StateUpdate::default`] in place, for reuse. A recycled update's lists
+    /// went to the pool already: a field that owns something is dropped only where
+    /// it is still set, so the reset of a recycled one is a few stores (assigning a
+    /// whole default value ran the drop of each such field and showed in a profile).
+    #[inline]
+    pub fn clear(&mut self) {
+        // Every field named, so that a new one cannot be left out.
+        let StateUpdate {
+            species,
+            object_id,
+            game_time,
+            flags,
+            subsystem_start,
+            position,
+            integrity_hash,
+            delta,
+            forward,
+            up,
+            speed,
+            cloak,
+            subsystems,
+            power,
+            shown,
+        } = self;
+        *species = None;
+        *object_id = 0;
+        *game_time = 0.0;
+        *flags = 0;
+        *subsystem_start = None;
+        *position = None;
+        *integrity_hash = None;
+        *delta = None;
+        *forward = None;
+        *up = None;
+        *speed = None;
+        *cloak = None;
+        if subsystems.is_some() {
+            *subsystems = None;
+        }
+        if power.is_some() {
+            *power = None;
+        }
+        if shown.is_some() {
+            *shown = None;
+        }
+    }
+
     /// Right axis (+X) = forward × up, when both are present.
     pub fn right(&self) -> Option<[f32; 3]> {
         Some(cross(self.forward?.vector(), self.up?.vector()))

@@ -171,6 +171,16 @@ const MAX_ENTRIES: usize = 16;
 const _: () = assert!(GAME_FIELDS.len() <= u8::MAX as usize);
 
 impl EntrySet {
+    /// No names.
+    pub const EMPTY: EntrySet = EntrySet {
+        entries: [0; MAX_ENTRIES],
+        len: 0,
+    };
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// The set of these names' entries; `None` when one of them has no registry entry
     /// or there are more than [`MAX_ENTRIES`] (the caller builds whole trees then).
     pub fn of<'n>(names: impl IntoIterator<Item = &'n str>) -> Option<EntrySet> {

@@ -489,7 +489,7 @@ pub fn lookup(name: &str) -> Option<&'static FactInfo> {
 /// value); every other fact reads the record and the typed bodies only.
 pub fn trees(fact: Fact) -> FieldTrees {
     match fact {
-        Fact::ObjectIds => FieldTrees::ExceptCleanStateUpdates,
+        Fact::ObjectIds => FieldTrees::TYPED_STATE_UPDATES,
         _ => FieldTrees::None,
     }
 }

@@ -667,20 +667,23 @@ mod tests {
         );
         // A path from any name: whole trees.
         assert_eq!(trees("*.x > 0"), FieldTrees::All);
-        // Object ids are gathered from every tree but a clean StateUpdate's, whose id
-        // is typed; with a named field, that StateUpdate needs its tree too.
+        // Object ids are gathered from every tree but a StateUpdate's, whose id is
+        // typed; with a named field, that StateUpdate gets that field too.
         assert_eq!(
             trees("object_ids == 0x3FFFFFFF"),
-            FieldTrees::ExceptCleanStateUpdates
+            FieldTrees::TYPED_STATE_UPDATES
         );
-        assert_eq!(trees("object_ids == 1 and speed > 1"), FieldTrees::All);
+        assert_eq!(
+            trees("object_ids == 1 and speed > 1"),
+            FieldTrees::TypedStateUpdates(EntrySet::of(["speed"]).unwrap())
+        );
         let spec = FilterSpec {
             object: Some("0x3FFFFFFF".into()),
             ..FilterSpec::default()
         };
         assert_eq!(
             Filter::from_spec(&spec).unwrap().field_trees(),
-            FieldTrees::ExceptCleanStateUpdates
+            FieldTrees::TYPED_STATE_UPDATES
         );
     }
 

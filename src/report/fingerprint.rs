@@ -85,7 +85,7 @@ impl LeanFingerprints {
     /// those of warning-free StateUpdates, or all when those are hashed as trees too.
     pub fn trees(&self) -> FieldTrees {
         if self.typed {
-            FieldTrees::ExceptCleanStateUpdates
+            FieldTrees::EXCEPT_CLEAN_STATE_UPDATES
         } else {
             FieldTrees::All
         }

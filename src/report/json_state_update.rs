@@ -4,9 +4,11 @@
 //! was most of the cost of `decode --format jsonl`. A pipeline asked for
 //! [`crate::pipeline::FieldTrees::ExceptCleanStateUpdates`] leaves the tree out of a StateUpdate
 //! that decoded without a warning, and this module writes the same JSON, key for key
-//! and digit for digit, from the [`StateUpdate`] and its class's layout. A StateUpdate
-//! with a warning keeps its tree (it may hold raw or trailing bytes the typed value does
-//! not), and is written from it.
+//! and digit for digit, from the [`StateUpdate`] and its class's layout.
+//! [`crate::pipeline::FieldTrees::TypedStateUpdates`] leaves it out of every StateUpdate
+//! with a typed value: one that warned keeps what its tree shows beyond the typed values
+//! (a failed read, a raw block, bytes left over: [`crate::game::stateupdate::Shown`]) in that value, and is written
+//! from it the same way. A StateUpdate that kept its tree is written from the tree.
 //!
 //! The key order is the decoder's field order (`game::stateupdate`, `game::subsys`):
 //! a test decodes every flag combination of every stock class both ways and compares.
@@ -15,9 +17,11 @@
 //! component).
 
 use super::json_prims::{
-    bool_json, hex_twin_json, natural_width, push_prefix, str_json, u64_json, FloatCache,
+    bool_json, hex_bytes_json, hex_twin_json, natural_width, push_prefix, str_json, u64_json,
+    FloatCache,
 };
 use crate::game::dirty::FLAG_NAMES;
+use crate::game::field::{Field, Value};
 use crate::game::registry::state_update_names as su_names;
 use crate::game::ships::{RecordFormat, ShipCatalog, ShipClass, SubsystemLayout};
 use crate::game::stateupdate::{Dir3, StateUpdate, SubsystemData};
@@ -222,11 +226,19 @@ impl TypedWriter {
         key(out, su_names::GAME_TIME);
         floats.write(out, su.game_time as f64);
         out.extend_from_slice(&flags[su.flags as usize]);
+        let shown = su.shown.as_deref();
+        let failed = shown.and_then(|s| s.failed.as_deref());
         if let Some(p) = su.position {
             key(out, su_names::POSITION);
             vec3(floats, out, p);
-            key(out, su_names::HASH_PRESENT);
-            bool_json(out, su.integrity_hash.is_some());
+            // A failed read of the presence bit shows no bit; one of the hash after
+            // it shows the bit set.
+            if failed != Some(su_names::HASH_PRESENT) {
+                key(out, su_names::HASH_PRESENT);
+                let present =
+                    su.integrity_hash.is_some() || failed == Some(su_names::INTEGRITY_HASH);
+                bool_json(out, present);
+            }
             if let Some(h) = su.integrity_hash {
                 key(out, su_names::INTEGRITY_HASH);
                 u64_json(out, h as u64);
@@ -264,11 +276,14 @@ impl TypedWriter {
             key(out, su_names::CLOAK);
             bool_json(out, c);
         }
-        // A raw block always comes with a warning, so its message keeps its tree.
         if let (Some(SubsystemData::Decoded(block)), Some(class), Some(text)) =
             (&su.subsystems, class, text)
         {
             subsystem_block(out, block, class, text, records, condition);
+        }
+        // A raw block comes with a warning: it is shown as the tree has it.
+        for f in shown.map_or(&[][..], |s| &s.raw_block[..]) {
+            shown_field(out, f);
         }
         if let Some(pairs) = &su.power {
             key(out, su_names::POWER_BLOCK);
@@ -292,7 +307,38 @@ impl TypedWriter {
             }
             out.push(b']');
         }
+        if let Some(rest) = shown.and_then(|s| s.rest.as_ref()) {
+            shown_field(out, rest);
+        }
         out.push(b'}');
+    }
+}
+
+/// `,"name":value` of a field kept in [`Shown`]: a number, bytes or a list of texts
+/// (the raw block's start, its bytes and fitting classes, bytes left over).
+fn shown_field(out: &mut Vec<u8>, f: &Field) {
+    key(out, &f.name);
+    shown_value(out, &f.value);
+}
+
+fn shown_value(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Uint(n) => u64_json(out, *n),
+        Value::Bytes(b) => hex_bytes_json(out, b),
+        Value::Text(t) => str_json(out, t),
+        Value::List(items) => {
+            out.push(b'[');
+            for (k, item) in items.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                shown_value(out, item);
+            }
+            out.push(b']');
+        }
+        // The decoder keeps no other kind there; the typed-writer tests write every
+        // kind of warned update both ways.
+        _ => out.extend_from_slice(b"null"),
     }
 }
 

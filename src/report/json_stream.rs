@@ -401,11 +401,15 @@ impl PacketWriter {
         }
     }
 
-    /// The fields of a game message: from its tree, or, for a StateUpdate decoded
-    /// without one, from its typed value.
+    /// The fields of a game message: from its tree, or, for a StateUpdate, from its
+    /// typed value where that says all the tree would: without a warning, or with
+    /// what the tree would show besides kept in it (`StateUpdate::shown`). Its tree
+    /// may hold only the fields a selection reads then.
     fn game_fields(&mut self, out: &mut Vec<u8>, g: &GameMessage) {
         match g.state_update() {
-            Some(su) if g.fields.is_empty() => self.typed.fields(out, su, &mut self.floats),
+            Some(su) if g.warnings.is_empty() || su.shown.is_some() || g.fields.is_empty() => {
+                self.typed.fields(out, su, &mut self.floats)
+            }
             _ => self.fields(out, &g.fields),
         }
     }
@@ -1106,6 +1110,7 @@ mod typed_state_update_tests {
         self, flag, Cf16, Delta, Dir3, StateUpdate, SubsystemData, UpdatePool,
     };
     use crate::game::subsys::{plan_host_block, PowerSetting, SubsystemRecord};
+    use crate::game::walk::Lean;
 
     /// A condition-style byte: mostly one of three values, so that records which differ
     /// in one byte follow each other (the writer keeps the text of recent records).
@@ -1211,7 +1216,8 @@ mod typed_state_update_tests {
                         );
                         assert_eq!(full.warnings, lean.warnings);
                         if !lean.warnings.is_empty() {
-                            // Written from the tree, which the pipeline keeps for it.
+                            // A lean decode keeps no more than the values: see
+                            // `warned_updates_are_written_as_their_field_trees_write_them`.
                             continue;
                         }
                         assert!(lean.fields.is_empty());
@@ -1234,5 +1240,85 @@ mod typed_state_update_tests {
         // Both blocks together always warn; everything else decodes cleanly with the
         // class (and without it unless the subsystem block is set).
         assert!(compared > 16 * 3 * 192, "compared {compared}");
+    }
+
+    /// `bytes` changed the ways a real capture's updates warn: cut short, with bytes
+    /// after the last field, with one byte changed.
+    fn damaged(bytes: &[u8], rng: &mut Rng) -> Vec<Vec<u8>> {
+        let mut out = vec![bytes.to_vec()];
+        for _ in 0..4 {
+            let cut = stateupdate::HEADER_LEN + rng.below(bytes.len() as u64) as usize;
+            out.push(bytes[..cut.min(bytes.len())].to_vec());
+        }
+        for n in 1..=3 {
+            let mut b = bytes.to_vec();
+            b.extend((0..n).map(|_| rng.below(256) as u8));
+            out.push(b);
+        }
+        for _ in 0..3 {
+            let mut b = bytes.to_vec();
+            let at = stateupdate::HEADER_LEN - 1 + rng.below((b.len() - 9) as u64) as usize;
+            if let Some(x) = b.get_mut(at) {
+                *x ^= 1 << rng.below(8);
+            }
+            out.push(b);
+        }
+        out
+    }
+
+    #[test]
+    fn warned_updates_are_written_as_their_field_trees_write_them() {
+        let catalog = ShipCatalog::stock();
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut writer = PacketWriter::default();
+        let mut floats = FloatCache::default();
+        let mut typed = TypedWriter::new(&catalog, &mut floats);
+        let mut pool = UpdatePool::new();
+        let classes = catalog.classes();
+        let (mut warned, mut raw, mut failed, mut rest) = (0, 0, 0, 0);
+        for (k, class) in classes.iter().enumerate() {
+            // Another class's species: its layout misreads the block.
+            let other = classes[(k + 1) % classes.len()].species_id;
+            for flags in 0..=255u8 {
+                let su = random_update(class, flags, &mut rng);
+                for bytes in damaged(&stateupdate::encode(&su), &mut rng) {
+                    for species in [Some(class.species_id), Some(other), None] {
+                        let full =
+                            stateupdate::decode_reusing(&bytes, species, &catalog, true, &mut pool);
+                        let one = stateupdate::decode_shown(
+                            &bytes, species, &catalog, &mut Lean, &mut pool,
+                        );
+                        assert_eq!(full.warnings, one.warnings);
+                        assert!(one.fields.is_empty());
+                        let su = one.state_update().unwrap();
+                        // A warned update keeps what its tree shows besides its values.
+                        assert_eq!(su.shown.is_some(), !one.warnings.is_empty());
+                        let mut from_tree = Vec::new();
+                        writer.fields(&mut from_tree, &full.fields);
+                        let mut from_type = Vec::new();
+                        typed.fields(&mut from_type, su, &mut floats);
+                        assert_eq!(
+                            String::from_utf8_lossy(&from_tree),
+                            String::from_utf8_lossy(&from_type),
+                            "{} species {species:?} bytes {bytes:02x?}",
+                            class.display_name
+                        );
+                        if !one.warnings.is_empty() {
+                            warned += 1;
+                        }
+                        if let Some(s) = &su.shown {
+                            raw += !s.raw_block.is_empty() as usize;
+                            failed += s.failed.is_some() as usize;
+                            rest += s.rest.is_some() as usize;
+                        }
+                    }
+                }
+            }
+        }
+        // Every way of warning was written, many times over.
+        assert!(
+            warned > 10_000 && raw > 1_000 && failed > 1_000 && rest > 1_000,
+            "warned {warned}, raw {raw}, failed {failed}, rest {rest}"
+        );
     }
 }

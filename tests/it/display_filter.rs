@@ -4,6 +4,7 @@
 
 use assert_cmd::Command;
 use serde_json::Value;
+use std::collections::HashMap;
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/captures/sample.pcapng");
 const DUEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/captures/duel-sll2.pcap");
@@ -717,5 +718,90 @@ fn field_reading_filters_select_what_the_full_records_say() {
     }
     for ((expr, _), n) in FIELD_READING.iter().zip(matched) {
         assert!(n > 0, "{expr:?} selects nothing in any capture");
+    }
+}
+
+/// The JSON record of every message, by (frame, offset).
+fn messages_by_place(all: &[(Value, Value)]) -> HashMap<(u64, u64), &Value> {
+    all.iter()
+        .map(|(p, m)| {
+            let place = (p["frame"].as_u64().unwrap(), m["offset"].as_u64().unwrap());
+            (place, m)
+        })
+        .collect()
+}
+
+/// A `-Y` that reads StateUpdate fields has the decode build only those beside the
+/// typed values the JSON is written from. On every capture (the shared ones hold
+/// StateUpdates that warn, with raw blocks and bytes left over), `decode -Y` keeps
+/// exactly the messages the full records say it should and writes each as the full
+/// decode writes it, in JSON lines and in a JSON array alike.
+// Catches: a StateUpdate written from the few fields the filter read, or a warned one
+// written without what its tree shows besides its values.
+#[test]
+fn field_reading_filters_write_what_the_full_records_say() {
+    let su = |m: &Value| m["opcode"].as_u64() == Some(0x1C);
+    // Besides FIELD_READING, fields only a StateUpdate that warned shows.
+    let warned: [(&str, Predicate); 2] = [
+        ("subsystem_block_raw or fits_classes", |_, m| {
+            ["subsystem_block_raw", "fits_classes"]
+                .iter()
+                .any(|k| !bare_values(message_fields(m), k).is_empty())
+        }),
+        ("trailing or undecoded or power_block_trailing", |_, m| {
+            ["trailing", "undecoded", "power_block_trailing"]
+                .iter()
+                .any(|k| !bare_values(message_fields(m), k).is_empty())
+        }),
+    ];
+    let cases: Vec<(&str, Predicate)> = FIELD_READING.iter().chain(&warned).copied().collect();
+    let mut warned_kept = 0;
+    for file in crate::common::every_capture("pcapng") {
+        let file = file.to_str().unwrap();
+        let all = all_messages(file);
+        let by_place = messages_by_place(&all);
+        for (expr, pred) in &cases {
+            let want = expected(&all, pred);
+            let (code, out, err) = run(&["decode", "--format", "jsonl", "-Y", expr, file]);
+            assert_eq!(code, 0, "-Y {expr}: {err}");
+            let records: Vec<Value> = out
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .filter(|r: &Value| r["type"] == "packet")
+                .collect();
+            let mut got = Vec::new();
+            for rec in &records {
+                for m in rec["messages"].as_array().into_iter().flatten() {
+                    let place = (
+                        rec["frame"].as_u64().unwrap(),
+                        m["offset"].as_u64().unwrap(),
+                    );
+                    assert_eq!(
+                        Some(&m),
+                        by_place.get(&place),
+                        "{file} -Y {expr} at {place:?}"
+                    );
+                    if su(m) && !m["warnings"].as_array().unwrap().is_empty() {
+                        warned_kept += 1;
+                    }
+                    got.push(place);
+                }
+            }
+            assert_eq!(got, want, "{file} -Y {expr}");
+            let (code, out, err) = run(&["decode", "--format", "json", "-Y", expr, file]);
+            assert_eq!(code, 0, "-Y {expr}: {err}");
+            let array: Vec<Value> = serde_json::from_str::<Vec<Value>>(&out)
+                .unwrap()
+                .into_iter()
+                .filter(|r| r["type"] == "packet")
+                .collect();
+            assert_eq!(array, records, "{file} --format json -Y {expr}");
+        }
+    }
+    if crate::common::shared_dir().is_some() {
+        assert!(
+            warned_kept > 10,
+            "only {warned_kept} warned StateUpdates kept"
+        );
     }
 }

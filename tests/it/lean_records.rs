@@ -82,7 +82,7 @@ fn lean_records_equal_full_records_without_fields() {
 }
 
 /// Each record as `decode --format jsonl` writes it, and how many StateUpdates came
-/// without a field tree.
+/// without a whole field tree (one opens with its object id).
 struct WriteJson {
     detail: FieldTrees,
     writer: bcwire::report::json_stream::PacketWriter,
@@ -97,7 +97,9 @@ impl Sink for WriteJson {
                 .messages
                 .iter()
                 .filter_map(|m| m.game.as_ref())
-                .filter(|g| g.state_update().is_some() && g.fields.is_empty())
+                .filter(|g| {
+                    g.state_update().is_some() && !g.fields.iter().any(|f| f.name == "object_id")
+                })
                 .count();
         }
         let mut line = Vec::new();
@@ -141,15 +143,26 @@ fn json_from_typed_state_updates_equals_json_from_field_trees() {
         .map(|p| p.to_string_lossy().into_owned())
         .collect();
     let mut typed_total = 0;
+    // What `decode --format jsonl` asks for, alone and with a `-Y` that reads a few
+    // StateUpdate fields; and what the diff's fingerprints ask for (a warned
+    // StateUpdate keeps its whole tree), with such a `-Y`.
+    let selection = EntrySet::of(["speed", "subsystems"]).unwrap();
+    let asked = [
+        FieldTrees::TYPED_STATE_UPDATES,
+        FieldTrees::TypedStateUpdates(selection),
+        FieldTrees::ExceptCleanStateUpdates(selection),
+    ];
     for path in &paths {
         let (full, none) = json_lines(path, FieldTrees::All);
-        let (typed, typed_count) = json_lines(path, FieldTrees::ExceptCleanStateUpdates);
         assert_eq!(none, 0, "{path}: a full run keeps every tree");
-        assert_eq!(full.len(), typed.len(), "{path}");
-        for (a, b) in full.iter().zip(&typed) {
-            assert_eq!(a, b, "{path}");
+        for trees in asked {
+            let (typed, typed_count) = json_lines(path, trees);
+            assert_eq!(full.len(), typed.len(), "{path}");
+            for (a, b) in full.iter().zip(&typed) {
+                assert_eq!(a, b, "{path} {trees:?}");
+            }
+            typed_total += typed_count;
         }
-        typed_total += typed_count;
     }
     assert!(
         typed_total > 100,

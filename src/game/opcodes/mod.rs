@@ -45,20 +45,36 @@ pub enum FieldTrees {
     /// typed values is as with [`FieldTrees::None`].
     Counts,
     /// Every message except a StateUpdate that decodes without a warning: its typed
-    /// value says all its fields would, and StateUpdates are most of a capture.
-    /// One with a warning (a raw block, trailing bytes …) is decoded again with its
-    /// tree, which holds what the typed value cannot.
-    ExceptCleanStateUpdates,
+    /// value says all its fields would, and StateUpdates are most of a capture. It
+    /// gets only its top-level fields of these names (none for most readers; those a
+    /// selection reads). One with a warning (a raw block, trailing bytes …) is decoded
+    /// again with its whole tree, which holds what the typed value cannot (the diff
+    /// fingerprints hash it).
+    ExceptCleanStateUpdates(EntrySet),
+    /// Every message except a StateUpdate with a typed value, in one decode: one that
+    /// warned keeps what its tree would show beyond its values in the value itself
+    /// ([`StateUpdate::shown`](super::update::StateUpdate::shown)), so a writer
+    /// writes every StateUpdate from its typed value (the JSON writers). A
+    /// StateUpdate gets only its top-level fields of these names (those a selection
+    /// reads), in the same pass.
+    TypedStateUpdates(EntrySet),
     /// Every message, but only its top-level fields of these names (each whole): for a
     /// consumer that reads a few paths, built by [`Selective`] in the same one pass.
     Only(EntrySet),
 }
 
 impl FieldTrees {
+    /// Whole trees for every message but a StateUpdate, which is read from its typed
+    /// value: one that warned keeps in it what its tree would show.
+    pub const TYPED_STATE_UPDATES: FieldTrees = FieldTrees::TypedStateUpdates(EntrySet::EMPTY);
+    /// Whole trees for every message but a StateUpdate without a warning.
+    pub const EXCEPT_CLEAN_STATE_UPDATES: FieldTrees =
+        FieldTrees::ExceptCleanStateUpdates(EntrySet::EMPTY);
+
     /// What two readers of the same records need together (a selection and the
-    /// output it feeds): the named fields of both, else whole trees. A clean
-    /// StateUpdate left without a tree for one cannot give the other its named
-    /// fields: whole trees then too.
+    /// output it feeds): the named fields of both, else whole trees. A StateUpdate
+    /// left without a tree for one gets the named fields of the other; more names
+    /// than a few, whole trees.
     pub fn union(self, other: FieldTrees) -> FieldTrees {
         use FieldTrees::*;
         match (self, other) {
@@ -66,7 +82,18 @@ impl FieldTrees {
             (Counts, t) | (t, Counts) => t,
             (None, t) | (t, None) => t,
             (Only(a), Only(b)) => a.union(b).map_or(All, Only),
-            (ExceptCleanStateUpdates, ExceptCleanStateUpdates) => ExceptCleanStateUpdates,
+            // Every message but a StateUpdate gets its whole tree, which holds the
+            // named fields; a warned StateUpdate's whole tree shows all its typed
+            // value keeps besides.
+            (
+                ExceptCleanStateUpdates(a),
+                ExceptCleanStateUpdates(b) | TypedStateUpdates(b) | Only(b),
+            )
+            | (TypedStateUpdates(b) | Only(b), ExceptCleanStateUpdates(a)) => {
+                a.union(b).map_or(All, ExceptCleanStateUpdates)
+            }
+            (TypedStateUpdates(a), TypedStateUpdates(b) | Only(b))
+            | (Only(b), TypedStateUpdates(a)) => a.union(b).map_or(All, TypedStateUpdates),
             _ => All,
         }
     }
@@ -213,36 +240,17 @@ pub fn decode_reusing(msg: &[u8], ctx: &DecodeContext, spare: &mut UpdatePool) -
             body: None,
         };
     };
-    if let FieldTrees::Only(names) = ctx.trees {
-        let mut selective = Selective::new(names);
-        let mut m = if op == op::STATE_UPDATE {
-            let species = object_id_at(msg, 1)
-                .and_then(|id| ctx.registry.species(id))
-                .map(u16::from);
-            stateupdate::decode_walking(msg, species, ctx.catalog, &mut selective, spare)
-        } else {
-            decode_body(op, msg, ctx, &mut selective)
-        };
-        m.fields = selective.into_fields();
-        return m;
-    }
     if op == op::STATE_UPDATE {
         let species = object_id_at(msg, 1)
             .and_then(|id| ctx.registry.species(id))
             .map(u16::from);
-        if ctx.trees == FieldTrees::Counts {
-            return stateupdate::decode_counting(msg, species, ctx.catalog, spare);
-        }
-        let all = ctx.trees == FieldTrees::All;
-        let m = stateupdate::decode_reusing(msg, species, ctx.catalog, all, spare);
-        if ctx.trees != FieldTrees::ExceptCleanStateUpdates || m.warnings.is_empty() {
-            return m;
-        }
-        let mut m = m;
-        if let Some(su) = m.take_state_update() {
-            spare.recycle(su);
-        }
-        return stateupdate::decode_reusing(msg, species, ctx.catalog, true, spare);
+        return decode_state_update(msg, species, ctx, spare);
+    }
+    if let FieldTrees::Only(names) = ctx.trees {
+        let mut selective = Selective::new(names);
+        let mut m = decode_body(op, msg, ctx, &mut selective);
+        m.fields = selective.into_fields();
+        return m;
     }
     // As in `stateupdate::decode_reusing`: the lean decode returns its message in place.
     if ctx.trees.builds_none() {
@@ -251,6 +259,67 @@ pub fn decode_reusing(msg: &[u8], ctx: &DecodeContext, spare: &mut UpdatePool) -
     let mut tree = TreeBuilder::new();
     let mut m = decode_body(op, msg, ctx, &mut tree);
     m.fields = tree.into_fields();
+    m
+}
+
+/// Decode a StateUpdate with the fields `ctx.trees` asks for. Each way returns the
+/// decoder's message in place: the message is large, and moving it shows in a profile.
+#[inline(always)]
+fn decode_state_update(
+    msg: &[u8],
+    species: Option<u16>,
+    ctx: &DecodeContext,
+    spare: &mut UpdatePool,
+) -> GameMessage {
+    use FieldTrees::*;
+    let catalog = ctx.catalog;
+    match ctx.trees {
+        Counts => stateupdate::decode_counting(msg, species, catalog, spare),
+        None => stateupdate::decode_reusing(msg, species, catalog, false, spare),
+        All => stateupdate::decode_reusing(msg, species, catalog, true, spare),
+        // A message too short for a typed value has only its tree.
+        TypedStateUpdates(_) if msg.len() < stateupdate::HEADER_LEN => {
+            stateupdate::decode_reusing(msg, species, catalog, true, spare)
+        }
+        TypedStateUpdates(names) if names.is_empty() => {
+            stateupdate::decode_shown(msg, species, catalog, &mut Lean, spare)
+        }
+        TypedStateUpdates(names) => {
+            let mut selective = Selective::new(names);
+            let mut m = stateupdate::decode_shown(msg, species, catalog, &mut selective, spare);
+            m.fields = selective.into_fields();
+            m
+        }
+        Only(names) => selective_state_update(msg, species, catalog, names, spare),
+        ExceptCleanStateUpdates(names) => {
+            let m = if names.is_empty() {
+                stateupdate::decode_reusing(msg, species, catalog, false, spare)
+            } else {
+                selective_state_update(msg, species, catalog, names, spare)
+            };
+            if m.warnings.is_empty() {
+                return m;
+            }
+            let mut m = m;
+            if let Some(su) = m.take_state_update() {
+                spare.recycle(su);
+            }
+            stateupdate::decode_reusing(msg, species, catalog, true, spare)
+        }
+    }
+}
+
+/// A StateUpdate with only its top-level fields of `names`.
+fn selective_state_update(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    names: EntrySet,
+    spare: &mut UpdatePool,
+) -> GameMessage {
+    let mut selective = Selective::new(names);
+    let mut m = stateupdate::decode_walking(msg, species, catalog, &mut selective, spare);
+    m.fields = selective.into_fields();
     m
 }
 
