@@ -20,7 +20,7 @@ use super::json_prims::{
     plain_str_json, str_json, u64_json, FloatCache,
 };
 use super::json_state_update::TypedWriter;
-use crate::diag::Warning;
+use crate::diag::{Direction, Warning};
 use crate::game::field::{Field, Value};
 use crate::game::ships::ShipCatalog;
 use crate::game::GameMessage;
@@ -320,8 +320,20 @@ fn shape_hash(fields: &[Field]) -> u64 {
 /// few hundred at most.
 const MAX_LAYOUTS: usize = 4096;
 
-/// At most this many addresses' text is kept; others are written each time.
-const MAX_ADDRS: usize = 4096;
+/// At most this many flows' [`PacketWriter::ends`] text is kept; others are written
+/// each time.
+const MAX_ENDS: usize = 4096;
+
+/// What the text [`PacketWriter::ends`] writes depends on, besides the client's name:
+/// source, destination, whether client to host, session, client.
+type EndsKey = (SocketAddr, SocketAddr, bool, usize, usize);
+
+/// Slots of the kept `"object"` texts, indexed by a hash of the object id.
+const OBJECT_SLOTS: usize = 256;
+
+/// An object's description as the names gave it (the same `Rc` while it stands), and
+/// its JSON string.
+type ObjectText = (u32, Rc<str>, Box<[u8]>);
 
 /// An opcode's name and the text [`PacketWriter::opcode_head`] made with it.
 type OpcodeText = (&'static str, Box<[u8]>);
@@ -332,8 +344,11 @@ type OpcodeText = (&'static str, Box<[u8]>);
 /// value and the ship classes the writer was made with ([`super::json_state_update`]).
 pub struct PacketWriter {
     layouts: FxHashMap<u64, Rc<Layout>>,
-    /// The text of each address seen (a capture has a few): `"ip:port"`.
-    addrs: FxHashMap<SocketAddr, Box<[u8]>>,
+    /// Per flow one way (a capture has a few dozen), the text [`PacketWriter::ends`]
+    /// writes and the client name it was made with.
+    ends: FxHashMap<EndsKey, (Option<Box<str>>, Box<[u8]>)>,
+    /// The `"object"` text of recent objects (see [`PacketWriter::object`]).
+    objects: Box<[Option<ObjectText>]>,
     /// Per opcode, the text [`PacketWriter::opcode_head`] writes.
     opcodes: Box<[Option<OpcodeText>]>,
     floats: FloatCache,
@@ -355,7 +370,8 @@ impl PacketWriter {
         let mut floats = FloatCache::default();
         PacketWriter {
             layouts: FxHashMap::default(),
-            addrs: FxHashMap::default(),
+            ends: FxHashMap::default(),
+            objects: vec![None; OBJECT_SLOTS].into_boxed_slice(),
             opcodes: vec![None; 256].into_boxed_slice(),
             typed: TypedWriter::new(ships, &mut floats),
             floats,
@@ -388,16 +404,58 @@ impl PacketWriter {
         *slot = Some((name, out[at..].into()));
     }
 
-    /// [`addr_json`], with the text of each address kept (up to [`MAX_ADDRS`]).
-    fn addr(&mut self, out: &mut Vec<u8>, addr: &SocketAddr) {
-        if let Some(text) = self.addrs.get(addr) {
-            out.extend_from_slice(text);
-            return;
+    /// The value of `"src"` up to that of `"client_name"` (when the client is named):
+    /// `"ip:port","dst":"ip:port","direction":…,"session":N,"client":N`, the same for
+    /// every datagram of a flow one way, so kept per flow (up to [`MAX_ENDS`]) with the
+    /// name it was made with.
+    fn ends(&mut self, out: &mut Vec<u8>, p: &PacketRecord, client_name: Option<&str>) {
+        let key = (
+            p.src,
+            p.dst,
+            p.direction == Direction::C2S,
+            p.session,
+            p.client,
+        );
+        if let Some((name, text)) = self.ends.get(&key) {
+            if name.as_deref() == client_name {
+                out.extend_from_slice(text);
+                return;
+            }
         }
         let start = out.len();
-        addr_json(out, addr);
-        if self.addrs.len() < MAX_ADDRS {
-            self.addrs.insert(*addr, out[start..].into());
+        addr_json(out, &p.src);
+        out.extend_from_slice(key!(Fact::Dst.name()));
+        addr_json(out, &p.dst);
+        out.extend_from_slice(key!(Fact::Direction.name()));
+        plain_str_json(out, p.direction.as_str());
+        out.extend_from_slice(key!(Fact::Session.name()));
+        u64_json(out, p.session as u64);
+        out.extend_from_slice(key!(Fact::Client.name()));
+        u64_json(out, p.client as u64);
+        if let Some(n) = client_name {
+            out.extend_from_slice(key!(Fact::ClientName.name()));
+            str_json(out, n);
+        }
+        if self.ends.len() < MAX_ENDS || self.ends.contains_key(&key) {
+            self.ends
+                .insert(key, (client_name.map(Box::from), out[start..].into()));
+        }
+    }
+
+    /// An object's description as a JSON string, kept per object while the names give
+    /// the same description (the same `Rc`, which the slot holds on to).
+    fn object(&mut self, out: &mut Vec<u8>, id: u32, name: Rc<str>) {
+        let slot = (id.wrapping_mul(0x9E37_79B1) >> 24) as usize % OBJECT_SLOTS;
+        let kept = &mut self.objects[slot];
+        match kept {
+            Some((kept_id, kept_name, text)) if *kept_id == id && Rc::ptr_eq(kept_name, &name) => {
+                out.extend_from_slice(text);
+            }
+            _ => {
+                let start = out.len();
+                str_json(out, &name);
+                *kept = Some((id, name, out[start..].into()));
+            }
         }
     }
 
@@ -595,8 +653,10 @@ fn message_json(
             // opcode: kept per opcode.
             w.opcode_head(o.key(key!(Fact::Opcode.name())), g.opcode, g.name);
             u64_json(o.out, g.length as u64);
-            if let Some(n) = super::json::object_of(g).and_then(names) {
-                str_json(o.key(key!(Fact::Object.name())), &n);
+            if let Some(id) = super::json::object_of(g) {
+                if let Some(n) = names(id) {
+                    w.object(o.key(key!(Fact::Object.name())), id, n);
+                }
             }
             w.game_fields(o.key(key!("fields")), g);
         }
@@ -695,15 +755,12 @@ impl PacketWriter {
             o.key(key!(Fact::Time.name())),
             super::json::time_seconds(p.ts_ns),
         );
-        i64_json(o.key(key!(Fact::TimeNs.name())), p.ts_ns);
-        self.addr(o.key(key!(Fact::Src.name())), &p.src);
-        self.addr(o.key(key!(Fact::Dst.name())), &p.dst);
-        plain_str_json(o.key(key!(Fact::Direction.name())), p.direction.as_str());
-        u64_json(o.key(key!(Fact::Session.name())), p.session as u64);
-        u64_json(o.key(key!(Fact::Client.name())), p.client as u64);
-        if let Some(n) = client_name {
-            str_json(o.key(key!(Fact::ClientName.name())), n);
+        let time_ns = o.key(key!(Fact::TimeNs.name()));
+        match u64::try_from(p.ts_ns) {
+            Ok(ns) => u64_json(time_ns, ns),
+            Err(_) => i64_json(time_ns, p.ts_ns),
         }
+        self.ends(o.key(key!(Fact::Src.name())), p, client_name);
         if let Some(c) = &p.comment {
             str_json(o.key(key!("comment")), c);
         }
@@ -714,8 +771,15 @@ impl PacketWriter {
                 str_json(o.key(key!(Fact::Text.name())), text);
             }
             PacketBody::Game(g) => {
-                plain_str_json(o.key(key!(Fact::Kind.name())), "game");
-                u64_json(o.key(key!(Fact::PeerId.name())), g.peer_id as u64);
+                // `"kind":"game","peer_id":` in one copy.
+                o.key(joined!(
+                    ",\"",
+                    Fact::Kind.name(),
+                    "\":\"game\",\"",
+                    Fact::PeerId.name(),
+                    "\":"
+                ));
+                u64_json(o.out, g.peer_id as u64);
                 u64_json(o.key(key!("msg_count")), g.msg_count as u64);
                 if with_hex {
                     hex_bytes_json(o.key(key!("plain_hex")), &g.plain);
