@@ -225,7 +225,7 @@ pub(crate) fn hex_twin_json(out: &mut Vec<u8>, v: u64, width: usize) {
 pub(crate) struct FloatText {
     bits: u32,
     len: u8,
-    text: [u8; 23],
+    text: [u8; 24],
 }
 
 /// Slots of the f32 text cache, indexed by a hash of the bit pattern.
@@ -242,7 +242,7 @@ impl Default for FloatCache {
         let empty = FloatText {
             bits: 0,
             len: 0,
-            text: [0; 23],
+            text: [0; 24],
         };
         FloatCache {
             slots: vec![empty; FLOAT_SLOTS].into_boxed_slice(),
@@ -267,6 +267,14 @@ impl FloatCache {
         };
         if cached.len > 0 && cached.bits == bits {
             push_prefix(out, &cached.text, cached.len as usize);
+            return;
+        }
+        let mut text = [0u8; 24];
+        if let Some(len) = crate::report::json_float::f32_text(short, &mut text) {
+            push_prefix(out, &text, len);
+            cached.bits = bits;
+            cached.len = len as u8;
+            cached.text = text;
             return;
         }
         let start = out.len();
