@@ -5,6 +5,22 @@
 
 // Writing into a Vec cannot fail: the io::Results below are ignored on purpose.
 
+/// `,"name":` as bytes, for the writers' `key!` with a constant name.
+pub(crate) const fn key_bytes<const N: usize>(name: &str) -> [u8; N] {
+    let name = name.as_bytes();
+    let mut out = [0u8; N];
+    out[0] = b',';
+    out[1] = b'"';
+    let mut i = 0;
+    while i < name.len() {
+        out[2 + i] = name[i];
+        i += 1;
+    }
+    out[N - 2] = b'"';
+    out[N - 1] = b':';
+    out
+}
+
 /// An integer. Most are below 100 (offsets, lengths, indices, percentages): those are
 /// written inline, at a length the compiler knows; the rest by [`u64_digits`].
 #[inline(always)]

@@ -16,8 +16,8 @@
 //! writer against the field-tree writer.
 
 use super::json_prims::{
-    bool_json, f64_json, hex_bytes_json, hex_twin_json, i64_json, natural_width, opt_u64_json,
-    plain_str_json, str_json, u64_json, FloatCache,
+    bool_json, f64_json, hex_bytes_json, hex_twin_json, i64_json, key_bytes, natural_width,
+    opt_u64_json, plain_str_json, str_json, u64_json, FloatCache,
 };
 use super::json_state_update::TypedWriter;
 use crate::diag::{Direction, Warning};
@@ -102,22 +102,6 @@ const fn join<const N: usize>(parts: &[&str]) -> [u8; N] {
         }
         i += 1;
     }
-    out
-}
-
-/// `,"name":` as bytes, for [`key!`] with a constant name.
-const fn key_bytes<const N: usize>(name: &str) -> [u8; N] {
-    let name = name.as_bytes();
-    let mut out = [0u8; N];
-    out[0] = b',';
-    out[1] = b'"';
-    let mut i = 0;
-    while i < name.len() {
-        out[2 + i] = name[i];
-        i += 1;
-    }
-    out[N - 2] = b'"';
-    out[N - 1] = b':';
     out
 }
 
