@@ -552,9 +552,47 @@ fn message_json(
     names: &dyn Fn(u32) -> Option<Rc<str>>,
 ) {
     let mut o = Obj::new(out);
-    let game = msg.game.as_ref();
     u64_json(o.key(key!(Fact::Offset.name())), msg.offset as u64);
     u64_json(o.key(key!(Fact::Length.name())), msg.length as u64);
+    if let (
+        0x32,
+        false,
+        TransportInfo::Data {
+            flags_len,
+            reliable: false,
+            ordered: false,
+            seq: None,
+            fragment: None,
+        },
+    ) = (msg.transport_type, msg.retransmission, &msg.transport)
+    {
+        // An unreliable data message (most of a battle): the keys and values from
+        // `"transport_type"` to `"retransmission"` in three copies.
+        o.key(joined!(
+            ",\"",
+            Fact::TransportType.name(),
+            "\":50,\"transport_name\":\"data\",\"",
+            Fact::Reliable.name(),
+            "\":false,\"ordered\":false,\"flags_len\":"
+        ));
+        u64_json(o.out, *flags_len as u64);
+        o.out.extend_from_slice(joined!(
+            ",\"",
+            Fact::Seq.name(),
+            "\":null,\"",
+            Fact::Fragment.name(),
+            "\":null,\"",
+            Fact::Retransmission.name(),
+            "\":false"
+        ));
+    } else {
+        transport_head(&mut o, msg);
+    }
+    message_tail(w, o, msg, names);
+}
+
+/// The keys of a message from `"transport_type"` to `"retransmission"`.
+fn transport_head(o: &mut Obj, msg: &MessageRecord) {
     let name = match &msg.transport {
         TransportInfo::Data { .. } => "data",
         TransportInfo::Ack { .. } => "ack",
@@ -605,6 +643,16 @@ fn message_json(
             bool_json(o.key(key!(Fact::Retransmission.name())), retransmission);
         }
     }
+}
+
+/// The keys of a message after `"retransmission"`, and its end.
+fn message_tail(
+    w: &mut PacketWriter,
+    mut o: Obj,
+    msg: &MessageRecord,
+    names: &dyn Fn(u32) -> Option<Rc<str>>,
+) {
+    let game = msg.game.as_ref();
     if let Some(f) = msg.original_frame {
         u64_json(o.key(key!("original_frame")), f);
     }
@@ -769,7 +817,11 @@ impl PacketWriter {
                     hex_bytes_json(o.key(key!("plain_hex")), &g.plain);
                 }
                 messages_json(self, o.key(key!("messages")), g, names, keep);
-                warnings_json(o.key(key!("warnings")), g.warnings.iter());
+                if g.warnings.is_empty() {
+                    o.key(b",\"warnings\":[]");
+                } else {
+                    warnings_json(o.key(key!("warnings")), g.warnings.iter());
+                }
             }
         }
         o.end();
