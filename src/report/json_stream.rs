@@ -787,11 +787,7 @@ impl PacketWriter {
             o.key(key!(Fact::Time.name())),
             super::json::time_seconds(p.ts_ns),
         );
-        let time_ns = o.key(key!(Fact::TimeNs.name()));
-        match u64::try_from(p.ts_ns) {
-            Ok(ns) => u64_json(time_ns, ns),
-            Err(_) => i64_json(time_ns, p.ts_ns),
-        }
+        i64_json(o.key(key!(Fact::TimeNs.name())), p.ts_ns);
         self.ends(o.key(key!(Fact::Src.name())), p, client_name);
         if let Some(c) = &p.comment {
             str_json(o.key(key!("comment")), c);
