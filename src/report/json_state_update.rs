@@ -12,7 +12,7 @@
 //! a test decodes every flag combination of every stock class both ways and compares.
 //! What repeats is worked out once: the JSON text of each class's keys and names, and
 //! of every value a byte can stand for (a condition, a power byte, a direction
-//! component), and, as they are met, of the right axis of a pair of directions and of
+//! component), and, as they are met, of the axes a pair of directions gives and of
 //! each wire value of a speed.
 
 use super::json_prims::{
@@ -144,8 +144,8 @@ pub(super) struct TypedWriter {
     flags: Box<[Box<[u8]>]>,
     /// The opening `{"object_id":N,"object_id_hex":"0x…"` of recent objects.
     ids: Box<[IdText]>,
-    /// The text of `"right"`'s value for recent forward and up directions.
-    rights: Box<[RightText]>,
+    /// The text of `"forward"`, `"up"` and `"right"` for recent pairs of directions.
+    axes: Box<[AxesText]>,
     /// Per `cf16` speed, the text of its value once met: `SPEED_TEXT - 1` bytes at
     /// most, the length in the last byte (0: not yet met).
     speeds: Box<[[u8; SPEED_TEXT]]>,
@@ -154,19 +154,20 @@ pub(super) struct TypedWriter {
 /// Bytes per entry of [`TypedWriter::speeds`].
 const SPEED_TEXT: usize = 16;
 
-/// `[x,y,z]` of the right axis for one pair of forward and up directions (`len` 0:
-/// empty).
+/// `,"forward":[…],"up":[…],"right":[…]` for one pair of forward and up directions
+/// (`len` 0: empty).
 #[derive(Clone, Copy)]
-struct RightText {
+struct AxesText {
     /// The six direction bytes.
     dirs: [u8; 6],
     len: u8,
-    text: [u8; RightText::MAX],
+    text: [u8; AxesText::MAX],
 }
 
-impl RightText {
-    /// Three components of at most 15 bytes, two commas and the brackets.
-    const MAX: usize = 56;
+impl AxesText {
+    /// Keys of 11, 6 and 9 bytes; two directions of at most 40 (components of up to
+    /// 12 bytes: `-0.007874016`) and a right axis of at most 49 (up to 15).
+    const MAX: usize = 160;
     const SLOTS: usize = 1024;
 }
 
@@ -215,23 +216,25 @@ impl TypedWriter {
                 IdText::SLOTS
             ]
             .into_boxed_slice(),
-            rights: vec![
-                RightText {
+            axes: vec![
+                AxesText {
                     dirs: [0; 6],
                     len: 0,
-                    text: [0; RightText::MAX],
+                    text: [0; AxesText::MAX],
                 };
-                RightText::SLOTS
+                AxesText::SLOTS
             ]
             .into_boxed_slice(),
             speeds: vec![[0u8; SPEED_TEXT]; 1 << 16].into_boxed_slice(),
         }
     }
 
-    /// `[x,y,z]` of the right axis, kept for the next update with the same directions.
-    fn right(
-        rights: &mut [RightText],
+    /// `,"forward":[…],"up":[…],"right":[…]`, kept for the next update with the same
+    /// directions (a ship turns slowly: most updates repeat its last pair).
+    fn axes(
+        axes: &mut [AxesText],
         floats: &mut FloatCache,
+        direction: &ByteTexts,
         out: &mut Vec<u8>,
         forward: Dir3,
         up: Dir3,
@@ -241,16 +244,20 @@ impl TypedWriter {
         let mut word = [0u8; 8];
         word[..6].copy_from_slice(&dirs);
         let h = u64::from_le_bytes(word).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let kept = &mut rights[(h >> 54) as usize % RightText::SLOTS];
+        let kept = &mut axes[(h >> 54) as usize % AxesText::SLOTS];
         if kept.len > 0 && kept.dirs == dirs {
             push_prefix(out, &kept.text, kept.len as usize);
             return;
         }
         let start = out.len();
-        let right = StateUpdate::right_of(forward, up);
-        vec3(floats, out, right);
+        out.extend_from_slice(key!(su_names::FORWARD));
+        dir3(direction, out, forward);
+        out.extend_from_slice(key!(su_names::UP));
+        dir3(direction, out, up);
+        out.extend_from_slice(key!(su_names::RIGHT));
+        vec3(floats, out, StateUpdate::right_of(forward, up));
         let text = &out[start..];
-        if text.len() <= RightText::MAX {
+        if text.len() <= AxesText::MAX {
             kept.dirs = dirs;
             kept.len = text.len() as u8;
             kept.text[..text.len()].copy_from_slice(text);
@@ -308,7 +315,7 @@ impl TypedWriter {
             records,
             flags,
             ids,
-            rights,
+            axes,
             speeds,
         } = self;
         let class = su.species.and_then(|s| ships.class(s));
@@ -337,17 +344,17 @@ impl TypedWriter {
             out.extend_from_slice(key!(su_names::DELTA));
             vec3(floats, out, d.vector());
         }
-        if let Some(f) = su.forward {
-            out.extend_from_slice(key!(su_names::FORWARD));
-            dir3(direction, out, f);
-        }
-        if let Some(u) = su.up {
-            out.extend_from_slice(key!(su_names::UP));
-            dir3(direction, out, u);
-            if let Some(f) = su.forward {
-                out.extend_from_slice(key!(su_names::RIGHT));
-                Self::right(rights, floats, out, f, u);
+        match (su.forward, su.up) {
+            (Some(f), Some(u)) => Self::axes(axes, floats, direction, out, f, u),
+            (Some(f), None) => {
+                out.extend_from_slice(key!(su_names::FORWARD));
+                dir3(direction, out, f);
             }
+            (None, Some(u)) => {
+                out.extend_from_slice(key!(su_names::UP));
+                dir3(direction, out, u);
+            }
+            (None, None) => {}
         }
         if let Some(s) = su.speed {
             out.extend_from_slice(key!(su_names::SPEED));
