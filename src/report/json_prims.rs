@@ -44,6 +44,19 @@ pub(crate) fn u64_digits(out: &mut Vec<u8>, n: u64) {
             let i = 2 * (n % 100) as usize;
             out.extend_from_slice(&[b'0' + (n / 100) as u8, PAIRS[i], PAIRS[i + 1]]);
         }
+        1_000..=99_999_999 => {
+            // Eight digits (leading zeros included) as pairs, the zeros then shifted
+            // out of a big-endian word: one copy of a known length, no loop.
+            let len = n.ilog10() as usize + 1;
+            let (hi, lo) = ((n / 10_000) as usize, (n % 10_000) as usize);
+            let pair = |i: usize| [PAIRS[2 * i], PAIRS[2 * i + 1]];
+            let [a, b] = pair(hi / 100);
+            let [c, d] = pair(hi % 100);
+            let [e, f] = pair(lo / 100);
+            let [g, h] = pair(lo % 100);
+            let word = u64::from_be_bytes([a, b, c, d, e, f, g, h]) << (8 * (8 - len));
+            push_prefix(out, &word.to_be_bytes(), len);
+        }
         _ => {
             // Digits written in place, last first, into room made by one copy of a
             // known length (`itoa`'s text would be copied at a length known only then).
