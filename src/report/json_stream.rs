@@ -312,6 +312,9 @@ const MAX_ENDS: usize = 4096;
 /// source, destination, whether client to host, session, client.
 type EndsKey = (SocketAddr, SocketAddr, bool, usize, usize);
 
+/// The client name a flow's [`PacketWriter::ends`] text was made with, and the text.
+type EndsText = (Option<Box<str>>, Box<[u8]>);
+
 /// Slots of the kept `"object"` texts, indexed by a hash of the object id.
 const OBJECT_SLOTS: usize = 256;
 
@@ -330,7 +333,7 @@ pub struct PacketWriter {
     layouts: FxHashMap<u64, Rc<Layout>>,
     /// Per flow one way (a capture has a few dozen), the text [`PacketWriter::ends`]
     /// writes and the client name it was made with.
-    ends: FxHashMap<EndsKey, (Option<Box<str>>, Box<[u8]>)>,
+    ends: FxHashMap<EndsKey, EndsText>,
     /// The `"object"` text of recent objects (see [`PacketWriter::object`]).
     objects: Box<[Option<ObjectText>]>,
     /// Per opcode, the text [`PacketWriter::opcode_head`] writes.
