@@ -11,7 +11,7 @@
 //! escapes, `\u00xx` for other control characters). Keys are written in the order of
 //! the contract (`docs/json.md`), decoded fields in wire order.
 //!
-//! Why this file is long: the writer ends at about 840 lines; the rest is tests against `serde_json`
+//! Why this file is long: the writer ends at about 945 lines; the rest is tests against `serde_json`
 //! as a reference (escapes, floats, integers, the fields object) and of the StateUpdate
 //! writer against the field-tree writer.
 
