@@ -198,7 +198,12 @@ impl StateUpdate {
 
     /// Right axis (+X) = forward × up, when both are present.
     pub fn right(&self) -> Option<[f32; 3]> {
-        Some(cross(self.forward?.vector(), self.up?.vector()))
+        Some(Self::right_of(self.forward?, self.up?))
+    }
+
+    /// Right axis (+X) of a forward and an up direction.
+    pub fn right_of(forward: Dir3, up: Dir3) -> [f32; 3] {
+        cross(forward.vector(), up.vector())
     }
 
     /// Booleans already in the open packed byte when the 0x20 block starts.

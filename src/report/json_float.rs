@@ -13,7 +13,7 @@
 //! Most values never meet such a tie, and for them `zmij` (the formatter `serde_json`
 //! writes `f64`s with) writes the same text faster: a tie needs the exact binary value
 //! to be a decimal of at most ten significant digits ending in 5, so a value whose
-//! exact expansion is an integer or has 15 or more digits after the point (after its
+//! exact expansion is an integer or has more than ten significant digits (after its
 //! mantissa's trailing zero bits are taken off) has none ([`no_exact_tie`]). `zmij`
 //! lays an f32's digits out as `serde_json` does an `f64`'s between 2^-16 and 2^29,
 //! where the values of a capture mostly are ([`zmij_agrees`]).
@@ -310,9 +310,10 @@ pub fn write_f32(out: &mut Vec<u8>, f: f32) {
 
 /// Whether the f32 of `bits` cannot lie exactly halfway between two shortest decimal
 /// candidates. Its exact value m × 2^e (m odd) is an integer when e ≥ 0 (one that ends
-/// in 5 is odd, so below 2^24 and its own shortest text); when e < 0 it has −e digits
-/// after the point and m × 5^−e significant digits, at least 5^15 > 10^10 of them
-/// when −e ≥ 15, more than a tie between candidates of at most nine digits can have.
+/// in 5 is odd, so below 2^24 and its own shortest text); when e < 0 it is
+/// m × 5^−e / 10^−e, whose significant digits are those of m × 5^−e (odd, so without
+/// trailing zeros): from 10^10 up (always when −e ≥ 15, as 5^15 > 10^10) that is more
+/// than the ten a tie between candidates of at most nine digits can have.
 fn no_exact_tie(bits: u32) -> bool {
     let ieee_e = (bits >> 23) & 0xFF;
     let ieee_m = bits & 0x7F_FFFF;
@@ -325,7 +326,33 @@ fn no_exact_tie(bits: u32) -> bool {
         return true;
     }
     let e = e + m.trailing_zeros() as i32;
-    e >= 0 || e <= -15
+    // m × 5^14 < 2^24 × 5^14 < 2^64.
+    e >= 0 || e <= -15 || (m >> m.trailing_zeros()) as u64 * 5u64.pow(-e as u32) >= 10_000_000_000
+}
+
+/// [`write_f32`]'s text of `f` into `buf` when `zmij` writes it (most values), its
+/// length returned; `None` for the others. The copies are of lengths the compiler knows
+/// (an f32's text is 3 to 15 bytes here), not calls to `memcpy`.
+pub(crate) fn f32_text(f: f32, buf: &mut [u8; 24]) -> Option<usize> {
+    if !zmij_agrees(f.to_bits()) {
+        return None;
+    }
+    let mut z = zmij::Buffer::new();
+    let text = z.format_finite(f).as_bytes();
+    let n = text.len();
+    match n {
+        // Two overlapping copies of eight bytes.
+        8..=16 => {
+            buf[..8].copy_from_slice(&text[..8]);
+            buf[n - 8..n].copy_from_slice(&text[n - 8..]);
+        }
+        4..=7 => {
+            buf[..4].copy_from_slice(&text[..4]);
+            buf[n - 4..n].copy_from_slice(&text[n - 4..]);
+        }
+        _ => buf.get_mut(..n)?.copy_from_slice(text),
+    }
+    Some(n)
 }
 
 /// Whether `zmij` writes the f32 of `bits` as [`write_f32`] does: no exact tie, and a

@@ -5,6 +5,22 @@
 
 // Writing into a Vec cannot fail: the io::Results below are ignored on purpose.
 
+/// `,"name":` as bytes, for the writers' `key!` with a constant name.
+pub(crate) const fn key_bytes<const N: usize>(name: &str) -> [u8; N] {
+    let name = name.as_bytes();
+    let mut out = [0u8; N];
+    out[0] = b',';
+    out[1] = b'"';
+    let mut i = 0;
+    while i < name.len() {
+        out[2 + i] = name[i];
+        i += 1;
+    }
+    out[N - 2] = b'"';
+    out[N - 1] = b':';
+    out
+}
+
 /// An integer. Most are below 100 (offsets, lengths, indices, percentages): those are
 /// written inline, at a length the compiler knows; the rest by [`u64_digits`].
 #[inline(always)]
@@ -27,6 +43,19 @@ pub(crate) fn u64_digits(out: &mut Vec<u8>, n: u64) {
         0..=999 => {
             let i = 2 * (n % 100) as usize;
             out.extend_from_slice(&[b'0' + (n / 100) as u8, PAIRS[i], PAIRS[i + 1]]);
+        }
+        1_000..=99_999_999 => {
+            // Eight digits (leading zeros included) as pairs, the zeros then shifted
+            // out of a big-endian word: one copy of a known length, no loop.
+            let len = n.ilog10() as usize + 1;
+            let (hi, lo) = ((n / 10_000) as usize, (n % 10_000) as usize);
+            let pair = |i: usize| [PAIRS[2 * i], PAIRS[2 * i + 1]];
+            let [a, b] = pair(hi / 100);
+            let [c, d] = pair(hi % 100);
+            let [e, f] = pair(lo / 100);
+            let [g, h] = pair(lo % 100);
+            let word = u64::from_be_bytes([a, b, c, d, e, f, g, h]) << (8 * (8 - len));
+            push_prefix(out, &word.to_be_bytes(), len);
         }
         _ => {
             // Digits written in place, last first, into room made by one copy of a
@@ -225,7 +254,7 @@ pub(crate) fn hex_twin_json(out: &mut Vec<u8>, v: u64, width: usize) {
 pub(crate) struct FloatText {
     bits: u32,
     len: u8,
-    text: [u8; 23],
+    text: [u8; 24],
 }
 
 /// Slots of the f32 text cache, indexed by a hash of the bit pattern.
@@ -242,7 +271,7 @@ impl Default for FloatCache {
         let empty = FloatText {
             bits: 0,
             len: 0,
-            text: [0; 23],
+            text: [0; 24],
         };
         FloatCache {
             slots: vec![empty; FLOAT_SLOTS].into_boxed_slice(),
@@ -267,6 +296,14 @@ impl FloatCache {
         };
         if cached.len > 0 && cached.bits == bits {
             push_prefix(out, &cached.text, cached.len as usize);
+            return;
+        }
+        let mut text = [0u8; 24];
+        if let Some(len) = crate::report::json_float::f32_text(short, &mut text) {
+            push_prefix(out, &text, len);
+            cached.bits = bits;
+            cached.len = len as u8;
+            cached.text = text;
             return;
         }
         let start = out.len();

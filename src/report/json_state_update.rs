@@ -14,24 +14,34 @@
 //! a test decodes every flag combination of every stock class both ways and compares.
 //! What repeats is worked out once: the JSON text of each class's keys and names, and
 //! of every value a byte can stand for (a condition, a power byte, a direction
-//! component).
+//! component), and, as they are met, of the axes a pair of directions gives and of
+//! each wire value of a speed.
 
 use super::json_prims::{
-    bool_json, hex_bytes_json, hex_twin_json, natural_width, push_prefix, str_json, u64_json,
-    FloatCache,
+    bool_json, hex_bytes_json, hex_twin_json, key_bytes, natural_width, push_prefix, str_json,
+    u64_json, FloatCache,
 };
 use crate::game::dirty::FLAG_NAMES;
 use crate::game::field::{Field, Value};
 use crate::game::registry::state_update_names as su_names;
 use crate::game::ships::{RecordFormat, ShipCatalog, ShipClass, SubsystemLayout};
-use crate::game::stateupdate::{Dir3, StateUpdate, SubsystemData};
+use crate::game::stateupdate::{Cf16, Dir3, StateUpdate, SubsystemData};
 use crate::game::subsys::{
     byte_pct, push_record_summary, PowerSetting, SubsystemBlock, SubsystemRecord,
 };
 use rustc_hash::FxHashMap;
 
+/// `,"name":` for a constant name, as one static array: one copy of a length the
+/// compiler knows.
+macro_rules! key {
+    ($name:expr) => {{
+        const NAME: &str = $name;
+        static KEY: [u8; NAME.len() + 4] = key_bytes(NAME);
+        &KEY
+    }};
+}
+
 /// `,"name":` (the first key of an object has no comma; these never are first).
-/// Inlined, so that the copy of a literal name has a known length.
 #[inline(always)]
 fn key(out: &mut Vec<u8>, name: &str) {
     out.extend_from_slice(b",\"");
@@ -138,6 +148,31 @@ pub(super) struct TypedWriter {
     flags: Box<[Box<[u8]>]>,
     /// The opening `{"object_id":N,"object_id_hex":"0x…"` of recent objects.
     ids: Box<[IdText]>,
+    /// The text of `"forward"`, `"up"` and `"right"` for recent pairs of directions.
+    axes: Box<[AxesText]>,
+    /// Per `cf16` speed, the text of its value once met: `SPEED_TEXT - 1` bytes at
+    /// most, the length in the last byte (0: not yet met).
+    speeds: Box<[[u8; SPEED_TEXT]]>,
+}
+
+/// Bytes per entry of [`TypedWriter::speeds`].
+const SPEED_TEXT: usize = 16;
+
+/// `,"forward":[…],"up":[…],"right":[…]` for one pair of forward and up directions
+/// (`len` 0: empty).
+#[derive(Clone, Copy)]
+struct AxesText {
+    /// The six direction bytes.
+    dirs: [u8; 6],
+    len: u8,
+    text: [u8; AxesText::MAX],
+}
+
+impl AxesText {
+    /// Keys of 11, 6 and 9 bytes; two directions of at most 40 (components of up to
+    /// 12 bytes: `-0.007874016`) and a right axis of at most 49 (up to 15).
+    const MAX: usize = 160;
+    const SLOTS: usize = 1024;
 }
 
 /// The text a StateUpdate's fields open with for one object id (`len` 0: empty).
@@ -185,6 +220,75 @@ impl TypedWriter {
                 IdText::SLOTS
             ]
             .into_boxed_slice(),
+            axes: vec![
+                AxesText {
+                    dirs: [0; 6],
+                    len: 0,
+                    text: [0; AxesText::MAX],
+                };
+                AxesText::SLOTS
+            ]
+            .into_boxed_slice(),
+            speeds: vec![[0u8; SPEED_TEXT]; 1 << 16].into_boxed_slice(),
+        }
+    }
+
+    /// `,"forward":[…],"up":[…],"right":[…]`, kept for the next update with the same
+    /// directions (a ship turns slowly: most updates repeat its last pair).
+    fn axes(
+        axes: &mut [AxesText],
+        floats: &mut FloatCache,
+        direction: &ByteTexts,
+        out: &mut Vec<u8>,
+        forward: Dir3,
+        up: Dir3,
+    ) {
+        let (Dir3(f), Dir3(u)) = (forward, up);
+        let dirs = [f[0], f[1], f[2], u[0], u[1], u[2]];
+        let mut word = [0u8; 8];
+        word[..6].copy_from_slice(&dirs);
+        let h = u64::from_le_bytes(word).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let kept = &mut axes[(h >> 54) as usize % AxesText::SLOTS];
+        if kept.len > 0 && kept.dirs == dirs {
+            push_prefix(out, &kept.text, kept.len as usize);
+            return;
+        }
+        let start = out.len();
+        out.extend_from_slice(key!(su_names::FORWARD));
+        dir3(direction, out, forward);
+        out.extend_from_slice(key!(su_names::UP));
+        dir3(direction, out, up);
+        out.extend_from_slice(key!(su_names::RIGHT));
+        vec3(floats, out, StateUpdate::right_of(forward, up));
+        let text = &out[start..];
+        if text.len() <= AxesText::MAX {
+            kept.dirs = dirs;
+            kept.len = text.len() as u8;
+            kept.text[..text.len()].copy_from_slice(text);
+        } else {
+            kept.len = 0;
+        }
+    }
+
+    /// A `cf16` speed's value, its text kept per wire value.
+    fn speed(
+        speeds: &mut [[u8; SPEED_TEXT]],
+        floats: &mut FloatCache,
+        out: &mut Vec<u8>,
+        speed: Cf16,
+    ) {
+        let kept = &mut speeds[speed.0 as usize];
+        let len = kept[SPEED_TEXT - 1] as usize;
+        if len > 0 {
+            push_prefix(out, kept, len);
+            return;
+        }
+        let start = out.len();
+        floats.write(out, speed.value() as f64);
+        let text = &out[start..];
+        if text.len() < SPEED_TEXT {
+            kept[..text.len()].copy_from_slice(text);
+            kept[SPEED_TEXT - 1] = text.len() as u8;
         }
     }
 
@@ -215,6 +319,8 @@ impl TypedWriter {
             records,
             flags,
             ids,
+            axes,
+            speeds,
         } = self;
         let class = su.species.and_then(|s| ships.class(s));
         let text = class.map(|c| {
@@ -223,57 +329,51 @@ impl TypedWriter {
                 .or_insert_with(|| ClassText::of(c))
         });
         Self::object_id(ids, out, su.object_id);
-        key(out, su_names::GAME_TIME);
+        out.extend_from_slice(key!(su_names::GAME_TIME));
         floats.write(out, su.game_time as f64);
         out.extend_from_slice(&flags[su.flags as usize]);
         let shown = su.shown.as_deref();
         let failed = shown.and_then(|s| s.failed.as_deref());
         if let Some(p) = su.position {
-            key(out, su_names::POSITION);
+            out.extend_from_slice(key!(su_names::POSITION));
             vec3(floats, out, p);
             // A failed read of the presence bit shows no bit; one of the hash after
             // it shows the bit set.
             if failed != Some(su_names::HASH_PRESENT) {
-                key(out, su_names::HASH_PRESENT);
+                out.extend_from_slice(key!(su_names::HASH_PRESENT));
                 let present =
                     su.integrity_hash.is_some() || failed == Some(su_names::INTEGRITY_HASH);
                 bool_json(out, present);
             }
             if let Some(h) = su.integrity_hash {
-                key(out, su_names::INTEGRITY_HASH);
+                out.extend_from_slice(key!(su_names::INTEGRITY_HASH));
                 u64_json(out, h as u64);
-                key(out, su_names::INTEGRITY_HASH_HEX);
+                out.extend_from_slice(key!(su_names::INTEGRITY_HASH_HEX));
                 hex_twin_json(out, h as u64, natural_width(h as u64));
             }
         }
         if let Some(d) = su.delta {
-            key(out, su_names::DELTA);
+            out.extend_from_slice(key!(su_names::DELTA));
             vec3(floats, out, d.vector());
         }
-        for (name, dir) in [(su_names::FORWARD, su.forward), (su_names::UP, su.up)] {
-            let Some(Dir3(bytes)) = dir else { continue };
-            key(out, name);
-            out.push(b'[');
-            for (k, b) in bytes.into_iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                direction.write(out, b);
+        match (su.forward, su.up) {
+            (Some(f), Some(u)) => Self::axes(axes, floats, direction, out, f, u),
+            (Some(f), None) => {
+                out.extend_from_slice(key!(su_names::FORWARD));
+                dir3(direction, out, f);
             }
-            out.push(b']');
-        }
-        if su.up.is_some() {
-            if let Some(right) = su.right() {
-                key(out, su_names::RIGHT);
-                vec3(floats, out, right);
+            (None, Some(u)) => {
+                out.extend_from_slice(key!(su_names::UP));
+                dir3(direction, out, u);
             }
+            (None, None) => {}
         }
         if let Some(s) = su.speed {
-            key(out, su_names::SPEED);
-            floats.write(out, s.value() as f64);
+            out.extend_from_slice(key!(su_names::SPEED));
+            Self::speed(speeds, floats, out, s);
         }
         if let Some(c) = su.cloak {
-            key(out, su_names::CLOAK);
+            out.extend_from_slice(key!(su_names::CLOAK));
             bool_json(out, c);
         }
         if let (Some(SubsystemData::Decoded(block)), Some(class), Some(text)) =
@@ -286,7 +386,7 @@ impl TypedWriter {
             shown_field(out, f);
         }
         if let Some(pairs) = &su.power {
-            key(out, su_names::POWER_BLOCK);
+            out.extend_from_slice(key!(su_names::POWER_BLOCK));
             out.push(b'[');
             for (k, p) in pairs.iter().enumerate() {
                 if k > 0 {
@@ -301,7 +401,7 @@ impl TypedWriter {
                     }
                 }
                 u64_json(out, p.value as u64);
-                key(out, su_names::POWER_PCT_INTERPRETED);
+                out.extend_from_slice(key!(su_names::POWER_PCT_INTERPRETED));
                 power.write(out, p.value);
                 out.push(b'}');
             }
@@ -356,14 +456,14 @@ fn subsystem_block(
         summary,
         scratch,
     } = records;
-    key(out, su_names::SUBSYSTEMS_START_INDEX);
+    out.extend_from_slice(key!(su_names::SUBSYSTEMS_START_INDEX));
     u64_json(out, block.start as u64);
-    key(out, su_names::SUBSYSTEMS_START_NAME);
+    out.extend_from_slice(key!(su_names::SUBSYSTEMS_START_NAME));
     match text.name.get(block.start as usize) {
         Some(name) => out.extend_from_slice(name),
         None => out.extend_from_slice(b"\"?\""),
     }
-    key(out, su_names::SUBSYSTEMS);
+    out.extend_from_slice(key!(su_names::SUBSYSTEMS));
     out.push(b'[');
     summary.clear();
     summary.push(b'"');
@@ -410,7 +510,7 @@ fn subsystem_block(
         summary.extend_from_slice(&slot.summary);
     }
     out.push(b']');
-    key(out, su_names::SUBSYSTEMS_SUMMARY);
+    out.extend_from_slice(key!(su_names::SUBSYSTEMS_SUMMARY));
     summary.push(b'"');
     out.extend_from_slice(summary);
 }
@@ -568,6 +668,17 @@ impl RecordCache {
         }
         (h >> 54) as usize % RecordCache::SLOTS
     }
+}
+
+/// A direction's three components, each kept per byte.
+fn dir3(direction: &ByteTexts, out: &mut Vec<u8>, Dir3(bytes): Dir3) {
+    out.push(b'[');
+    direction.write(out, bytes[0]);
+    out.push(b',');
+    direction.write(out, bytes[1]);
+    out.push(b',');
+    direction.write(out, bytes[2]);
+    out.push(b']');
 }
 
 fn vec3(floats: &mut FloatCache, out: &mut Vec<u8>, v: [f32; 3]) {

@@ -11,16 +11,16 @@
 //! escapes, `\u00xx` for other control characters). Keys are written in the order of
 //! the contract (`docs/json.md`), decoded fields in wire order.
 //!
-//! Why this file is long: the writer ends at about 840 lines; the rest is tests against `serde_json`
+//! Why this file is long: the writer ends at about 945 lines; the rest is tests against `serde_json`
 //! as a reference (escapes, floats, integers, the fields object) and of the StateUpdate
 //! writer against the field-tree writer.
 
 use super::json_prims::{
-    bool_json, f64_json, hex_bytes_json, hex_twin_json, i64_json, natural_width, opt_u64_json,
-    plain_str_json, str_json, u64_json, FloatCache,
+    bool_json, f64_json, hex_bytes_json, hex_twin_json, i64_json, key_bytes, natural_width,
+    opt_u64_json, plain_str_json, str_json, u64_json, FloatCache,
 };
 use super::json_state_update::TypedWriter;
-use crate::diag::Warning;
+use crate::diag::{Direction, Warning};
 use crate::game::field::{Field, Value};
 use crate::game::ships::ShipCatalog;
 use crate::game::GameMessage;
@@ -102,22 +102,6 @@ const fn join<const N: usize>(parts: &[&str]) -> [u8; N] {
         }
         i += 1;
     }
-    out
-}
-
-/// `,"name":` as bytes, for [`key!`] with a constant name.
-const fn key_bytes<const N: usize>(name: &str) -> [u8; N] {
-    let name = name.as_bytes();
-    let mut out = [0u8; N];
-    out[0] = b',';
-    out[1] = b'"';
-    let mut i = 0;
-    while i < name.len() {
-        out[2 + i] = name[i];
-        i += 1;
-    }
-    out[N - 2] = b'"';
-    out[N - 1] = b':';
     out
 }
 
@@ -320,8 +304,23 @@ fn shape_hash(fields: &[Field]) -> u64 {
 /// few hundred at most.
 const MAX_LAYOUTS: usize = 4096;
 
-/// At most this many addresses' text is kept; others are written each time.
-const MAX_ADDRS: usize = 4096;
+/// At most this many flows' [`PacketWriter::ends`] text is kept; others are written
+/// each time.
+const MAX_ENDS: usize = 4096;
+
+/// What the text [`PacketWriter::ends`] writes depends on, besides the client's name:
+/// source, destination, whether client to host, session, client.
+type EndsKey = (SocketAddr, SocketAddr, bool, usize, usize);
+
+/// The client name a flow's [`PacketWriter::ends`] text was made with, and the text.
+type EndsText = (Option<Box<str>>, Box<[u8]>);
+
+/// Slots of the kept `"object"` texts, indexed by a hash of the object id.
+const OBJECT_SLOTS: usize = 256;
+
+/// An object's description as the names gave it (the same `Rc` while it stands), and
+/// its JSON string.
+type ObjectText = (u32, Rc<str>, Box<[u8]>);
 
 /// An opcode's name and the text [`PacketWriter::opcode_head`] made with it.
 type OpcodeText = (&'static str, Box<[u8]>);
@@ -332,8 +331,11 @@ type OpcodeText = (&'static str, Box<[u8]>);
 /// value and the ship classes the writer was made with ([`super::json_state_update`]).
 pub struct PacketWriter {
     layouts: FxHashMap<u64, Rc<Layout>>,
-    /// The text of each address seen (a capture has a few): `"ip:port"`.
-    addrs: FxHashMap<SocketAddr, Box<[u8]>>,
+    /// Per flow one way (a capture has a few dozen), the text [`PacketWriter::ends`]
+    /// writes and the client name it was made with.
+    ends: FxHashMap<EndsKey, EndsText>,
+    /// The `"object"` text of recent objects (see [`PacketWriter::object`]).
+    objects: Box<[Option<ObjectText>]>,
     /// Per opcode, the text [`PacketWriter::opcode_head`] writes.
     opcodes: Box<[Option<OpcodeText>]>,
     floats: FloatCache,
@@ -355,7 +357,8 @@ impl PacketWriter {
         let mut floats = FloatCache::default();
         PacketWriter {
             layouts: FxHashMap::default(),
-            addrs: FxHashMap::default(),
+            ends: FxHashMap::default(),
+            objects: vec![None; OBJECT_SLOTS].into_boxed_slice(),
             opcodes: vec![None; 256].into_boxed_slice(),
             typed: TypedWriter::new(ships, &mut floats),
             floats,
@@ -388,16 +391,58 @@ impl PacketWriter {
         *slot = Some((name, out[at..].into()));
     }
 
-    /// [`addr_json`], with the text of each address kept (up to [`MAX_ADDRS`]).
-    fn addr(&mut self, out: &mut Vec<u8>, addr: &SocketAddr) {
-        if let Some(text) = self.addrs.get(addr) {
-            out.extend_from_slice(text);
-            return;
+    /// The value of `"src"` up to that of `"client_name"` (when the client is named):
+    /// `"ip:port","dst":"ip:port","direction":…,"session":N,"client":N`, the same for
+    /// every datagram of a flow one way, so kept per flow (up to [`MAX_ENDS`]) with the
+    /// name it was made with.
+    fn ends(&mut self, out: &mut Vec<u8>, p: &PacketRecord, client_name: Option<&str>) {
+        let key = (
+            p.src,
+            p.dst,
+            p.direction == Direction::C2S,
+            p.session,
+            p.client,
+        );
+        if let Some((name, text)) = self.ends.get(&key) {
+            if name.as_deref() == client_name {
+                out.extend_from_slice(text);
+                return;
+            }
         }
         let start = out.len();
-        addr_json(out, addr);
-        if self.addrs.len() < MAX_ADDRS {
-            self.addrs.insert(*addr, out[start..].into());
+        addr_json(out, &p.src);
+        out.extend_from_slice(key!(Fact::Dst.name()));
+        addr_json(out, &p.dst);
+        out.extend_from_slice(key!(Fact::Direction.name()));
+        plain_str_json(out, p.direction.as_str());
+        out.extend_from_slice(key!(Fact::Session.name()));
+        u64_json(out, p.session as u64);
+        out.extend_from_slice(key!(Fact::Client.name()));
+        u64_json(out, p.client as u64);
+        if let Some(n) = client_name {
+            out.extend_from_slice(key!(Fact::ClientName.name()));
+            str_json(out, n);
+        }
+        if self.ends.len() < MAX_ENDS || self.ends.contains_key(&key) {
+            self.ends
+                .insert(key, (client_name.map(Box::from), out[start..].into()));
+        }
+    }
+
+    /// An object's description as a JSON string, kept per object while the names give
+    /// the same description (the same `Rc`, which the slot holds on to).
+    fn object(&mut self, out: &mut Vec<u8>, id: u32, name: Rc<str>) {
+        let slot = (id.wrapping_mul(0x9E37_79B1) >> 24) as usize % OBJECT_SLOTS;
+        let kept = &mut self.objects[slot];
+        match kept {
+            Some((kept_id, kept_name, text)) if *kept_id == id && Rc::ptr_eq(kept_name, &name) => {
+                out.extend_from_slice(text);
+            }
+            _ => {
+                let start = out.len();
+                str_json(out, &name);
+                *kept = Some((id, name, out[start..].into()));
+            }
         }
     }
 
@@ -514,9 +559,47 @@ fn message_json(
     names: &dyn Fn(u32) -> Option<Rc<str>>,
 ) {
     let mut o = Obj::new(out);
-    let game = msg.game.as_ref();
     u64_json(o.key(key!(Fact::Offset.name())), msg.offset as u64);
     u64_json(o.key(key!(Fact::Length.name())), msg.length as u64);
+    if let (
+        0x32,
+        false,
+        TransportInfo::Data {
+            flags_len,
+            reliable: false,
+            ordered: false,
+            seq: None,
+            fragment: None,
+        },
+    ) = (msg.transport_type, msg.retransmission, &msg.transport)
+    {
+        // An unreliable data message (most of a battle): the keys and values from
+        // `"transport_type"` to `"retransmission"` in three copies.
+        o.key(joined!(
+            ",\"",
+            Fact::TransportType.name(),
+            "\":50,\"transport_name\":\"data\",\"",
+            Fact::Reliable.name(),
+            "\":false,\"ordered\":false,\"flags_len\":"
+        ));
+        u64_json(o.out, *flags_len as u64);
+        o.out.extend_from_slice(joined!(
+            ",\"",
+            Fact::Seq.name(),
+            "\":null,\"",
+            Fact::Fragment.name(),
+            "\":null,\"",
+            Fact::Retransmission.name(),
+            "\":false"
+        ));
+    } else {
+        transport_head(&mut o, msg);
+    }
+    message_tail(w, o, msg, names);
+}
+
+/// The keys of a message from `"transport_type"` to `"retransmission"`.
+fn transport_head(o: &mut Obj, msg: &MessageRecord) {
     let name = match &msg.transport {
         TransportInfo::Data { .. } => "data",
         TransportInfo::Ack { .. } => "ack",
@@ -567,6 +650,16 @@ fn message_json(
             bool_json(o.key(key!(Fact::Retransmission.name())), retransmission);
         }
     }
+}
+
+/// The keys of a message after `"retransmission"`, and its end.
+fn message_tail(
+    w: &mut PacketWriter,
+    mut o: Obj,
+    msg: &MessageRecord,
+    names: &dyn Fn(u32) -> Option<Rc<str>>,
+) {
+    let game = msg.game.as_ref();
     if let Some(f) = msg.original_frame {
         u64_json(o.key(key!("original_frame")), f);
     }
@@ -599,8 +692,10 @@ fn message_json(
             // opcode: kept per opcode.
             w.opcode_head(o.key(key!(Fact::Opcode.name())), g.opcode, g.name);
             u64_json(o.out, g.length as u64);
-            if let Some(n) = super::json::object_of(g).and_then(names) {
-                str_json(o.key(key!(Fact::Object.name())), &n);
+            if let Some(id) = super::json::object_of(g) {
+                if let Some(n) = names(id) {
+                    w.object(o.key(key!(Fact::Object.name())), id, n);
+                }
             }
             w.game_fields(o.key(key!("fields")), g);
         }
@@ -700,14 +795,7 @@ impl PacketWriter {
             super::json::time_seconds(p.ts_ns),
         );
         i64_json(o.key(key!(Fact::TimeNs.name())), p.ts_ns);
-        self.addr(o.key(key!(Fact::Src.name())), &p.src);
-        self.addr(o.key(key!(Fact::Dst.name())), &p.dst);
-        plain_str_json(o.key(key!(Fact::Direction.name())), p.direction.as_str());
-        u64_json(o.key(key!(Fact::Session.name())), p.session as u64);
-        u64_json(o.key(key!(Fact::Client.name())), p.client as u64);
-        if let Some(n) = client_name {
-            str_json(o.key(key!(Fact::ClientName.name())), n);
-        }
+        self.ends(o.key(key!(Fact::Src.name())), p, client_name);
         if let Some(c) = &p.comment {
             str_json(o.key(key!("comment")), c);
         }
@@ -718,14 +806,25 @@ impl PacketWriter {
                 str_json(o.key(key!(Fact::Text.name())), text);
             }
             PacketBody::Game(g) => {
-                plain_str_json(o.key(key!(Fact::Kind.name())), "game");
-                u64_json(o.key(key!(Fact::PeerId.name())), g.peer_id as u64);
+                // `"kind":"game","peer_id":` in one copy.
+                o.key(joined!(
+                    ",\"",
+                    Fact::Kind.name(),
+                    "\":\"game\",\"",
+                    Fact::PeerId.name(),
+                    "\":"
+                ));
+                u64_json(o.out, g.peer_id as u64);
                 u64_json(o.key(key!("msg_count")), g.msg_count as u64);
                 if with_hex {
                     hex_bytes_json(o.key(key!("plain_hex")), &g.plain);
                 }
                 messages_json(self, o.key(key!("messages")), g, names, keep);
-                warnings_json(o.key(key!("warnings")), g.warnings.iter());
+                if g.warnings.is_empty() {
+                    o.key(b",\"warnings\":[]");
+                } else {
+                    warnings_json(o.key(key!("warnings")), g.warnings.iter());
+                }
             }
         }
         o.end();
