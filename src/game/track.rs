@@ -12,7 +12,9 @@
 
 use super::stateupdate::StateUpdate;
 use crate::diag::Direction;
-use std::collections::HashMap;
+// Looked up twice per StateUpdate; the ids are the input's, but both maps are bounded
+// (MAX_TRACKS, MAX_BASELINES) and read out in sorted order.
+use rustc_hash::FxHashMap as HashMap;
 
 /// Most tracked (direction, object) pairs; further objects are counted, not tracked.
 pub const MAX_TRACKS: usize = 4096;

@@ -10,6 +10,7 @@
 //! events, scores and client health, kept in one pass); the rest is tests that feed it
 //! hand-built records.
 
+use super::pending::{at_latest, OpcodeTally};
 use super::series::thin_steps;
 use super::tally::{
     kill_of, merge_kills, ClientHealth, Kill, Scores, MAX_HEALTH_CLIENTS, MAX_KILLS,
@@ -29,7 +30,9 @@ use crate::report::diff::{Comparison, Digest};
 use crate::report::fingerprint::LeanFingerprints;
 use crate::report::names::{Names, ShipIdentity};
 use crate::report::stats::Stats;
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Sessions with their own position tracks; later sessions are counted, not tracked.
 pub const MAX_TRACKED_SESSIONS: usize = 64;
@@ -420,7 +423,10 @@ pub struct Collector {
     lives: HashMap<(usize, u32), Vec<LifeAcc>>,
     life_count: usize,
     updates: HashMap<LifeKey, u64>,
-    health: BTreeMap<(usize, u32, u64, u8), HealthAcc>,
+    /// Condition series by (session, object, life, subsystem index); hashed, as it is
+    /// looked up for every subsystem record of every StateUpdate, and put in key order
+    /// once, at the end.
+    health: HashMap<(usize, u32, u64, u8), HealthAcc>,
     /// Objects with StateUpdates whose creation was not seen: events of ids in their
     /// slot above them are theirs, as the registry does for created ships.
     uncreated: BTreeSet<(usize, u32)>,
@@ -433,6 +439,10 @@ pub struct Collector {
     client_index: HashMap<(usize, usize), usize>,
     /// The first client that sent StateUpdates of an object: who flies it.
     controllers: HashMap<(usize, u32), usize>,
+    /// Delivered messages of the latest second (for `rates`) and of the latest tick
+    /// (for `fine`), per direction, not yet added to their maps.
+    rate_tally: [OpcodeTally; 2],
+    fine_tally: [OpcodeTally; 2],
 }
 
 impl Collector {
@@ -449,17 +459,19 @@ impl Collector {
             t0: None,
             last_ts: 0,
             tracks: Vec::new(),
-            lives: HashMap::new(),
+            lives: HashMap::default(),
             life_count: 0,
-            updates: HashMap::new(),
-            health: BTreeMap::new(),
-            session_end: HashMap::new(),
+            updates: HashMap::default(),
+            health: HashMap::default(),
+            session_end: HashMap::default(),
             uncreated: BTreeSet::new(),
             problems: BTreeMap::new(),
-            last_seen: HashMap::new(),
+            last_seen: HashMap::default(),
             recent: VecDeque::new(),
-            client_index: HashMap::new(),
-            controllers: HashMap::new(),
+            client_index: HashMap::default(),
+            controllers: HashMap::default(),
+            rate_tally: Default::default(),
+            fine_tally: Default::default(),
         }
     }
 
@@ -492,16 +504,15 @@ impl Collector {
             return;
         };
         self.note_problems(p.frame, &g.warnings);
+        // The datagram's share of its client's second, added once after its messages.
+        let mut own = ClientSecond::default();
         for m in &g.messages {
             self.note_problems(p.frame, &m.warnings);
             if let Some(game) = &m.game {
                 self.note_problems(p.frame, &game.warnings);
             }
-            let mut client_sec = client.and_then(|i| self.report.clients[i].seconds.get_mut(&sec));
-            if let Some(s) = client_sec.as_deref_mut() {
-                s.messages[di] += 1;
-                s.retransmissions[di] += u32::from(m.retransmission);
-            }
+            own.messages[di] += 1;
+            own.retransmissions[di] += u32::from(m.retransmission);
             let tr = &mut self.report.transport;
             if m.retransmission {
                 *tr.retransmissions[di].entry(sec).or_default() += 1;
@@ -516,16 +527,15 @@ impl Collector {
                 if let Some(h) = self.report.client_health.get_mut(&(p.session, p.client)) {
                     h.ack_delay(d);
                 }
-                if let Some(s) = client_sec {
-                    s.acks[di] += 1;
-                    s.ack_sum_ns[di] = s.ack_sum_ns[di].saturating_add(d);
-                }
+                own.acks[di] += 1;
+                own.ack_sum_ns[di] = own.ack_sum_ns[di].saturating_add(d);
                 self.report.fine.ack(di, rel_ns, d);
                 let tr = &mut self.report.transport;
-                let a = tr.acks[di].entry(sec).or_default();
-                a.count += 1;
-                a.sum_ns += d as i128;
-                a.max_ns = a.max_ns.max(d);
+                at_latest(&mut tr.acks[di], sec, |a| {
+                    a.count += 1;
+                    a.sum_ns += d as i128;
+                    a.max_ns = a.max_ns.max(d);
+                });
                 tr.ack_delays[di] += 1;
                 tr.ack_delay_sum_ns[di] += d as i128;
                 tr.ack_delay_max_ns[di] = tr.ack_delay_max_ns[di].max(d);
@@ -536,12 +546,15 @@ impl Collector {
             let Some(game) = m.delivered_game() else {
                 continue;
             };
-            *self.report.rates[di]
-                .entry(game.opcode)
-                .or_default()
-                .entry(sec)
-                .or_default() += 1;
-            self.report.fine.message(di, rel_ns, game.opcode);
+            let rates = &mut self.report.rates[di];
+            self.rate_tally[di].add(sec, game.opcode, |sec, op, n| {
+                *rates.entry(op).or_default().entry(sec).or_default() += n;
+            });
+            let fine = &mut self.report.fine;
+            let tick = fine.tick_start(rel_ns);
+            self.fine_tally[di].add(tick, game.opcode, |tick, op, n| {
+                fine.messages(di, tick, op, n);
+            });
             if let Some(su) = game.state_update() {
                 if p.direction == Direction::C2S && self.controllers.len() < MAX_OBJECTS {
                     self.controllers
@@ -567,6 +580,26 @@ impl Collector {
             if m.relay_of.is_none() && !self.fanout_copy(p, t, game) {
                 self.event(p, t, game, names);
             }
+        }
+        if let Some(i) = client {
+            at_latest(&mut self.report.clients[i].seconds, sec, |s| {
+                s.messages[di] += own.messages[di];
+                s.retransmissions[di] += own.retransmissions[di];
+                s.acks[di] += own.acks[di];
+                s.ack_sum_ns[di] = s.ack_sum_ns[di].saturating_add(own.ack_sum_ns[di]);
+            });
+        }
+    }
+
+    /// Add the counts still held for the latest second and tick to their maps.
+    fn flush_tallies(&mut self) {
+        for di in 0..2 {
+            let rates = &mut self.report.rates[di];
+            self.rate_tally[di].drain(|sec, op, n| {
+                *rates.entry(op).or_default().entry(sec).or_default() += n;
+            });
+            let fine = &mut self.report.fine;
+            self.fine_tally[di].drain(|tick, op, n| fine.messages(di, tick, op, n));
         }
     }
 
@@ -634,12 +667,13 @@ impl Collector {
             }
         };
         let di = p.direction.index();
-        let s = self.report.clients[i].seconds.entry(sec).or_default();
-        s.datagrams[di] += 1;
-        s.bytes[di] += p.udp_len as u64;
-        if s.first_frame == 0 {
-            s.first_frame = p.frame;
-        }
+        at_latest(&mut self.report.clients[i].seconds, sec, |s| {
+            s.datagrams[di] += 1;
+            s.bytes[di] += p.udp_len as u64;
+            if s.first_frame == 0 {
+                s.first_frame = p.frame;
+            }
+        });
         Some(i)
     }
 
@@ -783,30 +817,30 @@ impl Collector {
         };
         for rec in &block.records {
             let hkey = (p.session, su.object_id, created, rec.index);
-            if !self.health.contains_key(&hkey) {
-                if self.health.len() >= MAX_HEALTH_SERIES {
+            let before = self.health.len();
+            let (h, added) = match self.health.entry(hkey) {
+                Entry::Occupied(e) => (e.into_mut(), false),
+                Entry::Vacant(_) if before >= MAX_HEALTH_SERIES => {
                     self.report.health_dropped += 1;
                     continue;
                 }
-                let name = names
-                    .object_class(p.session, su.object_id)
-                    .and_then(|c| subsystem_name(&self.catalog, &c, rec.index))
-                    .unwrap_or_else(|| format!("subsystem {}", rec.index));
-                self.health.insert(
-                    hkey,
-                    HealthAcc {
+                Entry::Vacant(e) => {
+                    let name = names
+                        .object_class(p.session, su.object_id)
+                        .and_then(|c| subsystem_name(&self.catalog, &c, rec.index))
+                        .unwrap_or_else(|| format!("subsystem {}", rec.index));
+                    let h = e.insert(HealthAcc {
                         name,
                         points: Vec::new(),
                         last: None,
                         updates: 0,
                         thinned: false,
-                    },
-                );
-            }
-            let series = self.health.len().max(1);
-            let Some(h) = self.health.get_mut(&hkey) else {
-                continue;
+                    });
+                    (h, true)
+                }
             };
+            // The series counted with this one: the share of the point budget.
+            let series = (before + usize::from(added)).max(1);
             let pct = byte_pct(rec.condition) as f32;
             h.updates += 1;
             if h.last != Some(pct) {
@@ -927,12 +961,8 @@ impl Collector {
             if let Some(n) = self.updates.remove(&(session, id, 0)) {
                 *self.updates.entry((session, id, created)).or_default() += n;
             }
-            let keys: Vec<_> = self
-                .health
-                .range((session, id, 0, 0)..=(session, id, 0, u8::MAX))
-                .map(|(k, _)| *k)
-                .collect();
-            for k in keys {
+            for index in 0..=u8::MAX {
+                let k = (session, id, 0, index);
                 let Some(h) = self.health.remove(&k) else {
                     continue;
                 };
@@ -987,6 +1017,7 @@ impl Collector {
 
     /// Close the capture: attach the summary and build the ships.
     pub fn finish(mut self, summary: CaptureSummary) -> CaptureReport {
+        self.flush_tallies();
         let mut lives = std::mem::take(&mut self.lives);
         for (&(session, id), ls) in lives.iter_mut() {
             self.join_early_updates(session, id, ls);
@@ -1096,7 +1127,9 @@ impl Collector {
                 }
             }
         }
-        for ((session, id, created, index), h) in std::mem::take(&mut self.health) {
+        let mut health: Vec<_> = std::mem::take(&mut self.health).into_iter().collect();
+        health.sort_unstable_by_key(|(k, _)| *k);
+        for ((session, id, created, index), h) in health {
             if let Some(s) = ships.get_mut(&(session, id, created)) {
                 s.health.push(HealthSeries {
                     index,
