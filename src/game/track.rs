@@ -272,6 +272,15 @@ impl Tracks {
         self.tracks.get(&(dir, object_id))
     }
 
+    /// All tracks, ordered by direction and object id, given up one by one (a caller
+    /// that copies their points frees each track as it goes).
+    pub fn into_sorted(self) -> Vec<(Direction, Track)> {
+        let mut v: Vec<(Direction, Track)> =
+            self.tracks.into_iter().map(|((d, _), t)| (d, t)).collect();
+        v.sort_by_key(|(d, t)| (*d, t.object_id));
+        v
+    }
+
     /// All tracks, ordered by direction and object id.
     pub fn iter(&self) -> Vec<(Direction, &Track)> {
         let mut v: Vec<(Direction, &Track)> =

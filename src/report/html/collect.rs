@@ -1083,9 +1083,11 @@ impl Collector {
                 );
             }
         }
-        for (session, tracks) in self.tracks.iter().enumerate() {
+        // Each track is dropped once its points are copied into its lives, so the
+        // copies do not add to the peak memory of a long capture.
+        for (session, tracks) in std::mem::take(&mut self.tracks).into_iter().enumerate() {
             r.untracked_updates += tracks.untracked_updates;
-            for (dir, track) in tracks.iter() {
+            for (dir, track) in tracks.into_sorted() {
                 let Some(ls) = lives.get_mut(&(session, track.object_id)) else {
                     continue;
                 };
