@@ -443,6 +443,8 @@ pub struct Collector {
     /// (for `fine`), per direction, not yet added to their maps.
     rate_tally: [OpcodeTally; 2],
     fine_tally: [OpcodeTally; 2],
+    /// The latest fine tick asked for: its start and length (ns).
+    fine_tick: (i64, i64),
 }
 
 impl Collector {
@@ -472,6 +474,7 @@ impl Collector {
             controllers: HashMap::default(),
             rate_tally: Default::default(),
             fine_tally: Default::default(),
+            fine_tick: (0, 0),
         }
     }
 
@@ -550,8 +553,8 @@ impl Collector {
             self.rate_tally[di].add(sec, game.opcode, |sec, op, n| {
                 *rates.entry(op).or_default().entry(sec).or_default() += n;
             });
+            let tick = self.fine_tick(rel_ns);
             let fine = &mut self.report.fine;
-            let tick = fine.tick_start(rel_ns);
             self.fine_tally[di].add(tick, game.opcode, |tick, op, n| {
                 fine.messages(di, tick, op, n);
             });
@@ -589,6 +592,18 @@ impl Collector {
                 s.ack_sum_ns[di] = s.ack_sum_ns[di].saturating_add(own.ack_sum_ns[di]);
             });
         }
+    }
+
+    /// Where the fine tick of `ns` begins: the tick last asked for while `ns` lies in
+    /// it and the ticks have not grown since.
+    fn fine_tick(&mut self, ns: i64) -> i64 {
+        let (start, len) = self.fine_tick;
+        if len == self.report.fine.tick_ns && ns >= start && ns - start < len {
+            return start;
+        }
+        let start = self.report.fine.tick_start(ns);
+        self.fine_tick = (start, self.report.fine.tick_ns);
+        start
     }
 
     /// Add the counts still held for the latest second and tick to their maps.
