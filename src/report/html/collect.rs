@@ -6,7 +6,7 @@
 //! changes, and game events. Every table the page shows comes from the exact counters;
 //! only the drawn series are limited (and the page says when they are).
 //!
-//! Why this file is long: about 1,200 lines of collector (counters, lives, tracks,
+//! Why this file is long: about 1,300 lines of collector (counters, lives, tracks,
 //! events, scores and client health, kept in one pass); the rest is tests that feed it
 //! hand-built records.
 
@@ -31,7 +31,6 @@ use crate::report::fingerprint::LeanFingerprints;
 use crate::report::names::{Names, ShipIdentity};
 use crate::report::stats::Stats;
 use rustc_hash::FxHashMap as HashMap;
-use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Sessions with their own position tracks; later sessions are counted, not tracked.
@@ -423,10 +422,12 @@ pub struct Collector {
     lives: HashMap<(usize, u32), Vec<LifeAcc>>,
     life_count: usize,
     updates: HashMap<LifeKey, u64>,
-    /// Condition series by (session, object, life, subsystem index); hashed, as it is
-    /// looked up for every subsystem record of every StateUpdate, and put in key order
-    /// once, at the end.
-    health: HashMap<(usize, u32, u64, u8), HealthAcc>,
+    /// Condition series of each life, by subsystem index: one hashed look-up per
+    /// StateUpdate, its series side by side (a life has a few dozen); put in key
+    /// order once, at the end.
+    health: HashMap<LifeKey, Vec<(u8, HealthAcc)>>,
+    /// Series in `health`, over all lives.
+    health_series: usize,
     /// Objects with StateUpdates whose creation was not seen: events of ids in their
     /// slot above them are theirs, as the registry does for created ships.
     uncreated: BTreeSet<(usize, u32)>,
@@ -465,6 +466,7 @@ impl Collector {
             life_count: 0,
             updates: HashMap::default(),
             health: HashMap::default(),
+            health_series: 0,
             session_end: HashMap::default(),
             uncreated: BTreeSet::new(),
             problems: BTreeMap::new(),
@@ -830,32 +832,42 @@ impl Collector {
         let Some(SubsystemData::Decoded(block)) = &su.subsystems else {
             return;
         };
+        if block.records.is_empty() {
+            return;
+        }
+        let life = self
+            .health
+            .entry((p.session, su.object_id, created))
+            .or_default();
         for rec in &block.records {
-            let hkey = (p.session, su.object_id, created, rec.index);
-            let before = self.health.len();
-            let (h, added) = match self.health.entry(hkey) {
-                Entry::Occupied(e) => (e.into_mut(), false),
-                Entry::Vacant(_) if before >= MAX_HEALTH_SERIES => {
+            let k = match life.iter().position(|(i, _)| *i == rec.index) {
+                Some(k) => k,
+                None if self.health_series >= MAX_HEALTH_SERIES => {
                     self.report.health_dropped += 1;
                     continue;
                 }
-                Entry::Vacant(e) => {
+                None => {
                     let name = names
                         .object_class(p.session, su.object_id)
                         .and_then(|c| subsystem_name(&self.catalog, &c, rec.index))
                         .unwrap_or_else(|| format!("subsystem {}", rec.index));
-                    let h = e.insert(HealthAcc {
-                        name,
-                        points: Vec::new(),
-                        last: None,
-                        updates: 0,
-                        thinned: false,
-                    });
-                    (h, true)
+                    life.push((
+                        rec.index,
+                        HealthAcc {
+                            name,
+                            points: Vec::new(),
+                            last: None,
+                            updates: 0,
+                            thinned: false,
+                        },
+                    ));
+                    self.health_series += 1;
+                    life.len() - 1
                 }
             };
+            let h = &mut life[k].1;
             // The series counted with this one: the share of the point budget.
-            let series = (before + usize::from(added)).max(1);
+            let series = self.health_series.max(1);
             let pct = byte_pct(rec.condition) as f32;
             h.updates += 1;
             if h.last != Some(pct) {
@@ -976,20 +988,19 @@ impl Collector {
             if let Some(n) = self.updates.remove(&(session, id, 0)) {
                 *self.updates.entry((session, id, created)).or_default() += n;
             }
-            for index in 0..=u8::MAX {
-                let k = (session, id, 0, index);
-                let Some(h) = self.health.remove(&k) else {
-                    continue;
-                };
-                match self.health.get_mut(&(session, id, created, k.3)) {
-                    Some(later) => {
-                        let mut points = h.points;
-                        points.append(&mut later.points);
-                        later.points = points;
-                        later.updates += h.updates;
-                    }
-                    None => {
-                        self.health.insert((session, id, created, k.3), h);
+            let early = self.health.remove(&(session, id, 0)).unwrap_or_default();
+            if !early.is_empty() {
+                let life = self.health.entry((session, id, created)).or_default();
+                for (index, h) in early {
+                    match life.iter_mut().find(|(i, _)| *i == index) {
+                        Some((_, later)) => {
+                            let mut points = h.points;
+                            points.append(&mut later.points);
+                            later.points = points;
+                            later.updates += h.updates;
+                            self.health_series -= 1;
+                        }
+                        None => life.push((index, h)),
                     }
                 }
             }
@@ -1144,17 +1155,18 @@ impl Collector {
                 }
             }
         }
-        let mut health: Vec<_> = std::mem::take(&mut self.health).into_iter().collect();
-        health.sort_unstable_by_key(|(k, _)| *k);
-        for ((session, id, created, index), h) in health {
-            if let Some(s) = ships.get_mut(&(session, id, created)) {
-                s.health.push(HealthSeries {
+        for (key, mut life) in std::mem::take(&mut self.health) {
+            let Some(s) = ships.get_mut(&key) else {
+                continue;
+            };
+            life.sort_unstable_by_key(|(index, _)| *index);
+            s.health
+                .extend(life.into_iter().map(|(index, h)| HealthSeries {
                     index,
                     name: h.name,
                     points: h.points,
                     updates: h.updates,
-                });
-            }
+                }));
         }
         r.ships = ships.into_values().collect();
         for s in &mut r.ships {
