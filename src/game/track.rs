@@ -9,10 +9,15 @@
 //! Memory is bounded: at most [`MAX_TRACKS`] tracks and [`MAX_POINTS`] points per
 //! track. A full track keeps every other point and from then on records every second
 //! update (then every fourth, …), so a long session keeps an evenly thinned path.
+//! The tracks also share [`MAX_TOTAL_POINTS`]: a capture of many ship lives (a long
+//! battle creates ships without end) gives each track its share of them (at least
+//! [`MIN_POINTS`]), so the points kept stop growing with the capture.
 
 use super::stateupdate::StateUpdate;
 use crate::diag::Direction;
-use std::collections::HashMap;
+// Looked up twice per StateUpdate; the ids are the input's, but both maps are bounded
+// (MAX_TRACKS, MAX_BASELINES) and read out in sorted order.
+use rustc_hash::FxHashMap as HashMap;
 
 /// Most tracked (direction, object) pairs; further objects are counted, not tracked.
 pub const MAX_TRACKS: usize = 4096;
@@ -20,6 +25,11 @@ pub const MAX_TRACKS: usize = 4096;
 pub const MAX_POINTS: usize = 4096;
 /// Most delta baselines (direction, stream, object).
 pub const MAX_BASELINES: usize = 16384;
+/// Points kept over all tracks: each track may hold its share (at least
+/// [`MIN_POINTS`], at most [`MAX_POINTS`]) before it is thinned.
+pub const MAX_TOTAL_POINTS: usize = 1_000_000;
+/// The least share of [`MAX_TOTAL_POINTS`] a track gets, however many there are.
+pub const MIN_POINTS: usize = 128;
 
 /// One known position of a ship.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,21 +65,37 @@ impl Default for Thinned {
 }
 
 impl Thinned {
-    fn push(&mut self, p: TrackPoint) {
+    /// Keep `p` if its turn has come, thinning first when `cap` points are kept.
+    fn push(&mut self, p: TrackPoint, cap: usize) {
         self.skipped += 1;
         if self.skipped < self.stride {
             return;
         }
         self.skipped = 0;
-        if self.points.len() >= MAX_POINTS {
-            let mut k = 0;
-            self.points.retain(|_| {
-                k += 1;
-                k % 2 == 1
-            });
-            self.stride = self.stride.saturating_mul(2);
+        if self.points.len() >= cap {
+            self.halve();
         }
         self.points.push(p);
+    }
+
+    /// Keep every other point, and from now on one update in twice as many.
+    fn halve(&mut self) {
+        let mut k = 0;
+        self.points.retain(|_| {
+            k += 1;
+            k % 2 == 1
+        });
+        self.stride = self.stride.saturating_mul(2);
+    }
+
+    /// Thin down to `cap` points at most; the points given back.
+    fn fit(&mut self, cap: usize) -> usize {
+        let before = self.points.len();
+        while self.points.len() > cap.max(1) {
+            self.halve();
+        }
+        self.points.shrink_to(cap);
+        before - self.points.len()
     }
 }
 
@@ -139,6 +165,11 @@ fn dist(a: [f32; 3], b: [f32; 3]) -> f64 {
     d.sqrt()
 }
 
+/// The points one track may keep when there are `tracks` of them.
+fn share(tracks: usize) -> usize {
+    (MAX_TOTAL_POINTS / tracks.max(1)).clamp(MIN_POINTS, MAX_POINTS)
+}
+
 /// Tracks of every object in a capture.
 #[derive(Debug, Default)]
 pub struct Tracks {
@@ -146,6 +177,8 @@ pub struct Tracks {
     baselines: HashMap<(Direction, u32, u32), [f32; 3]>,
     /// Updates for objects beyond [`MAX_TRACKS`].
     pub untracked_updates: u64,
+    /// Points kept over all tracks (paths and relative paths).
+    kept: usize,
 }
 
 impl Tracks {
@@ -171,15 +204,18 @@ impl Tracks {
         } else {
             None
         };
-        if !self.tracks.contains_key(&key) && self.tracks.len() >= MAX_TRACKS {
+        let known = self.tracks.contains_key(&key);
+        if !known && self.tracks.len() >= MAX_TRACKS {
             self.untracked_updates += 1;
             return;
         }
+        let cap = share(self.tracks.len() + usize::from(!known));
         let t = self
             .tracks
             .entry(key)
             .or_insert_with(|| Track::new(su.object_id));
         t.updates += 1;
+        let before = t.path.points.len() + t.relative.points.len();
         let speed = su.speed.map(|s| s.value());
         if let Some(s) = speed {
             t.max_speed = t.max_speed.max(s.abs());
@@ -191,13 +227,16 @@ impl Tracks {
             if position.is_none() {
                 t.deltas_without_baseline += 1;
                 if let Some(d) = su.delta {
-                    t.relative.push(TrackPoint {
-                        game_time: su.game_time,
-                        capture_time,
-                        position: d.vector(),
-                        absolute: false,
-                        speed,
-                    });
+                    t.relative.push(
+                        TrackPoint {
+                            game_time: su.game_time,
+                            capture_time,
+                            position: d.vector(),
+                            absolute: false,
+                            speed,
+                        },
+                        cap,
+                    );
                 }
             }
         }
@@ -205,18 +244,41 @@ impl Tracks {
             let offset = capture_time - su.game_time as f64;
             t.first_clock_offset.get_or_insert(offset);
             t.last_clock_offset = Some(offset);
-            t.path.push(TrackPoint {
-                game_time: su.game_time,
-                capture_time,
-                position,
-                absolute,
-                speed,
-            });
+            t.path.push(
+                TrackPoint {
+                    game_time: su.game_time,
+                    capture_time,
+                    position,
+                    absolute,
+                    speed,
+                },
+                cap,
+            );
+        }
+        let after = t.path.points.len() + t.relative.points.len();
+        self.kept = self.kept + after - before;
+        // Tracks begun when there were fewer kept their larger shares: once the
+        // points kept pass half again the budget, every track is thinned to today's
+        // share (this happens after at least a third of the budget in new points).
+        if self.kept > MAX_TOTAL_POINTS + MAX_TOTAL_POINTS / 2 {
+            let cap = share(self.tracks.len());
+            for t in self.tracks.values_mut() {
+                self.kept -= t.path.fit(cap) + t.relative.fit(cap);
+            }
         }
     }
 
     pub fn get(&self, dir: Direction, object_id: u32) -> Option<&Track> {
         self.tracks.get(&(dir, object_id))
+    }
+
+    /// All tracks, ordered by direction and object id, given up one by one (a caller
+    /// that copies their points frees each track as it goes).
+    pub fn into_sorted(self) -> Vec<(Direction, Track)> {
+        let mut v: Vec<(Direction, Track)> =
+            self.tracks.into_iter().map(|((d, _), t)| (d, t)).collect();
+        v.sort_by_key(|(d, t)| (*d, t.object_id));
+        v
     }
 
     /// All tracks, ordered by direction and object id.
@@ -303,5 +365,34 @@ mod tests {
         assert_eq!(p[0].game_time, 0.0);
         assert!(p.windows(2).all(|w| w[0].game_time < w[1].game_time));
         assert!(p.last().unwrap().game_time as usize > n - 10);
+    }
+
+    #[test]
+    fn many_tracks_share_the_point_budget() {
+        let mut tr = Tracks::new();
+        let (objects, per_object) = (2000u32, 2000usize);
+        for o in 0..objects {
+            for i in 0..per_object {
+                let mut su = abs(i as f32, [i as f32, o as f32, 0.0]);
+                su.object_id = o;
+                tr.observe(Direction::S2C, 0, i as f64, &su);
+            }
+        }
+        let kept: usize = (0..objects)
+            .map(|o| tr.get(Direction::S2C, o).unwrap().points().len())
+            .sum();
+        // Without the budget every point would be kept: 4,000,000 of them.
+        assert!(kept <= MAX_TOTAL_POINTS + MAX_TOTAL_POINTS / 2, "{kept}");
+        assert_eq!(kept, tr.kept);
+        for o in 0..objects {
+            let t = tr.get(Direction::S2C, o).unwrap();
+            assert_eq!(t.updates, per_object as u64);
+            let p = t.points();
+            // Thinned evenly from the first update to (near) the last.
+            assert!(p.len() >= MIN_POINTS / 2, "{}", p.len());
+            assert_eq!(p[0].game_time, 0.0);
+            assert!(p.windows(2).all(|w| w[0].game_time < w[1].game_time));
+            assert!(p.last().unwrap().game_time as usize >= per_object - 2 * per_object / p.len());
+        }
     }
 }

@@ -32,11 +32,14 @@ pub struct Collapse {
     pub frame: u64,
 }
 
-/// The median of the window: the mean of the two middle values.
+/// The median of the window (at most [`HISTORY`] long): the mean of the two middle
+/// values. Asked for every second of every client's flow, so sorted on the stack.
 fn median(window: &[u32]) -> f64 {
-    let mut v = window.to_vec();
+    let mut buf = [0u32; HISTORY];
+    let n = window.len().min(HISTORY);
+    let v = &mut buf[..n];
+    v.copy_from_slice(&window[..n]);
     v.sort_unstable();
-    let n = v.len();
     if n == 0 {
         return 0.0;
     }
@@ -68,12 +71,13 @@ pub fn collapses(client: &ClientTraffic) -> Vec<Collapse> {
     let mut out = Vec::new();
     for d in [Direction::C2S, Direction::S2C] {
         let (me, other) = (&rate[d.index()], &rate[1 - d.index()]);
+        // The other direction's median only for a second that fell (most do not).
         let collapsed = |i: usize| {
-            let (m, o) = (median(&me[i - HISTORY..i]), median(&other[i - HISTORY..i]));
-            m > 0.0
-                && o > 0.0
-                && (me[i] as f64) < COLLAPSE_SHARE * m
-                && other[i] as f64 >= KEEP_SHARE * o
+            let m = median(&me[i - HISTORY..i]);
+            m > 0.0 && (me[i] as f64) < COLLAPSE_SHARE * m && {
+                let o = median(&other[i - HISTORY..i]);
+                o > 0.0 && other[i] as f64 >= KEEP_SHARE * o
+            }
         };
         let mut i = HISTORY;
         while i < span {

@@ -6,10 +6,11 @@
 //! changes, and game events. Every table the page shows comes from the exact counters;
 //! only the drawn series are limited (and the page says when they are).
 //!
-//! Why this file is long: about 1,200 lines of collector (counters, lives, tracks,
+//! Why this file is long: about 1,300 lines of collector (counters, lives, tracks,
 //! events, scores and client health, kept in one pass); the rest is tests that feed it
 //! hand-built records.
 
+use super::pending::{at_latest, OpcodeTally};
 use super::series::thin_steps;
 use super::tally::{
     kill_of, merge_kills, ClientHealth, Kill, Scores, MAX_HEALTH_CLIENTS, MAX_KILLS,
@@ -29,7 +30,8 @@ use crate::report::diff::{Comparison, Digest};
 use crate::report::fingerprint::LeanFingerprints;
 use crate::report::names::{Names, ShipIdentity};
 use crate::report::stats::Stats;
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Sessions with their own position tracks; later sessions are counted, not tracked.
 pub const MAX_TRACKED_SESSIONS: usize = 64;
@@ -420,7 +422,12 @@ pub struct Collector {
     lives: HashMap<(usize, u32), Vec<LifeAcc>>,
     life_count: usize,
     updates: HashMap<LifeKey, u64>,
-    health: BTreeMap<(usize, u32, u64, u8), HealthAcc>,
+    /// Condition series of each life, by subsystem index: one hashed look-up per
+    /// StateUpdate, its series side by side (a life has a few dozen); put in key
+    /// order once, at the end.
+    health: HashMap<LifeKey, Vec<(u8, HealthAcc)>>,
+    /// Series in `health`, over all lives.
+    health_series: usize,
     /// Objects with StateUpdates whose creation was not seen: events of ids in their
     /// slot above them are theirs, as the registry does for created ships.
     uncreated: BTreeSet<(usize, u32)>,
@@ -433,6 +440,12 @@ pub struct Collector {
     client_index: HashMap<(usize, usize), usize>,
     /// The first client that sent StateUpdates of an object: who flies it.
     controllers: HashMap<(usize, u32), usize>,
+    /// Delivered messages of the latest second (for `rates`) and of the latest tick
+    /// (for `fine`), per direction, not yet added to their maps.
+    rate_tally: [OpcodeTally; 2],
+    fine_tally: [OpcodeTally; 2],
+    /// The latest fine tick asked for: its start and length (ns).
+    fine_tick: (i64, i64),
 }
 
 impl Collector {
@@ -449,17 +462,21 @@ impl Collector {
             t0: None,
             last_ts: 0,
             tracks: Vec::new(),
-            lives: HashMap::new(),
+            lives: HashMap::default(),
             life_count: 0,
-            updates: HashMap::new(),
-            health: BTreeMap::new(),
-            session_end: HashMap::new(),
+            updates: HashMap::default(),
+            health: HashMap::default(),
+            health_series: 0,
+            session_end: HashMap::default(),
             uncreated: BTreeSet::new(),
             problems: BTreeMap::new(),
-            last_seen: HashMap::new(),
+            last_seen: HashMap::default(),
             recent: VecDeque::new(),
-            client_index: HashMap::new(),
-            controllers: HashMap::new(),
+            client_index: HashMap::default(),
+            controllers: HashMap::default(),
+            rate_tally: Default::default(),
+            fine_tally: Default::default(),
+            fine_tick: (0, 0),
         }
     }
 
@@ -492,16 +509,15 @@ impl Collector {
             return;
         };
         self.note_problems(p.frame, &g.warnings);
+        // The datagram's share of its client's second, added once after its messages.
+        let mut own = ClientSecond::default();
         for m in &g.messages {
             self.note_problems(p.frame, &m.warnings);
             if let Some(game) = &m.game {
                 self.note_problems(p.frame, &game.warnings);
             }
-            let mut client_sec = client.and_then(|i| self.report.clients[i].seconds.get_mut(&sec));
-            if let Some(s) = client_sec.as_deref_mut() {
-                s.messages[di] += 1;
-                s.retransmissions[di] += u32::from(m.retransmission);
-            }
+            own.messages[di] += 1;
+            own.retransmissions[di] += u32::from(m.retransmission);
             let tr = &mut self.report.transport;
             if m.retransmission {
                 *tr.retransmissions[di].entry(sec).or_default() += 1;
@@ -516,16 +532,15 @@ impl Collector {
                 if let Some(h) = self.report.client_health.get_mut(&(p.session, p.client)) {
                     h.ack_delay(d);
                 }
-                if let Some(s) = client_sec {
-                    s.acks[di] += 1;
-                    s.ack_sum_ns[di] = s.ack_sum_ns[di].saturating_add(d);
-                }
+                own.acks[di] += 1;
+                own.ack_sum_ns[di] = own.ack_sum_ns[di].saturating_add(d);
                 self.report.fine.ack(di, rel_ns, d);
                 let tr = &mut self.report.transport;
-                let a = tr.acks[di].entry(sec).or_default();
-                a.count += 1;
-                a.sum_ns += d as i128;
-                a.max_ns = a.max_ns.max(d);
+                at_latest(&mut tr.acks[di], sec, |a| {
+                    a.count += 1;
+                    a.sum_ns += d as i128;
+                    a.max_ns = a.max_ns.max(d);
+                });
                 tr.ack_delays[di] += 1;
                 tr.ack_delay_sum_ns[di] += d as i128;
                 tr.ack_delay_max_ns[di] = tr.ack_delay_max_ns[di].max(d);
@@ -536,12 +551,15 @@ impl Collector {
             let Some(game) = m.delivered_game() else {
                 continue;
             };
-            *self.report.rates[di]
-                .entry(game.opcode)
-                .or_default()
-                .entry(sec)
-                .or_default() += 1;
-            self.report.fine.message(di, rel_ns, game.opcode);
+            let rates = &mut self.report.rates[di];
+            self.rate_tally[di].add(sec, game.opcode, |sec, op, n| {
+                *rates.entry(op).or_default().entry(sec).or_default() += n;
+            });
+            let tick = self.fine_tick(rel_ns);
+            let fine = &mut self.report.fine;
+            self.fine_tally[di].add(tick, game.opcode, |tick, op, n| {
+                fine.messages(di, tick, op, n);
+            });
             if let Some(su) = game.state_update() {
                 if p.direction == Direction::C2S && self.controllers.len() < MAX_OBJECTS {
                     self.controllers
@@ -567,6 +585,38 @@ impl Collector {
             if m.relay_of.is_none() && !self.fanout_copy(p, t, game) {
                 self.event(p, t, game, names);
             }
+        }
+        if let Some(i) = client {
+            at_latest(&mut self.report.clients[i].seconds, sec, |s| {
+                s.messages[di] += own.messages[di];
+                s.retransmissions[di] += own.retransmissions[di];
+                s.acks[di] += own.acks[di];
+                s.ack_sum_ns[di] = s.ack_sum_ns[di].saturating_add(own.ack_sum_ns[di]);
+            });
+        }
+    }
+
+    /// Where the fine tick of `ns` begins: the tick last asked for while `ns` lies in
+    /// it and the ticks have not grown since.
+    fn fine_tick(&mut self, ns: i64) -> i64 {
+        let (start, len) = self.fine_tick;
+        if len == self.report.fine.tick_ns && ns >= start && ns - start < len {
+            return start;
+        }
+        let start = self.report.fine.tick_start(ns);
+        self.fine_tick = (start, self.report.fine.tick_ns);
+        start
+    }
+
+    /// Add the counts still held for the latest second and tick to their maps.
+    fn flush_tallies(&mut self) {
+        for di in 0..2 {
+            let rates = &mut self.report.rates[di];
+            self.rate_tally[di].drain(|sec, op, n| {
+                *rates.entry(op).or_default().entry(sec).or_default() += n;
+            });
+            let fine = &mut self.report.fine;
+            self.fine_tally[di].drain(|tick, op, n| fine.messages(di, tick, op, n));
         }
     }
 
@@ -634,12 +684,13 @@ impl Collector {
             }
         };
         let di = p.direction.index();
-        let s = self.report.clients[i].seconds.entry(sec).or_default();
-        s.datagrams[di] += 1;
-        s.bytes[di] += p.udp_len as u64;
-        if s.first_frame == 0 {
-            s.first_frame = p.frame;
-        }
+        at_latest(&mut self.report.clients[i].seconds, sec, |s| {
+            s.datagrams[di] += 1;
+            s.bytes[di] += p.udp_len as u64;
+            if s.first_frame == 0 {
+                s.first_frame = p.frame;
+            }
+        });
         Some(i)
     }
 
@@ -781,32 +832,42 @@ impl Collector {
         let Some(SubsystemData::Decoded(block)) = &su.subsystems else {
             return;
         };
+        if block.records.is_empty() {
+            return;
+        }
+        let life = self
+            .health
+            .entry((p.session, su.object_id, created))
+            .or_default();
         for rec in &block.records {
-            let hkey = (p.session, su.object_id, created, rec.index);
-            if !self.health.contains_key(&hkey) {
-                if self.health.len() >= MAX_HEALTH_SERIES {
+            let k = match life.iter().position(|(i, _)| *i == rec.index) {
+                Some(k) => k,
+                None if self.health_series >= MAX_HEALTH_SERIES => {
                     self.report.health_dropped += 1;
                     continue;
                 }
-                let name = names
-                    .object_class(p.session, su.object_id)
-                    .and_then(|c| subsystem_name(&self.catalog, &c, rec.index))
-                    .unwrap_or_else(|| format!("subsystem {}", rec.index));
-                self.health.insert(
-                    hkey,
-                    HealthAcc {
-                        name,
-                        points: Vec::new(),
-                        last: None,
-                        updates: 0,
-                        thinned: false,
-                    },
-                );
-            }
-            let series = self.health.len().max(1);
-            let Some(h) = self.health.get_mut(&hkey) else {
-                continue;
+                None => {
+                    let name = names
+                        .object_class(p.session, su.object_id)
+                        .and_then(|c| subsystem_name(&self.catalog, &c, rec.index))
+                        .unwrap_or_else(|| format!("subsystem {}", rec.index));
+                    life.push((
+                        rec.index,
+                        HealthAcc {
+                            name,
+                            points: Vec::new(),
+                            last: None,
+                            updates: 0,
+                            thinned: false,
+                        },
+                    ));
+                    self.health_series += 1;
+                    life.len() - 1
+                }
             };
+            let h = &mut life[k].1;
+            // The series counted with this one: the share of the point budget.
+            let series = self.health_series.max(1);
             let pct = byte_pct(rec.condition) as f32;
             h.updates += 1;
             if h.last != Some(pct) {
@@ -927,24 +988,19 @@ impl Collector {
             if let Some(n) = self.updates.remove(&(session, id, 0)) {
                 *self.updates.entry((session, id, created)).or_default() += n;
             }
-            let keys: Vec<_> = self
-                .health
-                .range((session, id, 0, 0)..=(session, id, 0, u8::MAX))
-                .map(|(k, _)| *k)
-                .collect();
-            for k in keys {
-                let Some(h) = self.health.remove(&k) else {
-                    continue;
-                };
-                match self.health.get_mut(&(session, id, created, k.3)) {
-                    Some(later) => {
-                        let mut points = h.points;
-                        points.append(&mut later.points);
-                        later.points = points;
-                        later.updates += h.updates;
-                    }
-                    None => {
-                        self.health.insert((session, id, created, k.3), h);
+            let early = self.health.remove(&(session, id, 0)).unwrap_or_default();
+            if !early.is_empty() {
+                let life = self.health.entry((session, id, created)).or_default();
+                for (index, h) in early {
+                    match life.iter_mut().find(|(i, _)| *i == index) {
+                        Some((_, later)) => {
+                            let mut points = h.points;
+                            points.append(&mut later.points);
+                            later.points = points;
+                            later.updates += h.updates;
+                            self.health_series -= 1;
+                        }
+                        None => life.push((index, h)),
                     }
                 }
             }
@@ -987,6 +1043,7 @@ impl Collector {
 
     /// Close the capture: attach the summary and build the ships.
     pub fn finish(mut self, summary: CaptureSummary) -> CaptureReport {
+        self.flush_tallies();
         let mut lives = std::mem::take(&mut self.lives);
         for (&(session, id), ls) in lives.iter_mut() {
             self.join_early_updates(session, id, ls);
@@ -1052,9 +1109,11 @@ impl Collector {
                 );
             }
         }
-        for (session, tracks) in self.tracks.iter().enumerate() {
+        // Each track is dropped once its points are copied into its lives, so the
+        // copies do not add to the peak memory of a long capture.
+        for (session, tracks) in std::mem::take(&mut self.tracks).into_iter().enumerate() {
             r.untracked_updates += tracks.untracked_updates;
-            for (dir, track) in tracks.iter() {
+            for (dir, track) in tracks.into_sorted() {
                 let Some(ls) = lives.get_mut(&(session, track.object_id)) else {
                     continue;
                 };
@@ -1096,15 +1155,18 @@ impl Collector {
                 }
             }
         }
-        for ((session, id, created, index), h) in std::mem::take(&mut self.health) {
-            if let Some(s) = ships.get_mut(&(session, id, created)) {
-                s.health.push(HealthSeries {
+        for (key, mut life) in std::mem::take(&mut self.health) {
+            let Some(s) = ships.get_mut(&key) else {
+                continue;
+            };
+            life.sort_unstable_by_key(|(index, _)| *index);
+            s.health
+                .extend(life.into_iter().map(|(index, h)| HealthSeries {
                     index,
                     name: h.name,
                     points: h.points,
                     updates: h.updates,
-                });
-            }
+                }));
         }
         r.ships = ships.into_values().collect();
         for s in &mut r.ships {

@@ -6,6 +6,7 @@
 //! times longer each time the capture outgrows [`MAX_TICKS`] ticks, so a long capture
 //! costs no more memory (or page) than a short one.
 
+use super::pending::at_latest;
 use std::collections::BTreeMap;
 
 /// Ticks a capture may span before the tick grows tenfold.
@@ -77,29 +78,41 @@ impl FineCounts {
         ns / self.tick_ns
     }
 
+    /// Where the tick of a time `ns` after the first datagram begins (ns): a key
+    /// that stays right when the tick grows (the time lies within the longer tick that
+    /// begins at the same instant).
+    pub fn tick_start(&mut self, ns: i64) -> i64 {
+        self.tick(ns) * self.tick_ns
+    }
+
     pub fn message(&mut self, dir: usize, ns: i64, opcode: u8) {
+        self.messages(dir, ns, opcode, 1);
+    }
+
+    /// `n` delivered messages of `opcode` in the tick of `ns`.
+    pub fn messages(&mut self, dir: usize, ns: i64, opcode: u8, n: u64) {
         let k = self.tick(ns);
-        let n = self.messages[dir]
-            .entry(opcode)
-            .or_default()
-            .entry(k)
-            .or_default();
-        *n = n.saturating_add(1);
+        let add = u32::try_from(n).unwrap_or(u32::MAX);
+        at_latest(self.messages[dir].entry(opcode).or_default(), k, |c| {
+            *c = c.saturating_add(add)
+        });
     }
 
     pub fn retransmission(&mut self, dir: usize, ns: i64) {
         let k = self.tick(ns);
-        let n = self.retransmissions[dir].entry(k).or_default();
-        *n = n.saturating_add(1);
+        at_latest(&mut self.retransmissions[dir], k, |n| {
+            *n = n.saturating_add(1)
+        });
     }
 
     pub fn ack(&mut self, dir: usize, ns: i64, delay_ns: i64) {
         let k = self.tick(ns);
-        let a = self.acks[dir].entry(k).or_default();
         let us = delay_ns.max(0) / 1000;
-        a.count = a.count.saturating_add(1);
-        a.sum_us = a.sum_us.saturating_add(us);
-        a.max_us = a.max_us.max(us);
+        at_latest(&mut self.acks[dir], k, |a| {
+            a.count = a.count.saturating_add(1);
+            a.sum_us = a.sum_us.saturating_add(us);
+            a.max_us = a.max_us.max(us);
+        });
     }
 }
 

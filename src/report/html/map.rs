@@ -127,7 +127,7 @@ pub(super) fn map(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
     if kept_points < total_points {
         note_thinned(
             pg,
-            format!("map: {kept_points} of {total_points} track points"),
+            format!("map: {kept_points} of {total_points} kept track points"),
         );
     }
     let mut svg = open_chart(

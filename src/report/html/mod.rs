@@ -27,6 +27,7 @@ mod life_axes;
 mod map;
 mod overview;
 pub mod page;
+mod pending;
 mod players;
 pub mod problems;
 mod rates;
