@@ -9,7 +9,7 @@
 //! whole key state is one byte: everything that depends on the key alone is a table
 //! indexed by that byte, and only the running sum is computed per byte.
 //!
-//! Why this file is long: the code ends at about 490 lines; the rest is tests against
+//! Why this file is long: the code ends at about 710 lines; the rest is tests against
 //! the protocol reference's vectors and a literal transcription of cipher.md.
 
 /// The initial key, `AlbyRules!`.
@@ -135,11 +135,17 @@ impl State {
 }
 
 /// How many datagrams a caller should gather for [`decrypt_many`]: enough that, laid
-/// end to end in [`LANE_WIDTH`] lanes, every lane gets several and they end together.
-pub const LANES: usize = 8 * LANE_WIDTH;
+/// end to end in [`LANE_WIDTH`] lanes (or [`WIDE_LANE_WIDTH`]), every lane gets several
+/// and they end together.
+pub const LANES: usize = 16 * LANE_WIDTH;
 
-/// Datagrams deciphered side by side by [`decrypt_many`], in 16-bit lanes.
+/// Datagrams deciphered side by side by [`decrypt_many`], in 16-bit lanes: two 256-bit
+/// registers of AVX2 a step.
 pub const LANE_WIDTH: usize = 32;
+
+/// Lanes where the processor has AVX-512: one 512-bit register holds 32, and two a
+/// step keep more of its multipliers busy.
+pub const WIDE_LANE_WIDTH: usize = 64;
 
 /// Fewer datagrams than this go through the one-at-a-time path: the lane
 /// path computes every key-dependent term instead of looking it up, which only pays
@@ -151,20 +157,69 @@ const MIN_LANES: usize = 3;
 /// Every keystream byte depends on the plaintext byte before it, so one datagram is a
 /// chain of dependent table loads and multiplies that leaves most of the core idle.
 /// Independent datagrams have independent chains, so they are stepped side by side in
-/// [`LANE_WIDTH`] lanes (see [`decrypt_lanes`]). A list too short to fill the lanes
-/// goes through the scalar path. The list itself is left in its order.
+/// lanes (see [`decrypt_lanes`]), with the widest vector instructions the processor
+/// has ([`Path`]). A list too short to fill the lanes goes through the scalar path.
+/// The list itself is left in its order.
 pub fn decrypt_many(bufs: &mut [&mut [u8]]) {
-    decrypt_many_with::<LANE_WIDTH>(bufs);
+    if bufs.len() < MIN_LANES {
+        for buf in bufs {
+            decrypt(buf);
+        }
+        return;
+    }
+    SCRATCH.with_borrow_mut(|scratch| {
+        #[cfg(target_arch = "x86_64")]
+        if in_lanes::<WIDE_LANE_WIDTH>(bufs, scratch, Path::Avx512)
+            || in_lanes::<LANE_WIDTH>(bufs, scratch, Path::Avx2)
+        {
+            return;
+        }
+        in_lanes::<LANE_WIDTH>(bufs, scratch, Path::Any);
+    });
 }
 
-/// [`decrypt_many`] with a chosen lane width (the tests run every width).
-fn decrypt_many_with<const W: usize>(bufs: &mut [&mut [u8]]) {
-    if bufs.len() >= MIN_LANES.min(W) {
-        SCRATCH.with_borrow_mut(|scratch| {
-            #[cfg(target_arch = "x86_64")]
-            if let Some(simd) = pulp::x86::V3::try_new() {
+/// The instructions the lanes are stepped with, chosen at run time so that the
+/// program still runs on any x86-64.
+#[derive(Clone, Copy, Debug)]
+enum Path {
+    /// 512-bit registers (AVX-512 with its 16-bit lane operations).
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+    /// 256-bit registers.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// Whatever [`pulp::Arch`] finds (SSE2 on an x86-64 without AVX2).
+    Any,
+    /// The baseline instructions, whatever the processor has.
+    #[cfg(test)]
+    Baseline,
+}
+
+/// Runs [`decrypt_lanes`] with `W` lanes on `path`; false, having done nothing, when
+/// the processor lacks its instructions.
+#[inline(always)]
+fn in_lanes<const W: usize>(bufs: &mut [&mut [u8]], scratch: &mut Scratch, path: Path) -> bool {
+    match path {
+        #[cfg(target_arch = "x86_64")]
+        Path::Avx512 => match (pulp::x86::V4::try_new(), pulp::x86::V3::try_new()) {
+            (Some(wide), Some(simd)) => {
                 let turn = Unpack(simd);
-                return pulp::Simd::vectorize(
+                pulp::Simd::vectorize(
+                    wide,
+                    InLanes::<W, _> {
+                        bufs,
+                        scratch,
+                        turn,
+                    },
+                );
+            }
+            _ => return false,
+        },
+        #[cfg(target_arch = "x86_64")]
+        Path::Avx2 => match pulp::x86::V3::try_new() {
+            Some(simd) => {
+                let turn = Unpack(simd);
+                pulp::Simd::vectorize(
                     simd,
                     InLanes::<W, _> {
                         bufs,
@@ -173,24 +228,35 @@ fn decrypt_many_with<const W: usize>(bufs: &mut [&mut [u8]]) {
                     },
                 );
             }
+            None => return false,
+        },
+        Path::Any => {
             let turn = ByteWise;
             pulp::Arch::new().dispatch(InLanes::<W, _> {
                 bufs,
                 scratch,
                 turn,
-            })
-        });
-    } else {
-        for buf in bufs {
-            decrypt(buf);
+            });
+        }
+        #[cfg(test)]
+        Path::Baseline => {
+            let turn = ByteWise;
+            pulp::WithSimd::with_simd(
+                InLanes::<W, _> {
+                    bufs,
+                    scratch,
+                    turn,
+                },
+                pulp::Scalar::new(),
+            );
         }
     }
+    true
 }
 
-/// [`decrypt_lanes`] as a job for [`pulp::Arch::dispatch`], which runs it compiled for
-/// the widest vector instructions the processor has (AVX2: 16 lanes of 16 bits in one
-/// instruction where SSE2 has 8), chosen at run time so that the program still runs on
-/// any x86-64. Everything it calls is inlined into it, so that the lane arrays of
+/// [`decrypt_lanes`] as a job for [`pulp::Simd::vectorize`], which runs it compiled for
+/// the vector instructions of a [`Path`] (AVX2: 16 lanes of 16 bits in one instruction
+/// where SSE2 has 8). Everything it calls is inlined into it, so that the lane arrays of
 /// [`Lanes::step`] are vectorised with those instructions. `turn` turns blocks of the
 /// lanes' text between lane order and step order ([`Turn`]).
 struct InLanes<'a, 'b, const W: usize, T> {
@@ -422,36 +488,38 @@ type M256 = core::arch::x86_64::__m256i;
 impl Turn for Unpack {
     #[inline(always)]
     fn to_steps<const W: usize>(self, lanes: &[u8], cap: usize, rows: &mut [[u8; W]; BLOCK]) {
-        if W != 32 {
+        if W % 32 != 0 {
             return ByteWise.to_steps(lanes, cap, rows);
         }
-        let r: [M256; 16] = std::array::from_fn(|i| {
-            let mut two = [0u8; 32];
-            two[..16].copy_from_slice(&lanes[i * cap..][..16]);
-            two[16..].copy_from_slice(&lanes[(i + 16) * cap..][..16]);
-            pulp::bytemuck::cast(two)
-        });
-        let steps = self.transpose(r);
-        for (row, v) in rows.as_flattened_mut().chunks_exact_mut(32).zip(steps) {
-            row.copy_from_slice(&pulp::bytemuck::cast::<M256, [u8; 32]>(v));
+        for g in (0..W).step_by(32) {
+            let r: [M256; 16] = std::array::from_fn(|i| {
+                let mut two = [0u8; 32];
+                two[..16].copy_from_slice(&lanes[(g + i) * cap..][..16]);
+                two[16..].copy_from_slice(&lanes[(g + i + 16) * cap..][..16]);
+                pulp::bytemuck::cast(two)
+            });
+            for (row, v) in rows.iter_mut().zip(self.transpose(r)) {
+                row[g..][..32].copy_from_slice(&pulp::bytemuck::cast::<M256, [u8; 32]>(v));
+            }
         }
     }
 
     #[inline(always)]
     fn to_lanes<const W: usize>(self, rows: &[[u8; W]; BLOCK], lanes: &mut [u8], cap: usize) {
-        if W != 32 {
+        if W % 32 != 0 {
             return ByteWise.to_lanes(rows, lanes, cap);
         }
-        let mut r = [pulp::bytemuck::cast::<[u8; 32], M256>([0; 32]); 16];
-        for (v, row) in r.iter_mut().zip(rows.as_flattened().chunks_exact(32)) {
-            let mut one = [0u8; 32];
-            one.copy_from_slice(row);
-            *v = pulp::bytemuck::cast(one);
-        }
-        for (i, v) in self.transpose(r).into_iter().enumerate() {
-            let two: [u8; 32] = pulp::bytemuck::cast(v);
-            lanes[i * cap..][..16].copy_from_slice(&two[..16]);
-            lanes[(i + 16) * cap..][..16].copy_from_slice(&two[16..]);
+        for g in (0..W).step_by(32) {
+            let r: [M256; 16] = std::array::from_fn(|t| {
+                let mut one = [0u8; 32];
+                one.copy_from_slice(&rows[t][g..][..32]);
+                pulp::bytemuck::cast(one)
+            });
+            for (i, v) in self.transpose(r).into_iter().enumerate() {
+                let two: [u8; 32] = pulp::bytemuck::cast(v);
+                lanes[(g + i) * cap..][..16].copy_from_slice(&two[..16]);
+                lanes[(g + i + 16) * cap..][..16].copy_from_slice(&two[16..]);
+            }
         }
     }
 }
@@ -887,29 +955,25 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
             .collect()
     }
 
-    /// Runs `decrypt_many_with::<W>` over `datagrams` and checks each against `want`.
+    /// Every [`Path`] this processor has, and the baseline always.
+    fn paths() -> Vec<Path> {
+        let mut paths = vec![Path::Any, Path::Baseline];
+        #[cfg(target_arch = "x86_64")]
+        paths.extend([Path::Avx512, Path::Avx2]);
+        paths
+    }
+
+    /// Runs the lanes `W` wide over `datagrams` on every path the processor has (the
+    /// baseline always) and checks each datagram against `want`.
     fn check_width<const W: usize>(datagrams: &[Vec<u8>], want: &[Vec<u8>], what: &str) {
-        let mut batch = datagrams.to_vec();
-        let mut views: Vec<&mut [u8]> = batch.iter_mut().map(|v| v.as_mut_slice()).collect();
-        decrypt_many_with::<W>(&mut views);
-        for (i, (got, want)) in batch.iter().zip(want).enumerate() {
-            assert_eq!(got, want, "width {W}, {what}, datagram {i}");
-        }
-        // The same lanes in the baseline instructions, whatever this processor has.
-        let mut batch = datagrams.to_vec();
-        let mut views: Vec<&mut [u8]> = batch.iter_mut().map(|v| v.as_mut_slice()).collect();
-        SCRATCH.with_borrow_mut(|scratch| {
-            pulp::WithSimd::with_simd(
-                InLanes::<W, _> {
-                    bufs: &mut views,
-                    scratch,
-                    turn: ByteWise,
-                },
-                pulp::Scalar::new(),
-            )
-        });
-        for (i, (got, want)) in batch.iter().zip(want).enumerate() {
-            assert_eq!(got, want, "width {W}, baseline, {what}, datagram {i}");
+        for path in paths() {
+            let mut batch = datagrams.to_vec();
+            let mut views: Vec<&mut [u8]> = batch.iter_mut().map(|v| v.as_mut_slice()).collect();
+            if SCRATCH.with_borrow_mut(|scratch| in_lanes::<W>(&mut views, scratch, path)) {
+                for (i, (got, want)) in batch.iter().zip(want).enumerate() {
+                    assert_eq!(got, want, "width {W}, {path:?}, {what}, datagram {i}");
+                }
+            }
         }
     }
 
@@ -952,6 +1016,7 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
         vectors_in_every_lane::<4>();
         vectors_in_every_lane::<8>();
         vectors_in_every_lane::<LANE_WIDTH>();
+        vectors_in_every_lane::<WIDE_LANE_WIDTH>();
         vectors_in_every_lane::<24>();
         vectors_in_every_lane::<32>();
     }
@@ -962,6 +1027,7 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
         reference_in_every_lane::<4>();
         reference_in_every_lane::<8>();
         reference_in_every_lane::<LANE_WIDTH>();
+        reference_in_every_lane::<WIDE_LANE_WIDTH>();
         reference_in_every_lane::<24>();
         reference_in_every_lane::<32>();
     }
@@ -1007,6 +1073,7 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
                 .collect();
             let cipher = reference_ciphered(&plain);
             check_width::<LANE_WIDTH>(&cipher, &plain, &format!("batch {round}"));
+            check_width::<WIDE_LANE_WIDTH>(&cipher, &plain, &format!("batch {round}"));
         }
     }
 
@@ -1039,6 +1106,7 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
         check_turn::<_, 8>(ByteWise);
         check_turn::<_, 24>(ByteWise);
         check_turn::<_, LANE_WIDTH>(ByteWise);
+        check_turn::<_, WIDE_LANE_WIDTH>(ByteWise);
     }
 
     /// The unpacks of AVX2 against the definition, where the processor has AVX2 (on
@@ -1048,6 +1116,7 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
     fn unpacked_blocks_are_a_transpose() {
         if let Some(simd) = pulp::x86::V3::try_new() {
             check_turn::<_, LANE_WIDTH>(Unpack(simd));
+            check_turn::<_, WIDE_LANE_WIDTH>(Unpack(simd));
             check_turn::<_, 8>(Unpack(simd));
         }
     }
