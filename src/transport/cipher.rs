@@ -491,7 +491,7 @@ type M256 = core::arch::x86_64::__m256i;
 impl Turn for Unpack {
     #[inline(always)]
     fn to_steps<const W: usize>(self, lanes: &[u8], cap: usize, rows: &mut [[u8; W]; BLOCK]) {
-        if W % 32 != 0 {
+        if !W.is_multiple_of(32) {
             return ByteWise.to_steps(lanes, cap, rows);
         }
         for g in (0..W).step_by(32) {
@@ -509,7 +509,7 @@ impl Turn for Unpack {
 
     #[inline(always)]
     fn to_lanes<const W: usize>(self, rows: &[[u8; W]; BLOCK], lanes: &mut [u8], cap: usize) {
-        if W % 32 != 0 {
+        if !W.is_multiple_of(32) {
             return ByteWise.to_lanes(rows, lanes, cap);
         }
         for g in (0..W).step_by(32) {
