@@ -9,7 +9,7 @@
 //! whole key state is one byte: everything that depends on the key alone is a table
 //! indexed by that byte, and only the running sum is computed per byte.
 //!
-//! Why this file is long: the code ends at about 710 lines; the rest is tests against
+//! Why this file is long: the code ends at about 750 lines; the rest is tests against
 //! the protocol reference's vectors and a literal transcription of cipher.md.
 
 /// The initial key, `AlbyRules!`.
@@ -435,10 +435,11 @@ impl Turn for ByteWise {
     }
 }
 
-/// [`Turn`] for 32 lanes with AVX2 byte unpacks (other widths go [`ByteWise`]): lane
-/// `i` and lane `i + 16` share a 256-bit register, one in each 128-bit half, and the
-/// unpacks (which work within the halves) transpose both 16 × 16 squares at once, so
-/// that each register comes out as one step of all 32 lanes in order. Transposing is
+/// [`Turn`] for a multiple of 32 lanes with AVX2 byte unpacks (other widths go
+/// [`ByteWise`]), 32 lanes at a time: lane `i` and lane `i + 16` share a 256-bit
+/// register, one in each 128-bit half, and the unpacks (which work within the halves)
+/// transpose both 16 × 16 squares at once, so that each register comes out as one step
+/// of those 32 lanes in order. Transposing is
 /// its own inverse, so the way back is the same.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
