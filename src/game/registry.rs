@@ -1982,7 +1982,6 @@ pub fn roots_of(name: &str) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field;
 
     #[test]
     fn field_names_resolve_to_their_entries() {
