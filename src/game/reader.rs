@@ -692,7 +692,7 @@ impl<'a, 'v> FieldReader<'a, 'v> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field;
+    use crate::game::registry::field;
     use crate::game::walk::TreeBuilder;
 
     #[test]

@@ -25,7 +25,7 @@
 //! have several value types (`peer_id`, `destination`, `aim_point`); such an entry
 //! lists every opcode, takes the commonest type and says so in its description.
 //!
-//! Why this file is long: about 1,820 lines; the table has one seven-line entry per field, some 220 of
+//! Why this file is long: about 1,980 lines; the table has one seven-line entry per field, some 220 of
 //! them; the code is the few functions at the end.
 
 use super::field::Value;
@@ -1806,7 +1806,7 @@ pub mod state_update_names {
 
 /// A registry entry, by its position in [`GAME_FIELDS`]: what a decoder hands a visitor
 /// with each field, so that a visitor tests a field by comparing two small numbers
-/// instead of its name. Resolved at compile time ([`field!`](crate::field)).
+/// instead of its name. Resolved at compile time ([`field!`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FieldId(u8);
 
@@ -1902,7 +1902,6 @@ pub const fn element_name(list: &'static str, local: &'static str) -> FieldName 
 /// The [`FieldName`] of a registry path, resolved at compile time: `field!("orientation.w")`
 /// (entry `orientation.w`, local name `w`); `field!("subsystems", "record")` for a list
 /// element. A path with no entry does not compile.
-#[macro_export]
 macro_rules! field {
     ($path:literal) => {{
         const NAME: $crate::game::registry::FieldName = $crate::game::registry::field_name($path);
@@ -1914,6 +1913,7 @@ macro_rules! field {
         NAME
     }};
 }
+pub(crate) use field;
 
 /// The names of a vector's components, `NAME.x` and so on, in wire order.
 pub const VECTOR_COMPONENTS: [&str; 3] = ["x", "y", "z"];

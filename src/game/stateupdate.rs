@@ -22,7 +22,7 @@ use super::subsys::{
 };
 use super::walk::{Lean, TreeBuilder, Visitor};
 use crate::diag::{Code, Warning};
-use crate::field;
+use crate::game::registry::field;
 
 // The typed value and its encoder live below the decoder, where the message body and
 // the dirty-flag statistics can name them without importing the decoder.

@@ -342,7 +342,7 @@ impl Visitor for Selective {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field;
+    use crate::game::registry::field;
 
     #[test]
     fn tree_builder_nests_groups_and_lists() {

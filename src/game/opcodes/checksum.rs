@@ -1,8 +1,8 @@
 //! Checksum and file-transfer layer (`opcodes.md` §8): 0x20 request, 0x21 response with
 //! its hash tree, 0x22/0x23 failures, 0x25 file transfer. 0x27 and 0x28 are opcode-only.
 
-use crate::field;
 use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::registry::field;
 use crate::game::writer::Writer;
 
 /// Deepest directory nesting decoded; deeper trees are reported, not followed (a hostile

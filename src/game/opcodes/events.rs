@@ -6,8 +6,8 @@
 
 use super::common::non_stock;
 use crate::diag::{Code, Warning};
-use crate::field;
 use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::registry::field;
 use crate::game::registry::FieldName;
 use crate::game::writer::Writer;
 

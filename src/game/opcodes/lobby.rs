@@ -3,8 +3,8 @@
 //! DeletePlayerAnim (0x18), EnterSet (0x1F) and NewPlayerInGame (0x2A).
 
 use crate::diag::Warning;
-use crate::field;
 use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::registry::field;
 use crate::game::writer::Writer;
 
 /// A message that is just its opcode: GameInit 0x01, HostMsg 0x13, FileTransferAck 0x27,

@@ -30,7 +30,7 @@ use super::ships::ShipCatalog;
 use super::stateupdate::{self, UpdatePool};
 use super::walk::{EntrySet, Lean, Selective, TreeBuilder, Visitor};
 use crate::diag::{Code, Warning};
-use crate::field;
+use crate::game::registry::field;
 
 /// Which messages get a field tree. Every decode gives the same opcode, name, length,
 /// warnings and typed body; only `fields` differs.

@@ -9,9 +9,9 @@
 use super::common::non_stock;
 use super::ship_layouts::{creation_layout, species_name, EntryFormat, SPECIES_NAMES};
 use crate::diag::{Code, Warning};
-use crate::field;
 use crate::game::field::{Field, Span, Value};
 use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::registry::field;
 use crate::game::ships::ShipCatalog;
 use crate::game::writer::Writer;
 

@@ -2,8 +2,8 @@
 //! MISSION_INIT 0x35, SCORE_CHANGE 0x36, SCORE 0x37, END_GAME 0x38, RESTART 0x39
 //! (opcode only) and the team-mode messages 0x3F–0x41.
 
-use crate::field;
 use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::registry::field;
 use crate::game::writer::Writer;
 
 /// SpeciesToSystem names (1-based, `opcodes.md` §7.3).

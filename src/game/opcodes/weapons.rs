@@ -3,10 +3,10 @@
 use super::common::non_stock;
 use super::events::torpedo_name;
 use crate::diag::{Code, Warning};
-use crate::field;
 use crate::game::compressed::{cf16_decode, cv3_decode};
 use crate::game::field::{Field, Value};
 use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::registry::field;
 use crate::game::writer::Writer;
 
 /// TorpedoFire flag bit 2: no target follows.
