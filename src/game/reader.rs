@@ -6,6 +6,7 @@
 
 use super::compressed::{cf16_decode, cv3_decode};
 use super::field::{Field, Span, Value};
+use super::registry::{FieldId, FieldName};
 use super::walk::{Lean, Mark, Visitor};
 use std::borrow::Cow;
 use std::fmt;
@@ -329,17 +330,18 @@ impl<'a, 'v> FieldReader<'a, 'v> {
     /// Whether the visitor wants a field of this name: asked before building a value
     /// that costs something (text, bytes, a derived label).
     #[inline]
-    pub fn wants(&self, name: &str) -> bool {
-        self.keep && self.visitor.wants(name)
+    pub fn wants(&self, id: FieldId) -> bool {
+        self.keep && self.visitor.wants(id)
     }
 
     // Inlined so that a lean read, which drops `value`, compiles to nothing for the
     // variants that own no heap data.
     #[inline]
-    pub fn push(&mut self, name: impl Into<Cow<'static, str>>, value: Value, start: usize) {
+    pub fn push(&mut self, name: FieldName, value: Value, start: usize) {
         if self.keep {
             let span = Span::new(start, self.r.pos());
-            self.visitor.field(name.into(), value, span);
+            self.visitor
+                .field(name.id, Cow::Borrowed(name.local), value, span);
         } else {
             match value {
                 // Nothing to free: skip the out-of-line drop, which the compiler cannot
@@ -360,7 +362,7 @@ impl<'a, 'v> FieldReader<'a, 'v> {
     /// vector), from the scalar readers below: inlined into every decoder, so the
     /// handing over is kept out of line, where a lean read never goes.
     #[inline(always)]
-    fn push_plain(&mut self, name: &'static str, value: Value, start: usize) {
+    fn push_plain(&mut self, name: FieldName, value: Value, start: usize) {
         debug_assert!(!matches!(
             value,
             Value::Text(_) | Value::Bytes(_) | Value::List(_) | Value::Group(_)
@@ -381,169 +383,173 @@ impl<'a, 'v> FieldReader<'a, 'v> {
     }
 
     #[inline(never)]
-    fn keep_plain(&mut self, name: &'static str, value: Value, start: usize) {
+    fn keep_plain(&mut self, name: FieldName, value: Value, start: usize) {
         let span = Span::new(start, self.r.pos());
-        self.visitor.field(Cow::Borrowed(name), value, span);
+        self.visitor
+            .field(name.id, Cow::Borrowed(name.local), value, span);
     }
 
-    /// Record an already built field (nothing in a lean read).
-    pub fn push_field(&mut self, field: Field) {
+    /// Record an already built field of registry entry `id` (nothing in a lean read).
+    pub fn push_field(&mut self, id: FieldId, field: Field) {
         if self.keep {
-            self.visitor.field(field.name, field.value, field.span);
+            self.visitor.field(id, field.name, field.value, field.span);
         }
     }
 
     #[inline]
-    pub fn u8(&mut self, name: &'static str) -> DecodeResult<u8> {
+    pub fn u8(&mut self, name: FieldName) -> DecodeResult<u8> {
         let at = self.r.pos();
-        let v = self.r.u8(name)?;
+        let v = self.r.u8(name.local)?;
         self.push_plain(name, Value::Uint(v as u64), at);
         Ok(v)
     }
     #[inline]
-    pub fn hex8(&mut self, name: &'static str) -> DecodeResult<u8> {
+    pub fn hex8(&mut self, name: FieldName) -> DecodeResult<u8> {
         let at = self.r.pos();
-        let v = self.r.u8(name)?;
+        let v = self.r.u8(name.local)?;
         self.push_plain(name, Value::Hex(v as u64), at);
         Ok(v)
     }
     #[inline]
-    pub fn i8(&mut self, name: &'static str) -> DecodeResult<i8> {
+    pub fn i8(&mut self, name: FieldName) -> DecodeResult<i8> {
         let at = self.r.pos();
-        let v = self.r.i8(name)?;
+        let v = self.r.i8(name.local)?;
         self.push_plain(name, Value::Int(v as i64), at);
         Ok(v)
     }
     #[inline]
-    pub fn u16(&mut self, name: &'static str) -> DecodeResult<u16> {
+    pub fn u16(&mut self, name: FieldName) -> DecodeResult<u16> {
         let at = self.r.pos();
-        let v = self.r.u16(name)?;
+        let v = self.r.u16(name.local)?;
         self.push_plain(name, Value::Uint(v as u64), at);
         Ok(v)
     }
     #[inline]
-    pub fn u32(&mut self, name: &'static str) -> DecodeResult<u32> {
+    pub fn u32(&mut self, name: FieldName) -> DecodeResult<u32> {
         let at = self.r.pos();
-        let v = self.r.u32(name)?;
+        let v = self.r.u32(name.local)?;
         self.push_plain(name, Value::Uint(v as u64), at);
         Ok(v)
     }
     #[inline]
-    pub fn hex32(&mut self, name: &'static str) -> DecodeResult<u32> {
+    pub fn hex32(&mut self, name: FieldName) -> DecodeResult<u32> {
         let at = self.r.pos();
-        let v = self.r.u32(name)?;
+        let v = self.r.u32(name.local)?;
         self.push_plain(name, Value::Hex(v as u64), at);
         Ok(v)
     }
     #[inline]
-    pub fn i32(&mut self, name: &'static str) -> DecodeResult<i32> {
+    pub fn i32(&mut self, name: FieldName) -> DecodeResult<i32> {
         let at = self.r.pos();
-        let v = self.r.i32(name)?;
+        let v = self.r.i32(name.local)?;
         self.push_plain(name, Value::Int(v as i64), at);
         Ok(v)
     }
     #[inline]
-    pub fn f32(&mut self, name: &'static str) -> DecodeResult<f32> {
+    pub fn f32(&mut self, name: FieldName) -> DecodeResult<f32> {
         let at = self.r.pos();
-        let v = self.r.f32(name)?;
+        let v = self.r.f32(name.local)?;
         self.push_plain(name, Value::Float(v as f64), at);
         Ok(v)
     }
     /// An `objref` (object id).
     #[inline]
-    pub fn object_id(&mut self, name: &'static str) -> DecodeResult<u32> {
+    pub fn object_id(&mut self, name: FieldName) -> DecodeResult<u32> {
         let at = self.r.pos();
-        let v = self.r.u32(name)?;
+        let v = self.r.u32(name.local)?;
         self.push_plain(name, Value::ObjectId(v), at);
         Ok(v)
     }
     /// A packed boolean; its span is the group byte it lives in.
-    pub fn bit(&mut self, name: &'static str) -> DecodeResult<bool> {
-        let v = self.r.bit(name)?;
+    pub fn bit(&mut self, name: FieldName) -> DecodeResult<bool> {
+        let v = self.r.bit(name.local)?;
         let at = self.r.last_bit_pos();
         let span = Span::new(at, at + 1);
-        self.push_field(Field::new(name, Value::Bool(v), span));
+        if self.keep {
+            self.visitor
+                .field(name.id, Cow::Borrowed(name.local), Value::Bool(v), span);
+        }
         Ok(v)
     }
     /// A whole byte used as a boolean (`WriteBool`).
     #[inline]
-    pub fn bool8(&mut self, name: &'static str) -> DecodeResult<bool> {
+    pub fn bool8(&mut self, name: FieldName) -> DecodeResult<bool> {
         let at = self.r.pos();
-        let v = self.r.u8(name)? != 0;
+        let v = self.r.u8(name.local)? != 0;
         self.push_plain(name, Value::Bool(v), at);
         Ok(v)
     }
     #[inline]
-    pub fn cf16(&mut self, name: &'static str) -> DecodeResult<f32> {
+    pub fn cf16(&mut self, name: FieldName) -> DecodeResult<f32> {
         let at = self.r.pos();
-        let v = self.r.cf16(name)?;
+        let v = self.r.cf16(name.local)?;
         self.push_plain(name, Value::Float(v as f64), at);
         Ok(v)
     }
     #[inline]
-    pub fn cv3(&mut self, name: &'static str) -> DecodeResult<[f32; 3]> {
+    pub fn cv3(&mut self, name: FieldName) -> DecodeResult<[f32; 3]> {
         let at = self.r.pos();
-        let v = self.r.cv3(name)?;
+        let v = self.r.cv3(name.local)?;
         self.push_plain(name, Value::Vec3(v), at);
         Ok(v)
     }
     #[inline]
-    pub fn cv4(&mut self, name: &'static str) -> DecodeResult<[f32; 3]> {
+    pub fn cv4(&mut self, name: FieldName) -> DecodeResult<[f32; 3]> {
         let at = self.r.pos();
-        let v = self.r.cv4(name)?;
+        let v = self.r.cv4(name.local)?;
         self.push_plain(name, Value::Vec3(v), at);
         Ok(v)
     }
     #[inline]
-    pub fn cv4f(&mut self, name: &'static str) -> DecodeResult<[f32; 3]> {
+    pub fn cv4f(&mut self, name: FieldName) -> DecodeResult<[f32; 3]> {
         let at = self.r.pos();
-        let v = self.r.cv4f(name)?;
+        let v = self.r.cv4f(name.local)?;
         self.push_plain(name, Value::Vec3(v), at);
         Ok(v)
     }
     #[inline]
-    pub fn vec3_f32(&mut self, name: &'static str) -> DecodeResult<[f32; 3]> {
+    pub fn vec3_f32(&mut self, name: FieldName) -> DecodeResult<[f32; 3]> {
         let at = self.r.pos();
-        let x = self.r.f32(name)?;
-        let y = self.r.f32(name)?;
-        let z = self.r.f32(name)?;
+        let x = self.r.f32(name.local)?;
+        let y = self.r.f32(name.local)?;
+        let z = self.r.f32(name.local)?;
         self.push_plain(name, Value::Vec3([x, y, z]), at);
         Ok([x, y, z])
     }
-    pub fn str8(&mut self, name: &'static str) -> DecodeResult<String> {
+    pub fn str8(&mut self, name: FieldName) -> DecodeResult<String> {
         let at = self.r.pos();
-        let v = self.r.str8(name)?;
-        if self.wants(name) {
+        let v = self.r.str8(name.local)?;
+        if self.wants(name.id) {
             self.push(name, Value::Text(v.clone()), at);
         } else {
             self.skip(at);
         }
         Ok(v)
     }
-    pub fn str16(&mut self, name: &'static str) -> DecodeResult<String> {
+    pub fn str16(&mut self, name: FieldName) -> DecodeResult<String> {
         let at = self.r.pos();
-        let v = self.r.str16(name)?;
-        if self.wants(name) {
+        let v = self.r.str16(name.local)?;
+        if self.wants(name.id) {
             self.push(name, Value::Text(v.clone()), at);
         } else {
             self.skip(at);
         }
         Ok(v)
     }
-    pub fn str32z(&mut self, name: &'static str) -> DecodeResult<String> {
+    pub fn str32z(&mut self, name: FieldName) -> DecodeResult<String> {
         let at = self.r.pos();
-        let v = self.r.str32z(name)?;
-        if self.wants(name) {
+        let v = self.r.str32z(name.local)?;
+        if self.wants(name.id) {
             self.push(name, Value::Text(v.clone()), at);
         } else {
             self.skip(at);
         }
         Ok(v)
     }
-    pub fn bytes(&mut self, name: &'static str, n: usize) -> DecodeResult<&'a [u8]> {
+    pub fn bytes(&mut self, name: FieldName, n: usize) -> DecodeResult<&'a [u8]> {
         let at = self.r.pos();
-        let v = self.r.bytes(n, name)?;
-        if self.wants(name) {
+        let v = self.r.bytes(n, name.local)?;
+        if self.wants(name.id) {
             self.push(name, Value::Bytes(v.to_vec()), at);
         } else {
             self.skip(at);
@@ -551,46 +557,46 @@ impl<'a, 'v> FieldReader<'a, 'v> {
         Ok(v)
     }
     /// A `cv3` kept as its wire bytes (so it re-encodes exactly); the field shows the vector.
-    pub fn cv3_raw(&mut self, name: &'static str) -> DecodeResult<[u8; 3]> {
+    pub fn cv3_raw(&mut self, name: FieldName) -> DecodeResult<[u8; 3]> {
         let at = self.r.pos();
-        let s = self.r.bytes(3, name)?;
+        let s = self.r.bytes(3, name.local)?;
         let raw = [s[0], s[1], s[2]];
         self.push(name, Value::Vec3(cv3_decode(raw)), at);
         Ok(raw)
     }
     /// A `cf16` kept as its raw `u16`; the field shows the decoded float.
-    pub fn cf16_raw(&mut self, name: &'static str) -> DecodeResult<u16> {
+    pub fn cf16_raw(&mut self, name: FieldName) -> DecodeResult<u16> {
         let at = self.r.pos();
-        let raw = self.r.u16(name)?;
+        let raw = self.r.u16(name.local)?;
         self.push(name, Value::Float(cf16_decode(raw) as f64), at);
         Ok(raw)
     }
     /// A `cv4` kept as (direction bytes, raw cf16 magnitude); the field shows the vector.
-    pub fn cv4_raw(&mut self, name: &'static str) -> DecodeResult<([u8; 3], u16)> {
+    pub fn cv4_raw(&mut self, name: FieldName) -> DecodeResult<([u8; 3], u16)> {
         let at = self.r.pos();
-        let s = self.r.bytes(3, name)?;
+        let s = self.r.bytes(3, name.local)?;
         let dir = [s[0], s[1], s[2]];
-        let mag = self.r.u16(name)?;
+        let mag = self.r.u16(name.local)?;
         let d = cv3_decode(dir);
         let m = cf16_decode(mag);
         self.push(name, Value::Vec3([d[0] * m, d[1] * m, d[2] * m]), at);
         Ok((dir, mag))
     }
     /// A `cv4f` kept as (direction bytes, f32 magnitude); the field shows the vector.
-    pub fn cv4f_raw(&mut self, name: &'static str) -> DecodeResult<([u8; 3], f32)> {
+    pub fn cv4f_raw(&mut self, name: FieldName) -> DecodeResult<([u8; 3], f32)> {
         let at = self.r.pos();
-        let s = self.r.bytes(3, name)?;
+        let s = self.r.bytes(3, name.local)?;
         let dir = [s[0], s[1], s[2]];
-        let mag = self.r.f32(name)?;
+        let mag = self.r.f32(name.local)?;
         let d = cv3_decode(dir);
         self.push(name, Value::Vec3([d[0] * mag, d[1] * mag, d[2] * mag]), at);
         Ok((dir, mag))
     }
     /// A `cvb`: unit direction plus a magnitude byte whose scale is unknown, shown as a
     /// group of the direction and the raw magnitude.
-    pub fn cvb(&mut self, name: &'static str) -> DecodeResult<[u8; 4]> {
+    pub fn cvb(&mut self, name: FieldName) -> DecodeResult<[u8; 4]> {
         let at = self.r.pos();
-        let s = self.r.bytes(4, name)?;
+        let s = self.r.bytes(4, name.local)?;
         let raw = [s[0], s[1], s[2], s[3]];
         let group = vec![
             Field::new(
@@ -608,10 +614,14 @@ impl<'a, 'v> FieldReader<'a, 'v> {
         Ok(raw)
     }
     /// A derived label for the bytes of an already-pushed field (e.g. the name of a code).
-    pub fn label(&mut self, name: &'static str, text: &'static str, span: Span) {
-        if self.wants(name) {
-            self.visitor
-                .field(Cow::Borrowed(name), Value::Text(text.to_string()), span);
+    pub fn label(&mut self, name: FieldName, text: &'static str, span: Span) {
+        if self.wants(name.id) {
+            self.visitor.field(
+                name.id,
+                Cow::Borrowed(name.local),
+                Value::Text(text.to_string()),
+                span,
+            );
         }
     }
     /// Span of the last pushed field (empty at the current position if there is none).
@@ -646,28 +656,30 @@ impl<'a, 'v> FieldReader<'a, 'v> {
 
     /// Fold the fields pushed since mark `first` into one group field that starts at
     /// byte `start` (the fields keep their own spans).
-    pub fn group_from(&mut self, name: impl Into<Cow<'static, str>>, first: Mark, start: usize) {
+    pub fn group_from(&mut self, name: FieldName, first: Mark, start: usize) {
         if self.keep {
             let span = Span::new(start, self.r.pos());
-            self.visitor.end_group(name.into(), first, span);
+            self.visitor
+                .end_group(name.id, Cow::Borrowed(name.local), first, span);
         }
     }
 
     /// Fold the fields pushed since mark `first` into one list field (their values,
     /// in order) that starts at byte `start`: a list of groups keeps every inner span.
-    pub fn list_from(&mut self, name: impl Into<Cow<'static, str>>, first: Mark, start: usize) {
+    pub fn list_from(&mut self, name: FieldName, first: Mark, start: usize) {
         if self.keep {
             let span = Span::new(start, self.r.pos());
-            self.visitor.end_list(name.into(), first, span);
+            self.visitor
+                .end_list(name.id, Cow::Borrowed(name.local), first, span);
         }
     }
 
     /// The rest of the message as a labelled raw field (nothing if it is empty).
-    pub fn rest(&mut self, name: &'static str) -> &'a [u8] {
+    pub fn rest(&mut self, name: FieldName) -> &'a [u8] {
         let at = self.r.pos();
         let v = self.r.rest();
         if !v.is_empty() {
-            if self.wants(name) {
+            if self.wants(name.id) {
                 self.push(name, Value::Bytes(v.to_vec()), at);
             } else {
                 self.skip(at);
@@ -680,6 +692,7 @@ impl<'a, 'v> FieldReader<'a, 'v> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::registry::field;
     use crate::game::walk::TreeBuilder;
 
     #[test]
@@ -737,8 +750,8 @@ mod tests {
         let msg = [0x14, 0xFF, 0xFF, 0xFF, 0x3F, 0x21];
         let mut tree = TreeBuilder::new();
         let mut f = FieldReader::after_opcode(&msg, &mut tree);
-        f.object_id("object_id").unwrap();
-        f.bit("flag").unwrap();
+        f.object_id(field!("object_id")).unwrap();
+        f.bit(field!("hash_present")).unwrap();
         let fields = tree.into_fields();
         assert_eq!(fields[0].span, Span { start: 1, len: 4 });
         assert_eq!(fields[1].span, Span { start: 5, len: 1 });

@@ -25,7 +25,7 @@
 //! have several value types (`peer_id`, `destination`, `aim_point`); such an entry
 //! lists every opcode, takes the commonest type and says so in its description.
 //!
-//! Why this file is long: about 1,820 lines; the table has one seven-line entry per field, some 220 of
+//! Why this file is long: about 1,980 lines; the table has one seven-line entry per field, some 220 of
 //! them; the code is the few functions at the end.
 
 use super::field::Value;
@@ -1804,6 +1804,117 @@ pub mod state_update_names {
     pub const UNDECODED: &str = "undecoded";
 }
 
+/// A registry entry, by its position in [`GAME_FIELDS`]: what a decoder hands a visitor
+/// with each field, so that a visitor tests a field by comparing two small numbers
+/// instead of its name. Resolved at compile time ([`field!`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FieldId(u8);
+
+const _: () = assert!(GAME_FIELDS.len() <= u8::MAX as usize);
+
+impl FieldId {
+    /// The entry at this position of [`GAME_FIELDS`] (`None` past its end).
+    pub const fn at(index: usize) -> Option<FieldId> {
+        if index < GAME_FIELDS.len() {
+            Some(FieldId(index as u8))
+        } else {
+            None
+        }
+    }
+
+    /// Its position in [`GAME_FIELDS`].
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    pub fn entry(self) -> &'static GameField {
+        &GAME_FIELDS[self.0 as usize]
+    }
+}
+
+/// What a decoder names a field with: its registry entry, and the name it has in the
+/// field tree (the last segment of the entry's path, or a list element's own name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldName {
+    pub id: FieldId,
+    pub local: &'static str,
+}
+
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The entry of a full path (`orientation.w`); evaluated in a constant, an unknown path
+/// stops the build.
+pub const fn id_of(path: &str) -> FieldId {
+    let mut i = 0;
+    while i < GAME_FIELDS.len() {
+        if same(GAME_FIELDS[i].name, path) {
+            return FieldId(i as u8);
+        }
+        i += 1;
+    }
+    panic!("no registry entry has this field path")
+}
+
+/// The last segment of a path: the name a field has inside its group.
+const fn last_segment(path: &str) -> &str {
+    let bytes = path.as_bytes();
+    let mut i = bytes.len();
+    while i > 0 && bytes[i - 1] != b'.' {
+        i -= 1;
+    }
+    let (_, tail) = bytes.split_at(i);
+    match std::str::from_utf8(tail) {
+        Ok(s) => s,
+        Err(_) => panic!("a field path is ASCII"),
+    }
+}
+
+/// The [`FieldName`] of a full path: its entry, and its last segment as the local name.
+pub const fn field_name(path: &'static str) -> FieldName {
+    FieldName {
+        id: id_of(path),
+        local: last_segment(path),
+    }
+}
+
+/// A list element's [`FieldName`]: elements are unmarked in entry paths, so an element
+/// group (`record` in `subsystems`) has the list's entry under its own local name.
+pub const fn element_name(list: &'static str, local: &'static str) -> FieldName {
+    FieldName {
+        id: id_of(list),
+        local,
+    }
+}
+
+/// The [`FieldName`] of a registry path, resolved at compile time: `field!("orientation.w")`
+/// (entry `orientation.w`, local name `w`); `field!("subsystems", "record")` for a list
+/// element. A path with no entry does not compile.
+macro_rules! field {
+    ($path:literal) => {{
+        const NAME: $crate::game::registry::FieldName = $crate::game::registry::field_name($path);
+        NAME
+    }};
+    ($list:literal, $local:literal) => {{
+        const NAME: $crate::game::registry::FieldName =
+            $crate::game::registry::element_name($list, $local);
+        NAME
+    }};
+}
+pub(crate) use field;
+
 /// The names of a vector's components, `NAME.x` and so on, in wire order.
 pub const VECTOR_COMPONENTS: [&str; 3] = ["x", "y", "z"];
 
@@ -1871,6 +1982,24 @@ pub fn roots_of(name: &str) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn field_names_resolve_to_their_entries() {
+        let w = field!("orientation.w");
+        assert_eq!(w.id.entry().name, "orientation.w");
+        assert_eq!(w.local, "w");
+        assert_eq!(field!("position").local, "position");
+        let record = field!("subsystems", "record");
+        assert_eq!(record.id.entry().name, "subsystems");
+        assert_eq!(record.local, "record");
+        // Every entry's id leads back to it.
+        for (i, f) in GAME_FIELDS.iter().enumerate() {
+            let id = FieldId::at(i).expect("an entry's position");
+            assert_eq!(id.index(), i);
+            assert_eq!(id_of(f.name).entry().name, f.name);
+        }
+        assert_eq!(FieldId::at(GAME_FIELDS.len()), None);
+    }
 
     #[test]
     fn lookup_finds_plain_and_folded_names() {

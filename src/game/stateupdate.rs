@@ -14,6 +14,7 @@ use super::message::GameMessage;
 use super::opcodes::Body;
 use super::reader::{DecodeError, DecodeResult, FieldReader};
 use super::registry::state_update_names as names;
+use super::registry::FieldName;
 use super::ships::{ShipCatalog, ShipClass};
 use super::subsys::{
     block_fields, power_entry, power_fields, read_block_into, read_power_block_into, walk_block,
@@ -21,6 +22,7 @@ use super::subsys::{
 };
 use super::walk::{Lean, TreeBuilder, Visitor};
 use crate::diag::{Code, Warning};
+use crate::game::registry::field;
 
 // The typed value and its encoder live below the decoder, where the message body and
 // the dirty-flag statistics can name them without importing the decoder.
@@ -303,7 +305,7 @@ fn decode_keeping(
                 msg.len()
             ),
         ));
-        f.rest("undecoded");
+        f.rest(field!("undecoded"));
     }
     GameMessage {
         opcode: OPCODE,
@@ -316,11 +318,11 @@ fn decode_keeping(
 }
 
 /// The top-level fields of a decoded subsystem block ([`block_fields`]).
-const BLOCK_FIELDS: [&str; 4] = [
-    names::SUBSYSTEMS_START_INDEX,
-    names::SUBSYSTEMS_START_NAME,
-    names::SUBSYSTEMS,
-    names::SUBSYSTEMS_SUMMARY,
+const BLOCK_FIELDS: [FieldName; 4] = [
+    field!("subsystems_start_index"),
+    field!("subsystems_start_name"),
+    field!("subsystems"),
+    field!("subsystems_summary"),
 ];
 
 struct Decoder<'a, 'c, 'v> {
@@ -353,7 +355,7 @@ impl<'a> Decoder<'a, '_, '_> {
         if self.keep_shown {
             self.shown().failed = Some(e.field.clone());
         }
-        self.rest(names::UNDECODED);
+        self.rest(field!("undecoded"));
     }
 
     /// What the tree would show beyond the typed values, opened on first use.
@@ -367,12 +369,12 @@ impl<'a> Decoder<'a, '_, '_> {
     /// too when it keeps what the tree shows). Only a message that warns has any.
     #[cold]
     #[inline(never)]
-    fn rest(&mut self, name: &'static str) -> &'a [u8] {
+    fn rest(&mut self, name: FieldName) -> &'a [u8] {
         let at = self.f.r.pos();
         let bytes = self.f.rest(name);
         if self.keep_shown && !bytes.is_empty() {
             let span = Span::new(at, at + bytes.len());
-            self.shown().rest = Some(Field::new(name, Value::Bytes(bytes.to_vec()), span));
+            self.shown().rest = Some(Field::new(name.local, Value::Bytes(bytes.to_vec()), span));
         }
         bytes
     }
@@ -382,13 +384,14 @@ impl<'a> Decoder<'a, '_, '_> {
         if self.f.r.remaining() < HEADER_LEN - 1 {
             return Err(self.f.r.error("header", "9 bytes after the opcode"));
         }
-        self.su.object_id = self.f.object_id("object_id")?;
-        self.su.game_time = self.f.f32("game_time")?;
+        self.su.object_id = self.f.object_id(field!("object_id"))?;
+        self.su.game_time = self.f.f32(field!("game_time"))?;
         let at = self.f.r.pos();
-        self.su.flags = self.f.hex8("flags")?;
-        if self.f.wants(names::FLAG_NAMES) {
+        self.su.flags = self.f.hex8(field!("flags"))?;
+        const FLAG_NAMES: FieldName = field!("flag_names");
+        if self.f.wants(FLAG_NAMES.id) {
             self.f
-                .push("flag_names", Value::Text(flag_names(self.su.flags)), at);
+                .push(FLAG_NAMES, Value::Text(flag_names(self.su.flags)), at);
         }
         Ok(())
     }
@@ -400,11 +403,12 @@ impl<'a> Decoder<'a, '_, '_> {
             if self.f.r.remaining() < 12 {
                 return Err(self.f.r.error("position", "12 bytes (3 × f32)"));
             }
-            self.su.position = Some(self.f.vec3_f32("position")?);
-            if self.f.bit("hash_present")? {
+            self.su.position = Some(self.f.vec3_f32(field!("position"))?);
+            if self.f.bit(field!("hash_present"))? {
                 let at = self.f.r.pos();
                 let h = self.f.r.u16("integrity_hash")?;
-                self.f.push("integrity_hash", Value::Hex(h as u64), at);
+                self.f
+                    .push(field!("integrity_hash"), Value::Hex(h as u64), at);
                 self.su.integrity_hash = Some(h);
             }
         }
@@ -416,33 +420,34 @@ impl<'a> Decoder<'a, '_, '_> {
             let dir = self.dir3("delta")?;
             let magnitude = Cf16(self.f.r.u16("delta")?);
             let d = Delta { dir, magnitude };
-            self.f.push("delta", Value::Vec3(d.vector()), at);
+            self.f.push(field!("delta"), Value::Vec3(d.vector()), at);
             self.su.delta = Some(d);
         }
         if flags & flag::FORWARD != 0 {
             let at = self.f.r.pos();
             let v = self.dir3("forward")?;
-            self.f.push("forward", Value::Vec3(v.vector()), at);
+            self.f.push(field!("forward"), Value::Vec3(v.vector()), at);
             self.su.forward = Some(v);
         }
         if flags & flag::UP != 0 {
             let at = self.f.r.pos();
             let v = self.dir3("up")?;
-            self.f.push("up", Value::Vec3(v.vector()), at);
+            self.f.push(field!("up"), Value::Vec3(v.vector()), at);
             self.su.up = Some(v);
             if let Some(right) = self.su.right() {
                 // Derived, not on the wire: spans forward and up.
-                self.f.push("right", Value::Vec3(right), at - 3);
+                self.f.push(field!("right"), Value::Vec3(right), at - 3);
             }
         }
         if flags & flag::SPEED != 0 {
             let at = self.f.r.pos();
             let s = Cf16(self.f.r.u16("speed")?);
-            self.f.push("speed", Value::Float(s.value() as f64), at);
+            self.f
+                .push(field!("speed"), Value::Float(s.value() as f64), at);
             self.su.speed = Some(s);
         }
         if flags & flag::CLOAK != 0 {
-            self.su.cloak = Some(self.f.bit("cloak")?);
+            self.su.cloak = Some(self.f.bit(field!("cloak"))?);
         }
         if flags & flag::SUBSYSTEMS != 0 {
             self.subsystem_block()?;
@@ -468,7 +473,7 @@ impl<'a> Decoder<'a, '_, '_> {
                 at,
                 format!("{n} byte(s) after the last field of flags {flags:#04x}"),
             );
-            self.rest(names::TRAILING);
+            self.rest(field!("trailing"));
         }
         Ok(())
     }
@@ -503,9 +508,11 @@ impl<'a> Decoder<'a, '_, '_> {
                     }
                     self.f.r = probe;
                     self.su.subsystem_start = Some(read.block.start);
-                    if BLOCK_FIELDS.iter().any(|n| self.f.wants(n)) {
-                        for field in block_fields(&read, class, at) {
-                            self.f.push_field(field);
+                    if BLOCK_FIELDS.iter().any(|n| self.f.wants(n.id)) {
+                        // `block_fields` builds them in the order of `BLOCK_FIELDS`.
+                        for (name, field) in BLOCK_FIELDS.iter().zip(block_fields(&read, class, at))
+                        {
+                            self.f.push_field(name.id, field);
                         }
                     }
                     if self.keep_records {
@@ -592,7 +599,7 @@ impl<'a> Decoder<'a, '_, '_> {
             );
         }
         let start_at = self.f.r.pos();
-        let start = match self.f.u8(names::SUBSYSTEM_START) {
+        let start = match self.f.u8(field!("subsystem_start")) {
             Ok(start) => {
                 if self.keep_shown {
                     let field = Field::new(
@@ -615,7 +622,7 @@ impl<'a> Decoder<'a, '_, '_> {
             }
         }
         let bytes_at = self.f.r.pos();
-        let bytes = self.f.rest(names::SUBSYSTEM_BLOCK_RAW);
+        let bytes = self.f.rest(field!("subsystem_block_raw"));
         if self.keep_shown && !bytes.is_empty() {
             let span = Span::new(bytes_at, bytes_at + bytes.len());
             let field = Field::new(
@@ -638,7 +645,7 @@ impl<'a> Decoder<'a, '_, '_> {
         if self.keep_shown {
             self.shown().raw_block.push(fits.clone());
         }
-        self.f.push_field(fits);
+        self.f.push_field(field!("fits_classes").id, fits);
         if self.keep_records {
             self.su.subsystems = Some(SubsystemData::Raw {
                 start,
@@ -665,7 +672,7 @@ impl<'a> Decoder<'a, '_, '_> {
         };
         if let Some(e) = err {
             self.warn(Code::DecodeError, e.offset, e.to_string());
-            self.rest(names::POWER_BLOCK_TRAILING);
+            self.rest(field!("power_block_trailing"));
         }
     }
 
@@ -681,8 +688,10 @@ impl<'a> Decoder<'a, '_, '_> {
                 }
             }
         }
-        if self.f.wants(names::POWER_BLOCK) {
-            self.f.push_field(power_fields(&pairs, self.class, at));
+        const POWER_BLOCK: FieldName = field!("power_block");
+        if self.f.wants(POWER_BLOCK.id) {
+            self.f
+                .push_field(POWER_BLOCK.id, power_fields(&pairs, self.class, at));
         }
         self.su.power = Some(pairs);
         err

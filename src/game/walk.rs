@@ -1,15 +1,15 @@
 //! One walk per typed body: the decoders' single pass hands every field to a visitor.
 //!
 //! A decoder reads each field once, through [`FieldReader`](super::reader::FieldReader),
-//! and hands it over — name (the key of its `registry` entry), typed value, byte span —
-//! in wire order, while it fills the message's typed body. What that pass leaves behind
+//! and hands it over — its `registry` entry (a [`FieldId`]), its name in the tree, typed
+//! value, byte span — in wire order, while it fills the message's typed body. What that pass leaves behind
 //! besides the body is up to the [`Visitor`]: [`TreeBuilder`] assembles the field tree
 //! the printers read, [`Lean`] wants nothing (statistics and the HTML report read the
 //! typed body only), and [`Selective`] keeps the top-level fields it was asked for
 //! (`decode --fields`).
 
 use super::field::{Field, Span, Value};
-use super::registry::GAME_FIELDS;
+use super::registry::{FieldId, GAME_FIELDS};
 use std::borrow::Cow;
 
 /// Where a group or list opened; handed back when it closes.
@@ -25,15 +25,16 @@ pub trait Visitor {
     /// lean decode costs what reading the bytes costs.
     fn building(&self) -> bool;
 
-    /// Whether a field of this name is wanted; asked before a value that costs
-    /// something to build (text, bytes, derived labels, a subsystem block's tree).
-    fn wants(&self, name: &str) -> bool {
-        let _ = name;
+    /// Whether a field of this registry entry is wanted; asked before a value that
+    /// costs something to build (text, bytes, derived labels, a subsystem block's tree).
+    fn wants(&self, id: FieldId) -> bool {
+        let _ = id;
         self.building()
     }
 
-    /// One field: its name, its value and the bytes it was read from.
-    fn field(&mut self, name: Cow<'static, str>, value: Value, span: Span);
+    /// One field: its registry entry, its name in the tree (the entry's last segment,
+    /// or a ship layout's child key), its value and the bytes it was read from.
+    fn field(&mut self, id: FieldId, name: Cow<'static, str>, value: Value, span: Span);
 
     /// A field read but not handed over, since [`Visitor::wants`] said no: its span
     /// only (it still counts for [`Visitor::last_span`] and [`Visitor::furthest_end`]).
@@ -46,10 +47,10 @@ pub trait Visitor {
 
     /// Close the group opened at `mark`: its members become one field whose value is
     /// the group (each member keeps its span).
-    fn end_group(&mut self, name: Cow<'static, str>, mark: Mark, span: Span);
+    fn end_group(&mut self, id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span);
 
     /// Close the list opened at `mark`: its members' values, in order, become one field.
-    fn end_list(&mut self, name: Cow<'static, str>, mark: Mark, span: Span);
+    fn end_list(&mut self, id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span);
 
     /// Span of the last field handed over at the open level, if it was kept.
     fn last_span(&self) -> Option<Span>;
@@ -92,12 +93,12 @@ impl Visitor for TreeBuilder {
         true
     }
 
-    fn wants(&self, _name: &str) -> bool {
+    fn wants(&self, _id: FieldId) -> bool {
         true
     }
 
     #[inline]
-    fn field(&mut self, name: Cow<'static, str>, value: Value, span: Span) {
+    fn field(&mut self, _id: FieldId, name: Cow<'static, str>, value: Value, span: Span) {
         self.fields.push(Field { name, value, span });
     }
 
@@ -105,14 +106,14 @@ impl Visitor for TreeBuilder {
         self.fields.len()
     }
 
-    fn end_group(&mut self, name: Cow<'static, str>, mark: Mark, span: Span) {
+    fn end_group(&mut self, _id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span) {
         let first = mark.min(self.fields.len());
         let inner: Vec<Field> = self.fields.drain(first..).collect();
         self.fields
             .push(Field::new(name, Value::Group(inner), span));
     }
 
-    fn end_list(&mut self, name: Cow<'static, str>, mark: Mark, span: Span) {
+    fn end_list(&mut self, _id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span) {
         let first = mark.min(self.fields.len());
         let items: Vec<Value> = self.fields.drain(first..).map(|f| f.value).collect();
         self.fields.push(Field::new(name, Value::List(items), span));
@@ -136,15 +137,15 @@ impl Visitor for Lean {
         false
     }
 
-    fn field(&mut self, _name: Cow<'static, str>, _value: Value, _span: Span) {}
+    fn field(&mut self, _id: FieldId, _name: Cow<'static, str>, _value: Value, _span: Span) {}
 
     fn begin(&mut self) -> Mark {
         0
     }
 
-    fn end_group(&mut self, _name: Cow<'static, str>, _mark: Mark, _span: Span) {}
+    fn end_group(&mut self, _id: FieldId, _name: Cow<'static, str>, _mark: Mark, _span: Span) {}
 
-    fn end_list(&mut self, _name: Cow<'static, str>, _mark: Mark, _span: Span) {}
+    fn end_list(&mut self, _id: FieldId, _name: Cow<'static, str>, _mark: Mark, _span: Span) {}
 
     fn last_span(&self) -> Option<Span> {
         None
@@ -157,7 +158,7 @@ impl Visitor for Lean {
 
 /// A few top-level field names, resolved once to their [`GAME_FIELDS`] entries, held
 /// as a small plain value the decode context carries (it is copied with the context).
-/// Testing a field's name is a few length-and-bytes comparisons: it runs for every
+/// Testing a field is comparing its [`FieldId`] with a few bytes: it runs for every
 /// top-level field decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EntrySet {
@@ -187,7 +188,7 @@ impl EntrySet {
         let mut set = EntrySet::default();
         for name in names {
             let i = GAME_FIELDS.binary_search_by(|f| f.name.cmp(name)).ok()?;
-            if set.contains(name) {
+            if set.entries[..set.len as usize].contains(&(i as u8)) {
                 continue;
             }
             *set.entries.get_mut(set.len as usize)? = i as u8;
@@ -210,7 +211,13 @@ impl EntrySet {
     }
 
     #[inline]
-    pub fn contains(&self, name: &str) -> bool {
+    pub fn contains(&self, id: FieldId) -> bool {
+        self.entries[..self.len as usize].contains(&(id.index() as u8))
+    }
+
+    /// Whether one of the entries has this path: for the fields a failed read left
+    /// flat, which the tree holds by name only.
+    fn contains_name(&self, name: &str) -> bool {
         self.entries[..self.len as usize]
             .iter()
             .any(|&i| GAME_FIELDS[i as usize].name == name)
@@ -255,7 +262,7 @@ impl Selective {
             let names = self.names;
             fields.retain(|f| {
                 i += 1;
-                i <= outer || names.contains(&f.name)
+                i <= outer || names.contains_name(&f.name)
             });
         }
         fields
@@ -268,16 +275,16 @@ impl Selective {
         self.furthest = Some(self.furthest.map_or(span.end(), |e| e.max(span.end())));
     }
 
-    fn keeps(&self, name: &str) -> bool {
-        !self.open.is_empty() || self.names.contains(name)
+    fn keeps(&self, id: FieldId) -> bool {
+        !self.open.is_empty() || self.names.contains(id)
     }
 
     /// Close the innermost group or list: whether to keep it (else its members are
     /// dropped).
-    fn close(&mut self, name: &str, mark: Mark, span: Span) -> bool {
+    fn close(&mut self, id: FieldId, mark: Mark, span: Span) -> bool {
         self.open.pop();
         self.saw(span);
-        let keep = self.keeps(name);
+        let keep = self.keeps(id);
         if !keep {
             self.tree.fields.truncate(mark);
         }
@@ -290,18 +297,18 @@ impl Visitor for Selective {
         true
     }
 
-    fn wants(&self, name: &str) -> bool {
-        self.keeps(name)
+    fn wants(&self, id: FieldId) -> bool {
+        self.keeps(id)
     }
 
     fn skipped(&mut self, span: Span) {
         self.saw(span);
     }
 
-    fn field(&mut self, name: Cow<'static, str>, value: Value, span: Span) {
+    fn field(&mut self, id: FieldId, name: Cow<'static, str>, value: Value, span: Span) {
         self.saw(span);
-        if self.keeps(&name) {
-            self.tree.field(name, value, span);
+        if self.keeps(id) {
+            self.tree.field(id, name, value, span);
         }
     }
 
@@ -311,15 +318,15 @@ impl Visitor for Selective {
         mark
     }
 
-    fn end_group(&mut self, name: Cow<'static, str>, mark: Mark, span: Span) {
-        if self.close(&name, mark, span) {
-            self.tree.end_group(name, mark, span);
+    fn end_group(&mut self, id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span) {
+        if self.close(id, mark, span) {
+            self.tree.end_group(id, name, mark, span);
         }
     }
 
-    fn end_list(&mut self, name: Cow<'static, str>, mark: Mark, span: Span) {
-        if self.close(&name, mark, span) {
-            self.tree.end_list(name, mark, span);
+    fn end_list(&mut self, id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span) {
+        if self.close(id, mark, span) {
+            self.tree.end_list(id, name, mark, span);
         }
     }
 
@@ -335,22 +342,34 @@ impl Visitor for Selective {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::registry::field;
 
     #[test]
     fn tree_builder_nests_groups_and_lists() {
         let mut t = TreeBuilder::new();
-        t.field("a".into(), Value::Uint(1), Span::new(1, 2));
+        t.field(
+            field!("flags").id,
+            "a".into(),
+            Value::Uint(1),
+            Span::new(1, 2),
+        );
         let list = t.begin();
         for i in 0..2u64 {
             let g = t.begin();
             t.field(
+                field!("contacts.contact.magnitude_raw").id,
                 "x".into(),
                 Value::Uint(i),
                 Span::new(2 + i as usize, 3 + i as usize),
             );
-            t.end_group("entry".into(), g, Span::new(2 + i as usize, 3 + i as usize));
+            t.end_group(
+                field!("contacts.contact").id,
+                "entry".into(),
+                g,
+                Span::new(2 + i as usize, 3 + i as usize),
+            );
         }
-        t.end_list("items".into(), list, Span::new(2, 4));
+        t.end_list(field!("contacts").id, "items".into(), list, Span::new(2, 4));
         let f = t.into_fields();
         assert_eq!(f.len(), 2);
         assert_eq!(f[1].span, Span { start: 2, len: 2 });
@@ -369,20 +388,60 @@ mod tests {
     fn selective_keeps_named_top_level_fields_whole() {
         let names = EntrySet::of(["position", "contacts"]).expect("registry names");
         let mut s = Selective::new(names);
-        s.field("flags".into(), Value::Hex(1), Span::new(1, 2));
-        s.field("position".into(), Value::Vec3([1.0; 3]), Span::new(2, 14));
+        s.field(
+            field!("flags").id,
+            "flags".into(),
+            Value::Hex(1),
+            Span::new(1, 2),
+        );
+        s.field(
+            field!("position").id,
+            "position".into(),
+            Value::Vec3([1.0; 3]),
+            Span::new(2, 14),
+        );
         let g = s.begin();
-        s.field("w".into(), Value::Float(1.0), Span::new(14, 18));
-        s.end_group("orientation".into(), g, Span::new(14, 18));
+        s.field(
+            field!("orientation.w").id,
+            "w".into(),
+            Value::Float(1.0),
+            Span::new(14, 18),
+        );
+        s.end_group(
+            field!("orientation").id,
+            "orientation".into(),
+            g,
+            Span::new(14, 18),
+        );
         let c = s.begin();
-        s.field("contact".into(), Value::Uint(7), Span::new(18, 22));
-        s.end_group("contacts".into(), c, Span::new(18, 22));
+        s.field(
+            field!("contacts.contact").id,
+            "contact".into(),
+            Value::Uint(7),
+            Span::new(18, 22),
+        );
+        s.end_group(
+            field!("contacts").id,
+            "contacts".into(),
+            c,
+            Span::new(18, 22),
+        );
         s.skipped(Span::new(22, 25));
         assert_eq!(s.last_span(), Some(Span::new(22, 25)));
         // A read that fails inside a group leaves it open, its members flat at the top.
         s.begin();
-        s.field("position".into(), Value::Vec3([2.0; 3]), Span::new(25, 37));
-        s.field("force".into(), Value::Float(3.0), Span::new(37, 41));
+        s.field(
+            field!("position").id,
+            "position".into(),
+            Value::Vec3([2.0; 3]),
+            Span::new(25, 37),
+        );
+        s.field(
+            field!("force").id,
+            "force".into(),
+            Value::Float(3.0),
+            Span::new(37, 41),
+        );
         assert_eq!(s.furthest_end(), Some(41));
         let fields = s.into_fields();
         let names: Vec<&str> = fields.iter().map(|f| f.name.as_ref()).collect();
@@ -394,10 +453,39 @@ mod tests {
     }
 
     #[test]
+    fn selective_tests_entries_not_names() {
+        // A member's name that equals a wanted top-level name is not that field: a
+        // subsystem record's `name` is not the top-level `name`.
+        let mut s = Selective::new(EntrySet::of(["name"]).expect("registry names"));
+        assert!(s.wants(field!("name").id));
+        assert!(!s.wants(field!("subsystems.name").id));
+        s.field(
+            field!("subsystems.name").id,
+            "name".into(),
+            Value::Uint(1),
+            Span::new(1, 2),
+        );
+        s.field(
+            field!("name").id,
+            "name".into(),
+            Value::Uint(2),
+            Span::new(2, 3),
+        );
+        let fields = s.into_fields();
+        assert_eq!(fields.len(), 1);
+        assert_eq!(fields[0].value, Value::Uint(2));
+    }
+
+    #[test]
     fn lean_keeps_nothing() {
         let mut v = Lean;
         assert!(!v.building());
-        v.field("a".into(), Value::Uint(1), Span::new(1, 2));
+        v.field(
+            field!("flags").id,
+            "a".into(),
+            Value::Uint(1),
+            Span::new(1, 2),
+        );
         assert_eq!(v.last_span(), None);
         assert_eq!(v.furthest_end(), None);
     }

@@ -2,6 +2,7 @@
 //! its hash tree, 0x22/0x23 failures, 0x25 file transfer. 0x27 and 0x28 are opcode-only.
 
 use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::registry::field;
 use crate::game::writer::Writer;
 
 /// Deepest directory nesting decoded; deeper trees are reported, not followed (a hostile
@@ -21,10 +22,10 @@ pub struct ChecksumRequest {
 impl ChecksumRequest {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<ChecksumRequest> {
         Ok(ChecksumRequest {
-            round: f.hex8("round")?,
-            directory: f.str16("directory")?,
-            filter: f.str16("filter")?,
-            recursive: f.bit("recursive")?,
+            round: f.hex8(field!("round"))?,
+            directory: f.str16(field!("directory"))?,
+            filter: f.str16(field!("filter"))?,
+            recursive: f.bit(field!("recursive"))?,
         })
     }
 
@@ -55,34 +56,34 @@ impl FileTree {
                 format!("directory nesting of at most {MAX_TREE_DEPTH} levels"),
             ));
         }
-        let n = f.u16("file_count")? as usize;
+        let n = f.u16(field!("file_count"))? as usize;
         let first = f.mark();
         let start = f.r.pos();
         let mut files = Vec::with_capacity(n.min(f.r.remaining() / 8));
         for _ in 0..n {
             let (ff, fs) = (f.mark(), f.r.pos());
-            let name = f.hex32("name_hash")?;
-            let content = f.hex32("content_hash")?;
-            f.group_from("file", ff, fs);
+            let name = f.hex32(field!("files.file.name_hash"))?;
+            let content = f.hex32(field!("files.file.content_hash"))?;
+            f.group_from(field!("files.file"), ff, fs);
             files.push((name, content));
         }
-        f.group_from("files", first, start);
-        let n = f.u8("subdir_count")? as usize;
+        f.group_from(field!("files"), first, start);
+        let n = f.u8(field!("subdir_count"))? as usize;
         let (first, start) = (f.mark(), f.r.pos());
         let mut names = Vec::with_capacity(n.min(f.r.remaining() / 4));
         for _ in 0..n {
-            names.push(f.hex32("subdir_name_hash")?);
+            names.push(f.hex32(field!("subdir_name_hashes.subdir_name_hash"))?);
         }
-        f.group_from("subdir_name_hashes", first, start);
+        f.group_from(field!("subdir_name_hashes"), first, start);
         let (first, start) = (f.mark(), f.r.pos());
         let mut subdirs = Vec::with_capacity(names.len());
         for name in names {
             let (sf, ss) = (f.mark(), f.r.pos());
             let tree = FileTree::parse(f, depth + 1)?;
-            f.group_from("subdir", sf, ss);
+            f.group_from(field!("subdirs.subdir"), sf, ss);
             subdirs.push((name, tree));
         }
-        f.group_from("subdirs", first, start);
+        f.group_from(field!("subdirs"), first, start);
         Ok(FileTree { files, subdirs })
     }
 
@@ -115,13 +116,13 @@ pub struct ChecksumResponse {
 
 impl ChecksumResponse {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<ChecksumResponse> {
-        let round = f.hex8("round")?;
+        let round = f.hex8(field!("round"))?;
         let version_hash = if round == 0 {
-            Some(f.hex32("version_hash")?)
+            Some(f.hex32(field!("version_hash"))?)
         } else {
             None
         };
-        let directory_hash = f.hex32("directory_hash")?;
+        let directory_hash = f.hex32(field!("directory_hash"))?;
         let tree = FileTree::parse(f, 0)?;
         Ok(ChecksumResponse {
             round,
@@ -154,7 +155,7 @@ impl ChecksumFail {
     pub fn parse(opcode: u8, f: &mut FieldReader) -> DecodeResult<ChecksumFail> {
         Ok(ChecksumFail {
             opcode,
-            file_name: f.str16("file_name")?,
+            file_name: f.str16(field!("file_name"))?,
         })
     }
     pub fn emit(&self) -> Vec<u8> {
@@ -173,8 +174,8 @@ pub struct FileTransfer {
 
 impl FileTransfer {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<FileTransfer> {
-        let file_name = f.str16("file_name")?;
-        let contents = f.rest("file_contents").to_vec();
+        let file_name = f.str16(field!("file_name"))?;
+        let contents = f.rest(field!("file_contents")).to_vec();
         Ok(FileTransfer {
             file_name,
             contents,

@@ -7,6 +7,8 @@
 use super::common::non_stock;
 use crate::diag::{Code, Warning};
 use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::registry::field;
+use crate::game::registry::FieldName;
 use crate::game::writer::Writer;
 
 pub const CLASS_BASE: u32 = 0x0002;
@@ -178,47 +180,47 @@ pub struct EventMessage {
 }
 
 /// Field names of the header objects where an opcode gives them a specific meaning.
-fn object_names(opcode: u8) -> (&'static str, &'static str) {
+fn object_names(opcode: u8) -> (FieldName, FieldName) {
     match opcode {
-        0x15 => ("other_object", "reporting_ship"),
-        _ => ("source", "destination"),
+        0x15 => (field!("other_object"), field!("reporting_ship")),
+        _ => (field!("source"), field!("destination")),
     }
 }
 
 /// Field name of a class 0x0104 / 0x0105 / 0x0866 byte.
-fn byte_name(opcode: u8, class_id: u32) -> &'static str {
+fn byte_name(opcode: u8, class_id: u32) -> FieldName {
     match (class_id, opcode) {
-        (CLASS_PLAYER_LIST, _) => "peer_id",
-        (CLASS_SUBSYSTEM_CONTROL, 0x0A) => "state",
-        (CLASS_CHAR, 0x12) => "phaser_level",
-        (CLASS_CHAR, 0x1B) => "torpedo_type",
-        _ => "value",
+        (CLASS_PLAYER_LIST, _) => field!("peer_id"),
+        (CLASS_SUBSYSTEM_CONTROL, 0x0A) => field!("state"),
+        (CLASS_CHAR, 0x12) => field!("phaser_level"),
+        (CLASS_CHAR, 0x1B) => field!("torpedo_type"),
+        _ => field!("value"),
     }
 }
 
 /// Field name of a class 0x010C third object.
-fn object_tail_name(opcode: u8, event_type: u32) -> &'static str {
+fn object_tail_name(opcode: u8, event_type: u32) -> FieldName {
     match (opcode, event_type) {
-        (0x11, _) => "subsystem_moved_to_front",
-        (0x09, _) => "target",
-        (_, 0x0080_0058) => "previous_target",
-        (0x06, _) => "weapon_subsystem",
-        _ => "third_object",
+        (0x11, _) => field!("subsystem_moved_to_front"),
+        (0x09, _) => field!("target"),
+        (_, 0x0080_0058) => field!("previous_target"),
+        (0x06, _) => field!("weapon_subsystem"),
+        _ => field!("third_object"),
     }
 }
 
 impl EventHeader {
     pub fn parse(opcode: u8, f: &mut FieldReader) -> DecodeResult<EventHeader> {
         let (src, dst) = object_names(opcode);
-        let class_id = f.hex32("class_id")?;
+        let class_id = f.hex32(field!("class_id"))?;
         if let Some(n) = class_name(class_id) {
             let span = f.last_span();
-            f.label("class_name", n, span);
+            f.label(field!("class_name"), n, span);
         }
-        let event_type = f.hex32("event_type")?;
+        let event_type = f.hex32(field!("event_type"))?;
         if let Some(n) = event_type_name(event_type) {
             let span = f.last_span();
-            f.label("event_name", n, span);
+            f.label(field!("event_name"), n, span);
         }
         Ok(EventHeader {
             class_id,
@@ -246,12 +248,12 @@ impl EventTail {
                 match (header.class_id, opcode) {
                     (CLASS_CHAR, 0x12) => {
                         if let Some(n) = ["low", "medium", "high"].get(v as usize) {
-                            f.label("phaser_level_name", n, span);
+                            f.label(field!("phaser_level_name"), n, span);
                         }
                     }
                     (CLASS_CHAR, 0x1B) => {
                         if let Some(n) = torpedo_name(v) {
-                            f.label("torpedo_type_name", n, span);
+                            f.label(field!("torpedo_type_name"), n, span);
                         }
                     }
                     _ => {}
@@ -262,34 +264,34 @@ impl EventTail {
                 EventTail::Object(f.object_id(object_tail_name(opcode, header.event_type))?)
             }
             CLASS_COLLISION => {
-                let n = f.u8("contact_count")? as usize;
+                let n = f.u8(field!("contact_count"))? as usize;
                 let first = f.mark();
                 let start = f.r.pos();
                 // Bounded by the bytes present, not by the count byte.
                 let mut contacts = Vec::with_capacity(n.min(f.r.remaining() / 4));
                 for _ in 0..n {
-                    contacts.push(f.cvb("contact")?);
+                    contacts.push(f.cvb(field!("contacts.contact"))?);
                 }
-                f.group_from("contacts", first, start);
-                let force = f.f32("force")?;
+                f.group_from(field!("contacts"), first, start);
+                let force = f.f32(field!("force"))?;
                 EventTail::Collision { contacts, force }
             }
             CLASS_START_FIRING => {
-                let b = f.bytes("unknown_tail", 8)?;
+                let b = f.bytes(field!("unknown_tail"), 8)?;
                 let mut a = [0u8; 8];
                 a.copy_from_slice(b);
                 EventTail::StartFiring(a)
             }
             CLASS_OBJECT_EXPLODING => EventTail::ObjectExploding {
-                killer_peer_id: f.i32("killer_peer_id")?,
-                duration: f.f32("effect_duration")?,
+                killer_peer_id: f.i32(field!("killer_peer_id"))?,
+                duration: f.f32(field!("effect_duration"))?,
             },
             CLASS_START_WARP => EventTail::StartWarp {
-                set_name: f.str8("set_name")?,
-                destination: f.vec3_f32("destination")?,
-                speed: f.f32("speed")?,
+                set_name: f.str8(field!("set_name"))?,
+                destination: f.vec3_f32(field!("destination"))?,
+                speed: f.f32(field!("speed"))?,
             },
-            _ => EventTail::Unknown(f.rest("unknown_class_tail").to_vec()),
+            _ => EventTail::Unknown(f.rest(field!("unknown_class_tail")).to_vec()),
         })
     }
 
@@ -388,7 +390,7 @@ impl EventMessage {
                      peers send; shown raw"
                 ),
             ));
-            let raw = f.rest("non_stock_body").to_vec();
+            let raw = f.rest(field!("non_stock_body")).to_vec();
             return Ok(Ok(EventMessage {
                 opcode,
                 body: EventBody::TooShort(raw),

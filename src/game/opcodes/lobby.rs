@@ -4,6 +4,7 @@
 
 use crate::diag::Warning;
 use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::registry::field;
 use crate::game::writer::Writer;
 
 /// A message that is just its opcode: GameInit 0x01, HostMsg 0x13, FileTransferAck 0x27,
@@ -30,15 +31,16 @@ pub struct Settings {
 
 impl Settings {
     pub fn parse(f: &mut FieldReader, _w: &mut Vec<Warning>) -> DecodeResult<Settings> {
-        let game_time = f.f32("game_time")?;
-        let collision_damage = f.bit("collision_damage")?;
-        let friendly_fire = f.bit("friendly_fire")?;
-        let player_slot = f.u8("player_slot")?;
-        let mission_script = f.str16("mission_script")?;
+        let game_time = f.f32(field!("game_time"))?;
+        let collision_damage = f.bit(field!("collision_damage"))?;
+        let friendly_fire = f.bit(field!("friendly_fire"))?;
+        let player_slot = f.u8(field!("player_slot"))?;
+        let mission_script = f.str16(field!("mission_script"))?;
         // The third boolean lives in the packed byte after the game time.
-        let checksum_correction = f.bit("checksum_correction_follows")?;
+        let checksum_correction = f.bit(field!("checksum_correction_follows"))?;
         let correction_data = if checksum_correction {
-            f.rest("checksum_correction_data_unknown_format").to_vec()
+            f.rest(field!("checksum_correction_data_unknown_format"))
+                .to_vec()
         } else {
             Vec::new()
         };
@@ -77,7 +79,7 @@ pub struct BootPlayer {
 impl BootPlayer {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<BootPlayer> {
         Ok(BootPlayer {
-            reason: f.u8("reason_code")?,
+            reason: f.u8(field!("reason_code"))?,
         })
     }
     pub fn emit(&self) -> Vec<u8> {
@@ -96,7 +98,7 @@ impl ObjectMessage {
     pub fn parse(opcode: u8, f: &mut FieldReader) -> DecodeResult<ObjectMessage> {
         Ok(ObjectMessage {
             opcode,
-            object_id: f.object_id("object_id")?,
+            object_id: f.object_id(field!("object_id"))?,
         })
     }
     pub fn emit(&self) -> Vec<u8> {
@@ -115,7 +117,7 @@ pub struct UiCollisionSetting {
 impl UiCollisionSetting {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<UiCollisionSetting> {
         Ok(UiCollisionSetting {
-            collision_damage: f.bit("collision_damage")?,
+            collision_damage: f.bit(field!("collision_damage"))?,
         })
     }
     pub fn emit(&self) -> Vec<u8> {
@@ -134,7 +136,7 @@ pub struct DeletePlayerAnim {
 impl DeletePlayerAnim {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<DeletePlayerAnim> {
         Ok(DeletePlayerAnim {
-            player_name: f.str16("player_name")?,
+            player_name: f.str16(field!("player_name"))?,
         })
     }
     pub fn emit(&self) -> Vec<u8> {
@@ -154,8 +156,8 @@ pub struct EnterSet {
 impl EnterSet {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<EnterSet> {
         Ok(EnterSet {
-            object_id: f.object_id("object_id")?,
-            set_name: f.str32z("set_name")?,
+            object_id: f.object_id(field!("object_id"))?,
+            set_name: f.str32z(field!("set_name"))?,
         })
     }
     pub fn emit(&self) -> Vec<u8> {
@@ -174,7 +176,7 @@ pub struct NewPlayerInGame {
 impl NewPlayerInGame {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<NewPlayerInGame> {
         Ok(NewPlayerInGame {
-            unknown_flag: f.bit("unknown_flag")?,
+            unknown_flag: f.bit(field!("unknown_flag"))?,
         })
     }
     pub fn emit(&self) -> Vec<u8> {

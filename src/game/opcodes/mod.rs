@@ -30,6 +30,7 @@ use super::ships::ShipCatalog;
 use super::stateupdate::{self, UpdatePool};
 use super::walk::{EntrySet, Lean, Selective, TreeBuilder, Visitor};
 use crate::diag::{Code, Warning};
+use crate::game::registry::field;
 
 /// Which messages get a field tree. Every decode gives the same opcode, name, length,
 /// warnings and typed body; only `fields` differs.
@@ -411,12 +412,11 @@ fn parse_body(
 fn unknown_body(f: &mut FieldReader) -> Vec<u8> {
     let at = f.r.pos();
     let n = f.r.remaining();
-    f.push_field(Field::new(
-        "byte_count",
-        Value::Uint(n as u64),
-        Span::new(at, at),
-    ));
-    f.rest("raw").to_vec()
+    f.push_field(
+        field!("byte_count").id,
+        Field::new("byte_count", Value::Uint(n as u64), Span::new(at, at)),
+    );
+    f.rest(field!("raw")).to_vec()
 }
 
 /// Turn a decoder's result into a message: trailing bytes and failures become warnings
@@ -432,7 +432,7 @@ fn finish(
     match result {
         Ok(()) => {
             let at = f.r.pos();
-            let trailing = f.rest("trailing");
+            let trailing = f.rest(field!("trailing"));
             if !trailing.is_empty() {
                 warnings.push(Warning::new(
                     Code::TrailingBytes,
@@ -454,11 +454,14 @@ fn finish(
                 .map_or(1, |end| end as usize)
                 .clamp(1, msg.len());
             if start < msg.len() {
-                f.push_field(Field::new(
-                    "undecoded",
-                    Value::Bytes(msg[start..].to_vec()),
-                    Span::new(start, msg.len()),
-                ));
+                f.push_field(
+                    field!("undecoded").id,
+                    Field::new(
+                        "undecoded",
+                        Value::Bytes(msg[start..].to_vec()),
+                        Span::new(start, msg.len()),
+                    ),
+                );
             }
         }
     }

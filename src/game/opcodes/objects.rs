@@ -11,6 +11,7 @@ use super::ship_layouts::{creation_layout, species_name, EntryFormat, SPECIES_NA
 use crate::diag::{Code, Warning};
 use crate::game::field::{Field, Span, Value};
 use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::registry::field;
 use crate::game::ships::ShipCatalog;
 use crate::game::writer::Writer;
 
@@ -191,9 +192,9 @@ impl ObjCreate {
                 }
                 Err(e) => (ObjectBody::Undecoded(rest_from(f, body_at)), Err(e)),
             },
-            CLASS_TORPEDO => match f.u8("torpedo_type") {
+            CLASS_TORPEDO => match f.u8(field!("torpedo_type")) {
                 Ok(torpedo_type) => {
-                    let rest = f.rest("torpedo_body_undocumented").to_vec();
+                    let rest = f.rest(field!("torpedo_body_undocumented")).to_vec();
                     (ObjectBody::Torpedo { torpedo_type, rest }, Ok(()))
                 }
                 Err(e) => (ObjectBody::Undecoded(rest_from(f, body_at)), Err(e)),
@@ -204,7 +205,10 @@ impl ObjCreate {
                     Some(head.at),
                     format!("object class {other:#010x} is not documented; body shown raw"),
                 ));
-                (ObjectBody::Raw(f.rest("object_body").to_vec()), Ok(()))
+                (
+                    ObjectBody::Raw(f.rest(field!("object_body")).to_vec()),
+                    Ok(()),
+                )
             }
         };
         let c = ObjCreate {
@@ -262,9 +266,9 @@ pub struct CreationHead {
 
 impl CreationHead {
     fn parse(opcode: u8, f: &mut FieldReader, w: &mut Vec<Warning>) -> DecodeResult<Self> {
-        let owner_slot = f.u8("owner_slot")?;
+        let owner_slot = f.u8(field!("owner_slot"))?;
         let team = if opcode == 0x03 {
-            Some(f.u8("team")?)
+            Some(f.u8(field!("team"))?)
         } else {
             None
         };
@@ -279,11 +283,11 @@ impl CreationHead {
         };
         let class = match prefix {
             ObjectPrefix::ClassId(c) => {
-                f.hex32("class_id")?;
+                f.hex32(field!("class_id"))?;
                 c
             }
             ObjectPrefix::Synthetic => {
-                f.hex32("synthetic_prefix")?;
+                f.hex32(field!("synthetic_prefix"))?;
                 w.push(non_stock(
                     at,
                     "serialized object starts with 01 00 00 00 instead of the class id \
@@ -299,7 +303,7 @@ impl CreationHead {
                 CLASS_SHIP
             }
         };
-        let object_id = f.object_id("object_id")?;
+        let object_id = f.object_id(field!("object_id"))?;
         Ok(CreationHead {
             owner_slot,
             team,
@@ -323,18 +327,23 @@ pub struct ShipFixed {
 
 impl ShipFixed {
     fn parse(f: &mut FieldReader) -> DecodeResult<(ShipFixed, u8)> {
-        let species = f.u8("species")?;
+        let species = f.u8(field!("species"))?;
         if let Some(n) = species_name(species) {
             let span = f.last_span();
-            f.label("species_name", n, span);
+            f.label(field!("species_name"), n, span);
         }
-        let position = f.vec3_f32("position")?;
+        let position = f.vec3_f32(field!("position"))?;
         let (first, start) = (f.mark(), f.r.pos());
-        let orientation = [f.f32("w")?, f.f32("x")?, f.f32("y")?, f.f32("z")?];
-        f.group_from("orientation", first, start);
-        let velocity = f.cv4f_raw("velocity")?;
-        let player_name = f.str8("player_name")?;
-        let set_name = f.str8("set_name")?;
+        let orientation = [
+            f.f32(field!("orientation.w"))?,
+            f.f32(field!("orientation.x"))?,
+            f.f32(field!("orientation.y"))?,
+            f.f32(field!("orientation.z"))?,
+        ];
+        f.group_from(field!("orientation"), first, start);
+        let velocity = f.cv4f_raw(field!("velocity"))?;
+        let player_name = f.str8(field!("player_name"))?;
+        let set_name = f.str8(field!("set_name"))?;
         Ok((
             ShipFixed {
                 position,
@@ -407,15 +416,27 @@ fn parse_blob(
                 // both messages and in both captures of a diff.
                 if f.keeps_fields() {
                     let at = Span::new(es, es);
-                    f.push_field(Field::new("index", Value::Uint(index as u64), at));
-                    f.push_field(Field::new("key", Value::Text(sub.key.clone()), at));
-                    f.push_field(Field::new("name", Value::Text(sub.name.clone()), at));
-                    f.push_field(Field::new("kind", Value::Text(sub.kind.clone()), at));
+                    f.push_field(
+                        field!("subsystems.index").id,
+                        Field::new("index", Value::Uint(index as u64), at),
+                    );
+                    f.push_field(
+                        field!("subsystems.key").id,
+                        Field::new("key", Value::Text(sub.key.clone()), at),
+                    );
+                    f.push_field(
+                        field!("subsystems.name").id,
+                        Field::new("name", Value::Text(sub.name.clone()), at),
+                    );
+                    f.push_field(
+                        field!("subsystems.kind").id,
+                        Field::new("kind", Value::Text(sub.kind.clone()), at),
+                    );
                 }
                 records.push(parse_record(f, entry.format, entry.children, entry.weapon)?);
-                f.group_from("record", ef, es);
+                f.group_from(field!("subsystems", "record"), ef, es);
             }
-            f.list_from("subsystems", first, start);
+            f.list_from(field!("subsystems"), first, start);
             Ok(SubsystemBlob::Decoded(records))
         }
         None if species == 0 || species as usize >= SPECIES_NAMES.len() => Err(f.r.error(
@@ -434,7 +455,9 @@ fn parse_blob(
                     species_name(species).unwrap_or("?")
                 ),
             ));
-            Ok(SubsystemBlob::Raw(f.rest("subsystem_blob").to_vec()))
+            Ok(SubsystemBlob::Raw(
+                f.rest(field!("subsystem_blob")).to_vec(),
+            ))
         }
     }
 }
@@ -471,7 +494,7 @@ fn children(f: &mut FieldReader, n: u8) -> DecodeResult<Vec<u8>> {
     let v = f.r.bytes(n as usize, "children")?.to_vec();
     if f.keeps_fields() {
         let items = v.iter().map(|&c| Value::Uint(c as u64)).collect();
-        f.push("children", Value::List(items), at);
+        f.push(field!("subsystems.children"), Value::List(items), at);
     }
     Ok(v)
 }
@@ -482,7 +505,7 @@ fn parse_record(
     n_children: u8,
     weapon: bool,
 ) -> DecodeResult<SubsystemState> {
-    let condition = f.u8("condition")?;
+    let condition = f.u8(field!("subsystems.condition"))?;
     Ok(match format {
         EntryFormat::Base => SubsystemState::Base {
             condition,
@@ -491,15 +514,18 @@ fn parse_record(
         EntryFormat::Power => SubsystemState::Power {
             condition,
             children: children(f, n_children)?,
-            main_battery: f.u8("main_battery")?,
-            backup_battery: f.u8("backup_battery")?,
+            main_battery: f.u8(field!("subsystems.main_battery"))?,
+            backup_battery: f.u8(field!("subsystems.backup_battery"))?,
         },
         EntryFormat::Powered => {
             let children = children(f, n_children)?;
-            let power = f.i8("power_percent")?;
+            let power = f.i8(field!("subsystems.power_percent"))?;
             let weapon = if weapon {
                 // Packed bit: shares one byte across the blob's weapon systems.
-                Some((f.bit("weapon_unknown_bit")?, f.u8("weapon_unknown_byte")?))
+                Some((
+                    f.bit(field!("subsystems.weapon_unknown_bit"))?,
+                    f.u8(field!("subsystems.weapon_unknown_byte"))?,
+                ))
             } else {
                 None
             };
@@ -511,13 +537,13 @@ fn parse_record(
             }
         }
         EntryFormat::Shield => {
-            let power = f.i8("power_percent")?;
+            let power = f.i8(field!("subsystems.power_percent"))?;
             let at = f.r.pos();
             let mut facings = [0u8; 6];
             facings.copy_from_slice(f.r.bytes(6, "shield_facings")?);
             if f.keeps_fields() {
                 let items = facings.iter().map(|&c| Value::Uint(c as u64)).collect();
-                f.push("shield_facings", Value::List(items), at);
+                f.push(field!("subsystems.shield_facings"), Value::List(items), at);
             }
             SubsystemState::Shield {
                 condition,

@@ -3,6 +3,7 @@
 //! (opcode only) and the team-mode messages 0x3F–0x41.
 
 use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::registry::field;
 use crate::game::writer::Writer;
 
 /// SpeciesToSystem names (1-based, `opcodes.md` §7.3).
@@ -48,8 +49,8 @@ impl Chat {
     pub fn parse(opcode: u8, f: &mut FieldReader) -> DecodeResult<Chat> {
         Ok(Chat {
             opcode,
-            sender_peer_id: f.i32("sender_peer_id")?,
-            text: f.str16("text")?,
+            sender_peer_id: f.i32(field!("sender_peer_id"))?,
+            text: f.str16(field!("text"))?,
         })
     }
     pub fn emit(&self) -> Vec<u8> {
@@ -75,19 +76,19 @@ pub struct MissionInit {
 
 impl MissionInit {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<MissionInit> {
-        let player_limit = f.u8("player_limit")?;
-        let system = f.u8("system")?;
+        let player_limit = f.u8(field!("player_limit"))?;
+        let system = f.u8(field!("system"))?;
         if let Some(n) = system_name(system) {
             let span = f.last_span();
-            f.label("system_name", n, span);
+            f.label(field!("system_name"), n, span);
         }
-        let time_limit = f.u8("time_limit_minutes")?;
+        let time_limit = f.u8(field!("time_limit_minutes"))?;
         let end_time = if time_limit != 0xFF {
-            Some(f.i32("end_time")?)
+            Some(f.i32(field!("end_time"))?)
         } else {
             None
         };
-        let frag_limit = f.u8("frag_limit")?;
+        let frag_limit = f.u8(field!("frag_limit"))?;
         Ok(MissionInit {
             player_limit,
             system,
@@ -122,25 +123,28 @@ pub struct ScoreChange {
 
 impl ScoreChange {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<ScoreChange> {
-        let killer_peer_id = f.i32("killer_peer_id")?;
+        let killer_peer_id = f.i32(field!("killer_peer_id"))?;
         let killer_totals = if killer_peer_id != 0 {
-            Some((f.i32("killer_kills")?, f.i32("killer_score")?))
+            Some((
+                f.i32(field!("killer_kills"))?,
+                f.i32(field!("killer_score"))?,
+            ))
         } else {
             None
         };
-        let victim_peer_id = f.i32("victim_peer_id")?;
-        let victim_deaths = f.i32("victim_deaths")?;
-        let n = f.u8("update_count")? as usize;
+        let victim_peer_id = f.i32(field!("victim_peer_id"))?;
+        let victim_deaths = f.i32(field!("victim_deaths"))?;
+        let n = f.u8(field!("update_count"))? as usize;
         let (first, start) = (f.mark(), f.r.pos());
         let mut updates = Vec::with_capacity(n.min(f.r.remaining() / 8));
         for _ in 0..n {
             let (uf, us) = (f.mark(), f.r.pos());
-            let peer = f.i32("peer_id")?;
-            let score = f.i32("score")?;
-            f.group_from("update", uf, us);
+            let peer = f.i32(field!("updates.update.peer_id"))?;
+            let score = f.i32(field!("updates.update.score"))?;
+            f.group_from(field!("updates.update"), uf, us);
             updates.push((peer, score));
         }
-        f.group_from("updates", first, start);
+        f.group_from(field!("updates"), first, start);
         Ok(ScoreChange {
             killer_peer_id,
             killer_totals,
@@ -178,10 +182,10 @@ pub struct Score {
 impl Score {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<Score> {
         Ok(Score {
-            peer_id: f.i32("peer_id")?,
-            kills: f.i32("kills")?,
-            deaths: f.i32("deaths")?,
-            score: f.i32("score")?,
+            peer_id: f.i32(field!("peer_id"))?,
+            kills: f.i32(field!("kills"))?,
+            deaths: f.i32(field!("deaths"))?,
+            score: f.i32(field!("score"))?,
         })
     }
     pub fn emit(&self) -> Vec<u8> {
@@ -202,10 +206,10 @@ pub struct EndGame {
 
 impl EndGame {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<EndGame> {
-        let reason = f.i32("reason")?;
+        let reason = f.i32(field!("reason"))?;
         if let Some(n) = end_reason_name(reason) {
             let span = f.last_span();
-            f.label("reason_name", n, span);
+            f.label(field!("reason_name"), n, span);
         }
         Ok(EndGame { reason })
     }
@@ -228,7 +232,7 @@ impl ScoreInit {
         let score = Score::parse(f)?;
         Ok(ScoreInit {
             score,
-            team: f.u8("team")?,
+            team: f.u8(field!("team"))?,
         })
     }
     pub fn emit(&self) -> Vec<u8> {
@@ -250,9 +254,9 @@ pub struct TeamScore {
 impl TeamScore {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<TeamScore> {
         Ok(TeamScore {
-            team: f.u8("team")?,
-            kills: f.i32("kills")?,
-            score: f.i32("score")?,
+            team: f.u8(field!("team"))?,
+            kills: f.i32(field!("kills"))?,
+            score: f.i32(field!("score"))?,
         })
     }
     pub fn emit(&self) -> Vec<u8> {
@@ -272,8 +276,8 @@ pub struct TeamMessage {
 impl TeamMessage {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<TeamMessage> {
         Ok(TeamMessage {
-            peer_id: f.i32("peer_id")?,
-            team: f.u8("team")?,
+            peer_id: f.i32(field!("peer_id"))?,
+            team: f.u8(field!("team"))?,
         })
     }
     pub fn emit(&self) -> Vec<u8> {

@@ -6,6 +6,7 @@ use crate::diag::{Code, Warning};
 use crate::game::compressed::{cf16_decode, cv3_decode};
 use crate::game::field::{Field, Value};
 use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::registry::field;
 use crate::game::writer::Writer;
 
 /// TorpedoFire flag bit 2: no target follows.
@@ -35,21 +36,24 @@ pub struct TorpedoFire {
 
 impl TorpedoFire {
     pub fn parse(f: &mut FieldReader, w: &mut Vec<Warning>) -> DecodeResult<TorpedoFire> {
-        let launcher = f.object_id("launcher")?;
-        let torpedo_type = f.u8("torpedo_type")?;
+        let launcher = f.object_id(field!("launcher"))?;
+        let torpedo_type = f.u8(field!("torpedo_type"))?;
         if let Some(n) = torpedo_name(torpedo_type) {
             let span = f.last_span();
-            f.label("torpedo_type_name", n, span);
+            f.label(field!("torpedo_type_name"), n, span);
         }
-        let flags = f.hex8("flags")?;
+        let flags = f.hex8(field!("flags"))?;
         let no_target = flags & TORPEDO_NO_TARGET != 0;
         if f.keeps_fields() {
             // The bit the dissector rule reads (`opcodes.md` 0x19), as a value of its
             // own: the other flag bits are of unknown meaning.
             let span = f.last_span();
-            f.push_field(Field::new("no_target", Value::Bool(no_target), span));
+            f.push_field(
+                field!("no_target").id,
+                Field::new("no_target", Value::Bool(no_target), span),
+            );
         }
-        let direction = f.cv3_raw("direction")?;
+        let direction = f.cv3_raw(field!("direction"))?;
         let target = if no_target {
             if f.r.remaining() > 0 {
                 w.push(Warning::new(
@@ -64,17 +68,17 @@ impl TorpedoFire {
             None
         } else {
             let at = f.r.pos();
-            let id = f.object_id("target")?;
+            let id = f.object_id(field!("target"))?;
             let aim = if f.r.remaining() == 5 {
                 w.push(non_stock(
                     at + 4,
                     "aim point is 5 bytes (cv4, 19-byte message); stock TorpedoFire carries a \
                      4-byte cvb (18 bytes)",
                 ));
-                let (dir, mag) = f.cv4_raw("aim_point")?;
+                let (dir, mag) = f.cv4_raw(field!("aim_point"))?;
                 AimPoint::Cv4(dir, mag)
             } else {
-                AimPoint::Cvb(f.cvb("aim_point")?)
+                AimPoint::Cvb(f.cvb(field!("aim_point"))?)
             };
             Some((id, aim))
         };
@@ -132,19 +136,19 @@ fn beam_flag_note(flags: u8, has_target: bool) -> &'static str {
 
 impl BeamFire {
     pub fn parse(f: &mut FieldReader, _w: &mut Vec<Warning>) -> DecodeResult<BeamFire> {
-        let emitter = f.object_id("emitter")?;
-        let unknown_byte = f.hex8("unknown_byte5")?;
-        let direction = f.cv3_raw("direction")?;
-        let flags = f.hex8("flags")?;
+        let emitter = f.object_id(field!("emitter"))?;
+        let unknown_byte = f.hex8(field!("unknown_byte5"))?;
+        let direction = f.cv3_raw(field!("direction"))?;
+        let flags = f.hex8(field!("flags"))?;
         // The length decides whether a target follows (the flag bit is disputed).
         let target = if f.r.remaining() >= 4 {
-            Some(f.object_id("target")?)
+            Some(f.object_id(field!("target"))?)
         } else {
             None
         };
         let span = f.last_span();
         f.label(
-            "target_flag_bits",
+            field!("target_flag_bits"),
             beam_flag_note(flags, target.is_some()),
             span,
         );
@@ -184,10 +188,10 @@ pub struct Explosion {
 impl Explosion {
     pub fn parse(f: &mut FieldReader) -> DecodeResult<Explosion> {
         Ok(Explosion {
-            object_id: f.object_id("object_id")?,
-            position: f.cv4_raw("position")?,
-            damage: f.cf16_raw("damage")?,
-            radius: f.cf16_raw("radius")?,
+            object_id: f.object_id(field!("object_id"))?,
+            position: f.cv4_raw(field!("position"))?,
+            damage: f.cf16_raw(field!("damage"))?,
+            radius: f.cf16_raw(field!("radius"))?,
         })
     }
 
