@@ -1291,6 +1291,25 @@ mod typed_state_update_tests {
         su
     }
 
+    /// A StateUpdate's `fields` as JSON text twice: from its field tree and from its
+    /// typed value.
+    fn both_ways(
+        writer: &mut PacketWriter,
+        typed: &mut TypedWriter,
+        floats: &mut FloatCache,
+        tree: &[crate::game::field::Field],
+        su: &StateUpdate,
+    ) -> (String, String) {
+        let mut from_tree = Vec::new();
+        writer.fields(&mut from_tree, tree);
+        let mut from_type = Vec::new();
+        typed.fields(&mut from_type, su, floats);
+        (
+            String::from_utf8_lossy(&from_tree).into_owned(),
+            String::from_utf8_lossy(&from_type).into_owned(),
+        )
+    }
+
     #[test]
     fn typed_fields_are_written_as_the_field_tree_writes_them() {
         let catalog = ShipCatalog::stock();
@@ -1321,13 +1340,11 @@ mod typed_state_update_tests {
                         }
                         assert!(lean.fields.is_empty());
                         let su = lean.state_update().unwrap();
-                        let mut from_tree = Vec::new();
-                        writer.fields(&mut from_tree, &full.fields);
-                        let mut from_type = Vec::new();
-                        typed.fields(&mut from_type, su, &mut floats);
+                        let (from_tree, from_type) =
+                            both_ways(&mut writer, &mut typed, &mut floats, &full.fields, su);
                         assert_eq!(
-                            String::from_utf8_lossy(&from_tree),
-                            String::from_utf8_lossy(&from_type),
+                            from_tree,
+                            from_type,
                             "{} flags {flags:#04x}",
                             species.map_or("no class", |_| class.display_name.as_str())
                         );
@@ -1392,13 +1409,10 @@ mod typed_state_update_tests {
                         let su = one.state_update().unwrap();
                         // A warned update keeps what its tree shows besides its values.
                         assert_eq!(su.shown.is_some(), !one.warnings.is_empty());
-                        let mut from_tree = Vec::new();
-                        writer.fields(&mut from_tree, &full.fields);
-                        let mut from_type = Vec::new();
-                        typed.fields(&mut from_type, su, &mut floats);
+                        let (from_tree, from_type) =
+                            both_ways(&mut writer, &mut typed, &mut floats, &full.fields, su);
                         assert_eq!(
-                            String::from_utf8_lossy(&from_tree),
-                            String::from_utf8_lossy(&from_type),
+                            from_tree, from_type,
                             "{} species {species:?} bytes {bytes:02x?}",
                             class.display_name
                         );
