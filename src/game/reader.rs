@@ -389,6 +389,15 @@ impl<'a, 'v> FieldReader<'a, 'v> {
             .field(name.id, Cow::Borrowed(name.local), value, span);
     }
 
+    /// Record a value the reader did not read itself (a derived flag, a count, bytes
+    /// left over) under its registry name, over `span` (nothing in a lean read).
+    pub fn push_value(&mut self, name: FieldName, value: Value, span: Span) {
+        if self.keep {
+            self.visitor
+                .field(name.id, Cow::Borrowed(name.local), value, span);
+        }
+    }
+
     /// Record an already built field of registry entry `id` (nothing in a lean read).
     pub fn push_field(&mut self, id: FieldId, field: Field) {
         if self.keep {

@@ -22,7 +22,7 @@ pub(crate) mod test_util;
 pub use body::Body;
 pub use common::emit_raw;
 
-use super::field::{Field, Span, Value};
+use super::field::{Span, Value};
 use super::message::GameMessage;
 use super::objects::ObjectRegistry;
 use super::reader::{DecodeError, DecodeResult, FieldReader};
@@ -412,9 +412,10 @@ fn parse_body(
 fn unknown_body(f: &mut FieldReader) -> Vec<u8> {
     let at = f.r.pos();
     let n = f.r.remaining();
-    f.push_field(
-        field!("byte_count").id,
-        Field::new("byte_count", Value::Uint(n as u64), Span::new(at, at)),
+    f.push_value(
+        field!("byte_count"),
+        Value::Uint(n as u64),
+        Span::new(at, at),
     );
     f.rest(field!("raw")).to_vec()
 }
@@ -454,13 +455,10 @@ fn finish(
                 .map_or(1, |end| end as usize)
                 .clamp(1, msg.len());
             if start < msg.len() {
-                f.push_field(
-                    field!("undecoded").id,
-                    Field::new(
-                        "undecoded",
-                        Value::Bytes(msg[start..].to_vec()),
-                        Span::new(start, msg.len()),
-                    ),
+                f.push_value(
+                    field!("undecoded"),
+                    Value::Bytes(msg[start..].to_vec()),
+                    Span::new(start, msg.len()),
                 );
             }
         }

@@ -9,7 +9,7 @@
 use super::common::non_stock;
 use super::ship_layouts::{creation_layout, species_name, EntryFormat, SPECIES_NAMES};
 use crate::diag::{Code, Warning};
-use crate::game::field::{Field, Span, Value};
+use crate::game::field::{Span, Value};
 use crate::game::reader::{DecodeResult, FieldReader};
 use crate::game::registry::field;
 use crate::game::ships::ShipCatalog;
@@ -416,22 +416,10 @@ fn parse_blob(
                 // both messages and in both captures of a diff.
                 if f.keeps_fields() {
                     let at = Span::new(es, es);
-                    f.push_field(
-                        field!("subsystems.index").id,
-                        Field::new("index", Value::Uint(index as u64), at),
-                    );
-                    f.push_field(
-                        field!("subsystems.key").id,
-                        Field::new("key", Value::Text(sub.key.clone()), at),
-                    );
-                    f.push_field(
-                        field!("subsystems.name").id,
-                        Field::new("name", Value::Text(sub.name.clone()), at),
-                    );
-                    f.push_field(
-                        field!("subsystems.kind").id,
-                        Field::new("kind", Value::Text(sub.kind.clone()), at),
-                    );
+                    f.push_value(field!("subsystems.index"), Value::Uint(index as u64), at);
+                    f.push_value(field!("subsystems.key"), Value::Text(sub.key.clone()), at);
+                    f.push_value(field!("subsystems.name"), Value::Text(sub.name.clone()), at);
+                    f.push_value(field!("subsystems.kind"), Value::Text(sub.kind.clone()), at);
                 }
                 records.push(parse_record(f, entry.format, entry.children, entry.weapon)?);
                 f.group_from(field!("subsystems", "record"), ef, es);

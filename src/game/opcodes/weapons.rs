@@ -4,7 +4,7 @@ use super::common::non_stock;
 use super::events::torpedo_name;
 use crate::diag::{Code, Warning};
 use crate::game::compressed::{cf16_decode, cv3_decode};
-use crate::game::field::{Field, Value};
+use crate::game::field::Value;
 use crate::game::reader::{DecodeResult, FieldReader};
 use crate::game::registry::field;
 use crate::game::writer::Writer;
@@ -48,10 +48,7 @@ impl TorpedoFire {
             // The bit the dissector rule reads (`opcodes.md` 0x19), as a value of its
             // own: the other flag bits are of unknown meaning.
             let span = f.last_span();
-            f.push_field(
-                field!("no_target").id,
-                Field::new("no_target", Value::Bool(no_target), span),
-            );
+            f.push_value(field!("no_target"), Value::Bool(no_target), span);
         }
         let direction = f.cv3_raw(field!("direction"))?;
         let target = if no_target {
