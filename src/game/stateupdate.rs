@@ -398,6 +398,7 @@ impl<'a> Decoder<'a, '_, '_> {
 
     fn body(&mut self) -> DecodeResult<()> {
         let flags = self.su.flags;
+        let fields = self.f.keeps_fields();
         if flags & flag::POSITION != 0 {
             // Check the whole vector first so a short message loses no bytes.
             if self.f.r.remaining() < 12 {
@@ -420,30 +421,40 @@ impl<'a> Decoder<'a, '_, '_> {
             let dir = self.dir3("delta")?;
             let magnitude = Cf16(self.f.r.u16("delta")?);
             let d = Delta { dir, magnitude };
-            self.f.push(field!("delta"), Value::Vec3(d.vector()), at);
+            // The decoded vectors and the speed below only serve fields: a lean decode
+            // keeps the wire form and skips the float arithmetic.
+            if fields {
+                self.f.push(field!("delta"), Value::Vec3(d.vector()), at);
+            }
             self.su.delta = Some(d);
         }
         if flags & flag::FORWARD != 0 {
             let at = self.f.r.pos();
             let v = self.dir3("forward")?;
-            self.f.push(field!("forward"), Value::Vec3(v.vector()), at);
+            if fields {
+                self.f.push(field!("forward"), Value::Vec3(v.vector()), at);
+            }
             self.su.forward = Some(v);
         }
         if flags & flag::UP != 0 {
             let at = self.f.r.pos();
             let v = self.dir3("up")?;
-            self.f.push(field!("up"), Value::Vec3(v.vector()), at);
             self.su.up = Some(v);
-            if let Some(right) = self.su.right() {
-                // Derived, not on the wire: spans forward and up.
-                self.f.push(field!("right"), Value::Vec3(right), at - 3);
+            if fields {
+                self.f.push(field!("up"), Value::Vec3(v.vector()), at);
+                if let Some(right) = self.su.right() {
+                    // Derived, not on the wire: spans forward and up.
+                    self.f.push(field!("right"), Value::Vec3(right), at - 3);
+                }
             }
         }
         if flags & flag::SPEED != 0 {
             let at = self.f.r.pos();
             let s = Cf16(self.f.r.u16("speed")?);
-            self.f
-                .push(field!("speed"), Value::Float(s.value() as f64), at);
+            if fields {
+                self.f
+                    .push(field!("speed"), Value::Float(s.value() as f64), at);
+            }
             self.su.speed = Some(s);
         }
         if flags & flag::CLOAK != 0 {

@@ -790,7 +790,9 @@ pub fn walk_power_block(
         if r.remaining() < 2 {
             return Some(r.error("power block pair", "2 bytes (list index, value)"));
         }
-        let (Ok(index), Ok(value)) = (r.u8("power index"), r.u8("power value")) else {
+        // Both bytes are there (checked above): one read for the pair, where two
+        // fallible reads left two results to drop per pair.
+        let Ok(&[index, value]) = r.bytes(2, "power block pair") else {
             break;
         };
         each(PowerSetting { index, value });
