@@ -87,6 +87,15 @@ impl ShipCatalog {
     }
 
     fn direct(&self, species: u16) -> Option<&ShipClass> {
+        // The stock ids run 1, 2, 3 … with no gap, so class `n` is usually at `n - 1`:
+        // looked up for every StateUpdate, where the search was a visible share.
+        if let Some(c) = (species as usize)
+            .checked_sub(1)
+            .and_then(|i| self.classes.get(i))
+            .filter(|c| c.species_id == species)
+        {
+            return Some(c);
+        }
         self.classes
             .binary_search_by_key(&species, |c| c.species_id)
             .ok()
@@ -191,6 +200,45 @@ mod tests {
                 "{}",
                 k.name
             );
+        }
+    }
+
+    /// The lookup by position finds exactly what a search of the sorted list finds, for
+    /// every id, on the stock catalog and on catalogs whose ids leave gaps or run past
+    /// their position (classes added from a layout file, one replaced).
+    #[test]
+    fn class_lookup_agrees_with_search() {
+        let hull = r#"[{"name": "Hull", "format": "base"}]"#;
+        let ship = |id: u16, name: &str| {
+            format!(r#"{{"species_id": {id}, "name": "{name}", "subsystems": {hull}}}"#)
+        };
+        let mut gaps = ShipCatalog::stock();
+        let text = format!(
+            r#"{{"ships": [{}, {}, {}]}}"#,
+            ship(3, "Replaced"),
+            ship(18, "Past A Gap"),
+            ship(400, "Far")
+        );
+        gaps.merge_json(&text, LayoutOrigin::File("gaps.json".into()))
+            .unwrap();
+        let mut sparse = ShipCatalog::default();
+        let text = format!(r#"{{"ships": [{}, {}]}}"#, ship(2, "Two"), ship(5, "Five"));
+        sparse
+            .merge_json(&text, LayoutOrigin::File("sparse.json".into()))
+            .unwrap();
+        for cat in [ShipCatalog::stock(), gaps, sparse, ShipCatalog::default()] {
+            for species in 0..=u16::MAX {
+                let searched = cat
+                    .classes
+                    .binary_search_by_key(&species, |c| c.species_id)
+                    .ok()
+                    .map(|i| &cat.classes[i]);
+                assert_eq!(
+                    cat.direct(species).map(|c| (c.species_id, &c.name)),
+                    searched.map(|c| (c.species_id, &c.name)),
+                    "species {species}"
+                );
+            }
         }
     }
 }
