@@ -456,7 +456,8 @@ mod tests {
             0.0f32,
             -0.0,
             1e-7,
-            2_097_152.25,
+            // 2^21 + 1/4: an exact tie between two shortest forms.
+            f32::from_bits(0x4A00_0001),
             f32::NAN,
             f32::INFINITY,
             5.13,
