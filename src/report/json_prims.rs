@@ -126,8 +126,8 @@ pub(crate) fn f64_json(out: &mut Vec<u8>, f: f64) {
 
 /// A time or delay in seconds, `v`, computed from `ns` nanoseconds: the text
 /// [`f64_json`] writes for `v`, without its shortest-digits search when `ns` is a
-/// whole number of microseconds whose six-decimal text reads back as `v` (most
-/// capture times and every delay of a capture with microsecond stamps).
+/// whole number of microseconds, from 10 µs up, whose six-decimal text reads back
+/// as `v` (most capture times, and the delays of a capture with microsecond stamps).
 ///
 /// Why the texts agree: below 2^32 s an `f64`'s rounding interval is at most 2^-20 s
 /// wide, under 10^-6, so it holds at most one number of six decimals or fewer. When
@@ -137,7 +137,7 @@ pub(crate) fn f64_json(out: &mut Vec<u8>, f: f64) {
 /// zeros is the shortest round-trip text, the one `f64_json` writes. From 10^-5 s up
 /// that is written positionally (`0.00001`, `1014854400.489688`); a whole second as
 /// `1.0`. (`us / 10^6` is a single correctly rounded division of exact operands, so
-/// it is the `f64` nearest to that decimal.) The tests compare with [`f64_json`].
+/// it is the `f64` nearest to that decimal.) The tests compare with serde_json.
 pub(crate) fn seconds_json(out: &mut Vec<u8>, v: f64, ns: i64) {
     use crate::report::json_float::PAIRS;
     const MAX_US: i64 = (1 << 32) * 1_000_000;
