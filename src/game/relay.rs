@@ -9,7 +9,6 @@
 
 use crate::diag::Direction;
 use crate::transport::hash::Fingerprint;
-use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
 /// How long after the original a copy may appear (stock hosts relay within milliseconds;
@@ -46,17 +45,32 @@ struct Original<C> {
 #[derive(Debug, Clone)]
 pub struct RelayLinker<C> {
     pending: VecDeque<Original<C>>,
-    /// How many pending originals have each (hash, length): most host messages (its own
-    /// StateUpdates) have no original, and this answers that without a scan.
-    index: FxHashMap<Fingerprint, u32>,
+    /// How many pending originals fall in each bucket of fingerprints
+    /// ([`bucket`]): most host messages (its own StateUpdates) have no original, and
+    /// an empty bucket says so without a scan. A bucket shared with another message
+    /// only costs the scan, which compares whole fingerprints; with at most
+    /// [`MAX_PENDING`] originals in [`BUCKETS`] buckets that is rare. (A map from
+    /// fingerprint to count did the same with a hash, a probe and an insert or removal
+    /// per message, which cost more than the rest of the linker.)
+    counts: Box<[u16]>,
     evicted: u64,
+}
+
+/// Buckets of [`RelayLinker::counts`]: a power of two, sixteen per pending original
+/// at most.
+const BUCKETS: usize = 1 << 14;
+
+/// The bucket of a fingerprint: the top bits of its hash (which is mixed to the last
+/// bit), with the length added in.
+fn bucket(print: &Fingerprint) -> usize {
+    (print.hash.wrapping_add(print.len as u64) >> (64 - BUCKETS.trailing_zeros())) as usize
 }
 
 impl<C> Default for RelayLinker<C> {
     fn default() -> Self {
         RelayLinker {
             pending: VecDeque::new(),
-            index: FxHashMap::default(),
+            counts: vec![0; BUCKETS].into_boxed_slice(),
             evicted: 0,
         }
     }
@@ -65,11 +79,8 @@ impl<C> Default for RelayLinker<C> {
 impl<C> RelayLinker<C> {
     fn forget_oldest(&mut self) {
         if let Some(o) = self.pending.pop_front() {
-            if let Some(n) = self.index.get_mut(&o.print) {
-                *n -= 1;
-                if *n == 0 {
-                    self.index.remove(&o.print);
-                }
+            if let Some(n) = self.counts.get_mut(bucket(&o.print)) {
+                *n = n.saturating_sub(1);
             }
         }
     }
@@ -118,7 +129,10 @@ impl<C: Copy + PartialEq> RelayLinker<C> {
                     self.forget_oldest();
                     self.evicted += 1;
                 }
-                *self.index.entry(print).or_default() += 1;
+                // At most MAX_PENDING originals are counted, far below u16::MAX.
+                if let Some(n) = self.counts.get_mut(bucket(&print)) {
+                    *n = n.saturating_add(1);
+                }
                 self.pending.push_back(Original {
                     print,
                     client,
@@ -130,7 +144,7 @@ impl<C: Copy + PartialEq> RelayLinker<C> {
                 None
             }
             Direction::S2C => {
-                if !self.index.contains_key(&print) {
+                if self.counts.get(bucket(&print)).is_none_or(|&n| n == 0) {
                     return None;
                 }
                 // Newest first: the latest identical original is the one being relayed.
@@ -206,6 +220,27 @@ mod tests {
         assert_eq!(l.observe(C2S, 1, &chat, 140, 1.10), None);
         let echo = l.observe(S2C, 1, &chat, 141, 1.11).unwrap();
         assert_eq!((echo.original_client, echo.original_frame), (1, 140));
+    }
+
+    /// Two messages whose fingerprints share a bucket: the bucket being taken does not
+    /// link the one to the other, and each still links to its own original.
+    #[test]
+    fn a_shared_bucket_links_nothing_wrong() {
+        let a = 0u64.to_le_bytes();
+        let b = (1..)
+            .map(|i: u64| i.to_le_bytes())
+            .find(|b| bucket(&Fingerprint::of(b)) == bucket(&Fingerprint::of(&a)))
+            .unwrap();
+        let mut l = RelayLinker::<u8>::new();
+        assert_eq!(l.observe(C2S, 1, &a, 10, 1.0), None);
+        assert_eq!(l.observe(S2C, 2, &b, 11, 1.0), None);
+        assert_eq!(l.observe(C2S, 1, &b, 12, 1.0), None);
+        assert_eq!(l.observe(S2C, 2, &b, 13, 1.0).unwrap().original_frame, 12);
+        assert_eq!(l.observe(S2C, 2, &a, 14, 1.0).unwrap().original_frame, 10);
+        // Both forgotten: the bucket is empty again.
+        assert_eq!(l.observe(S2C, 3, &a, 15, 4.0), None);
+        assert_eq!(l.pending(), 0);
+        assert!(l.counts.iter().all(|&n| n == 0));
     }
 
     #[test]

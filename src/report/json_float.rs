@@ -327,8 +327,20 @@ fn no_exact_tie(bits: u32) -> bool {
     }
     let e = e + m.trailing_zeros() as i32;
     // m × 5^14 < 2^24 × 5^14 < 2^64.
-    e >= 0 || e <= -15 || (m >> m.trailing_zeros()) as u64 * 5u64.pow(-e as u32) >= 10_000_000_000
+    e >= 0 || e <= -15 || (m >> m.trailing_zeros()) as u64 * POW5_U64[-e as usize] >= 10_000_000_000
 }
+
+/// 5^i for i ≤ 14: [`no_exact_tie`] runs for most values written, and looks its
+/// power up rather than computing it.
+const POW5_U64: [u64; 15] = {
+    let mut t = [1u64; 15];
+    let mut i = 1;
+    while i < t.len() {
+        t[i] = t[i - 1] * 5;
+        i += 1;
+    }
+    t
+};
 
 /// [`write_f32`]'s text of `f` into `buf` when `zmij` writes it (most values), its
 /// length returned; `None` for the others. The copies are of lengths the compiler knows

@@ -36,6 +36,19 @@ pub(crate) fn u64_json(out: &mut Vec<u8>, n: u64) {
     }
 }
 
+/// The eight digits of `n` (below 10^8), leading zeros included.
+#[inline(always)]
+fn eight_digits(n: u64) -> [u8; 8] {
+    use crate::report::json_float::PAIRS;
+    let (hi, lo) = ((n / 10_000) as usize, (n % 10_000) as usize);
+    let pair = |i: usize| [PAIRS[2 * i], PAIRS[2 * i + 1]];
+    let [a, b] = pair(hi / 100);
+    let [c, d] = pair(hi % 100);
+    let [e, f] = pair(lo / 100);
+    let [g, h] = pair(lo % 100);
+    [a, b, c, d, e, f, g, h]
+}
+
 /// An integer from 100 up.
 pub(crate) fn u64_digits(out: &mut Vec<u8>, n: u64) {
     use crate::report::json_float::PAIRS;
@@ -48,13 +61,7 @@ pub(crate) fn u64_digits(out: &mut Vec<u8>, n: u64) {
             // Eight digits (leading zeros included) as pairs, the zeros then shifted
             // out of a big-endian word: one copy of a known length, no loop.
             let len = n.ilog10() as usize + 1;
-            let (hi, lo) = ((n / 10_000) as usize, (n % 10_000) as usize);
-            let pair = |i: usize| [PAIRS[2 * i], PAIRS[2 * i + 1]];
-            let [a, b] = pair(hi / 100);
-            let [c, d] = pair(hi % 100);
-            let [e, f] = pair(lo / 100);
-            let [g, h] = pair(lo % 100);
-            let word = u64::from_be_bytes([a, b, c, d, e, f, g, h]) << (8 * (8 - len));
+            let word = u64::from_be_bytes(eight_digits(n)) << (8 * (8 - len));
             push_prefix(out, &word.to_be_bytes(), len);
         }
         _ => {
@@ -115,6 +122,69 @@ pub(crate) fn bool_json(out: &mut Vec<u8>, b: bool) {
 /// An `f64` number (`null` when not finite).
 pub(crate) fn f64_json(out: &mut Vec<u8>, f: f64) {
     crate::report::json_float::write_f64(out, f);
+}
+
+/// A time or delay in seconds, `v`, computed from `ns` nanoseconds: the text
+/// [`f64_json`] writes for `v`, without its shortest-digits search when `ns` is a
+/// whole number of microseconds, from 10 µs up, whose six-decimal text reads back
+/// as `v` (most capture times, and the delays of a capture with microsecond stamps).
+///
+/// Why the texts agree: below 2^32 s an `f64`'s rounding interval is at most 2^-20 s
+/// wide, under 10^-6, so it holds at most one number of six decimals or fewer. When
+/// `us / 10^6` reads back as `v` it lies in that interval, and any other decimal in it
+/// with no more significant digits than it has no more decimals (its first digit is
+/// in the same place or higher) — so there is none: `us / 10^6` without its trailing
+/// zeros is the shortest round-trip text, the one `f64_json` writes. From 10^-5 s up
+/// that is written positionally (`0.00001`, `1014854400.489688`); a whole second as
+/// `1.0`. (`us / 10^6` is a single correctly rounded division of exact operands, so
+/// it is the `f64` nearest to that decimal.) The tests compare with serde_json.
+pub(crate) fn seconds_json(out: &mut Vec<u8>, v: f64, ns: i64) {
+    use crate::report::json_float::PAIRS;
+    const MAX_US: i64 = (1 << 32) * 1_000_000;
+    let us = ns / 1000;
+    if ns % 1000 != 0 || !(10..=MAX_US).contains(&us) || us as f64 / 1e6 != v {
+        f64_json(out, v);
+        return;
+    }
+    // Up to ten digits of whole seconds (below 2^32): the first two, then eight.
+    let whole = (us / 1_000_000) as u64;
+    if whole < 100_000_000 {
+        u64_json(out, whole);
+    } else {
+        u64_json(out, whole / 100_000_000);
+        out.extend_from_slice(&eight_digits(whole % 100_000_000));
+    }
+    let frac = (us % 1_000_000) as usize;
+    if frac == 0 {
+        out.extend_from_slice(b".0");
+        return;
+    }
+    let pair = |i: usize| [PAIRS[2 * i], PAIRS[2 * i + 1]];
+    let [a, b] = pair(frac / 10_000);
+    let [c, d] = pair(frac / 100 % 100);
+    let [e, f] = pair(frac % 100);
+    let text = [b'.', a, b, c, d, e, f, b'0'];
+    // The point and the digits up to the last that is not 0.
+    let mut len = 7;
+    while text[len - 1] == b'0' {
+        len -= 1;
+    }
+    push_prefix(out, &text, len);
+}
+
+/// An `f32` value as [`FloatCache::write`] writes it, without the cache: for values
+/// that seldom repeat (a position, a position delta), where looking them up and
+/// keeping them costs more than it saves.
+pub(crate) fn f32_json(out: &mut Vec<u8>, f: f32) {
+    if !f.is_finite() {
+        crate::report::json_float::write_field_float(out, f as f64);
+        return;
+    }
+    let mut text = [0u8; 24];
+    match crate::report::json_float::f32_text(f, &mut text) {
+        Some(len) => push_prefix(out, &text, len),
+        None => crate::report::json_float::write_f32(out, f),
+    }
 }
 
 /// Whether `bytes` holds a byte JSON escapes (`"`, `\\`, a control character), eight
@@ -313,6 +383,94 @@ impl FloatCache {
             cached.bits = bits;
             cached.len = text.len() as u8;
             cached.text[..text.len()].copy_from_slice(text);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seconds(ns: i64) -> (String, String) {
+        let v = ns as f64 / 1e9;
+        let mut ours = Vec::new();
+        seconds_json(&mut ours, v, ns);
+        let reference = serde_json::to_string(&v).unwrap();
+        (String::from_utf8(ours).unwrap(), reference)
+    }
+
+    /// Every whole number of microseconds up to three seconds (the short delays and the
+    /// 10^-5 s bound of positional text), then capture times: around today's, around
+    /// the 2^32 s bound, with and without whole microseconds, written as serde_json
+    /// writes the same `f64`.
+    #[test]
+    fn seconds_match_serde_json() {
+        for us in 0..3_000_000i64 {
+            let (ours, reference) = seconds(us * 1000);
+            assert_eq!(ours, reference, "{us} us");
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let bound = (1i64 << 32) * 1_000_000_000;
+        for _ in 0..1_000_000 {
+            let r = next();
+            for base in [
+                1_014_854_400_000_000_000i64,
+                1_764_000_000_000_000_000,
+                bound,
+            ] {
+                let us = base / 1000 + (r % 2_000_000_000) as i64 - 1_000_000_000;
+                for ns in [us * 1000, us * 1000 + (r >> 40) as i64 % 1000] {
+                    let (ours, reference) = seconds(ns);
+                    assert_eq!(ours, reference, "{ns} ns");
+                }
+            }
+            let (ours, reference) = seconds((r >> 1) as i64);
+            assert_eq!(ours, reference, "{r} ns");
+        }
+        for ns in [
+            0,
+            -1000,
+            -1_000_000_000,
+            i64::MIN,
+            i64::MAX,
+            bound,
+            bound + 1000,
+        ] {
+            let (ours, reference) = seconds(ns);
+            assert_eq!(ours, reference, "{ns} ns");
+        }
+    }
+
+    /// The uncached writer writes what the cached one does, finite or not.
+    #[test]
+    fn f32_json_matches_the_cache() {
+        let mut cache = FloatCache::default();
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let specials = [
+            0.0f32,
+            -0.0,
+            1e-7,
+            // 2^21 + 1/4: an exact tie between two shortest forms.
+            f32::from_bits(0x4A00_0001),
+            f32::NAN,
+            f32::INFINITY,
+            5.13,
+        ];
+        for i in 0..2_000_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let f = specials.get(i).copied().unwrap_or(f32::from_bits(x as u32));
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            f32_json(&mut a, f);
+            cache.write(&mut b, f as f64);
+            assert_eq!(a, b, "{:#010x}", f.to_bits());
         }
     }
 }

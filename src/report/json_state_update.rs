@@ -18,8 +18,8 @@
 //! each wire value of a speed.
 
 use super::json_prims::{
-    bool_json, hex_bytes_json, hex_twin_json, key_bytes, natural_width, push_prefix, str_json,
-    u64_json, FloatCache,
+    bool_json, f32_json, hex_bytes_json, hex_twin_json, key_bytes, natural_width, push_prefix,
+    str_json, u64_json, FloatCache,
 };
 use crate::game::dirty::FLAG_NAMES;
 use crate::game::field::{Field, Value};
@@ -336,7 +336,7 @@ impl TypedWriter {
         let failed = shown.and_then(|s| s.failed.as_deref());
         if let Some(p) = su.position {
             out.extend_from_slice(key!(su_names::POSITION));
-            vec3(floats, out, p);
+            fresh_vec3(out, p);
             // A failed read of the presence bit shows no bit; one of the hash after
             // it shows the bit set.
             if failed != Some(su_names::HASH_PRESENT) {
@@ -354,7 +354,7 @@ impl TypedWriter {
         }
         if let Some(d) = su.delta {
             out.extend_from_slice(key!(su_names::DELTA));
-            vec3(floats, out, d.vector());
+            fresh_vec3(out, d.vector());
         }
         match (su.forward, su.up) {
             (Some(f), Some(u)) => Self::axes(axes, floats, direction, out, f, u),
@@ -688,6 +688,18 @@ fn vec3(floats: &mut FloatCache, out: &mut Vec<u8>, v: [f32; 3]) {
     floats.write(out, v[1] as f64);
     out.push(b',');
     floats.write(out, v[2] as f64);
+    out.push(b']');
+}
+
+/// A vector whose components seldom repeat (a position, a position delta: two thirds
+/// of a capture's delta components are met once), written without the float cache.
+fn fresh_vec3(out: &mut Vec<u8>, v: [f32; 3]) {
+    out.push(b'[');
+    f32_json(out, v[0]);
+    out.push(b',');
+    f32_json(out, v[1]);
+    out.push(b',');
+    f32_json(out, v[2]);
     out.push(b']');
 }
 

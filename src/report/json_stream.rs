@@ -17,7 +17,7 @@
 
 use super::json_prims::{
     bool_json, f64_json, hex_bytes_json, hex_twin_json, i64_json, key_bytes, natural_width,
-    opt_u64_json, plain_str_json, str_json, u64_json, FloatCache,
+    opt_u64_json, plain_str_json, seconds_json, str_json, u64_json, FloatCache,
 };
 use super::json_state_update::TypedWriter;
 use crate::diag::{Direction, Warning};
@@ -680,7 +680,7 @@ fn message_tail(
         opt_u64_json(a.key(key!("fragment_index")), fragment_index.map(u64::from));
         opt_u64_json(a.key(key!("acked_frame")), *acked_frame);
         match delay_ns {
-            Some(d) => f64_json(a.key(key!("delay")), *d as f64 / 1e9),
+            Some(d) => seconds_json(a.key(key!("delay")), *d as f64 / 1e9, *d),
             None => a.key(key!("delay")).extend_from_slice(b"null"),
         }
         bool_json(a.key(key!("duplicate")), *duplicate);
@@ -790,9 +790,10 @@ impl PacketWriter {
             str_json(o.key(key!("file")), f);
         }
         u64_json(o.key(key!(Fact::Frame.name())), p.frame);
-        f64_json(
+        seconds_json(
             o.key(key!(Fact::Time.name())),
             super::json::time_seconds(p.ts_ns),
+            p.ts_ns,
         );
         i64_json(o.key(key!(Fact::TimeNs.name())), p.ts_ns);
         self.ends(o.key(key!(Fact::Src.name())), p, client_name);
