@@ -250,6 +250,8 @@ fn decode_keeping(
     pool: &mut UpdatePool,
     keep: Keep,
 ) -> GameMessage {
+    #[cfg(test)]
+    tests::DECODES.with(|n| n.set(n.get() + 1));
     let mut su = match pool.boxes.pop() {
         Some(mut su) => {
             // Its lists went to the pool when it was recycled: nothing to free here.
@@ -699,9 +701,15 @@ impl<'a> Decoder<'a, '_, '_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::super::subsys::{plan_host_block, SubsystemRecord};
     use super::*;
+
+    thread_local! {
+        /// StateUpdates decoded on this thread: a test that a reader's message is
+        /// decoded once counts them.
+        pub(crate) static DECODES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
 
     const SEED_001_EX1: [u8; 39] = [
         0x1C, 0xFF, 0xFF, 0xFF, 0x3F, 0x00, 0x80, 0xE1, 0x41, 0x9D, 0x00, 0x00, 0xB0, 0x42, 0x00,
