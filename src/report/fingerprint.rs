@@ -20,6 +20,10 @@
 //! Fingerprints of the two kinds are never compared with each other: both captures of
 //! a diff are read the same way, and a message goes the typed way or not by its own
 //! bytes and ship class alone.
+//!
+//! Why this file is long: the code ends at about 300 lines; the rest is tests that
+//! check the typed fingerprints against the tree fingerprints on real and changed
+//! messages, and that each StateUpdate is decoded once.
 
 use super::diff::Comparison;
 use super::fold_hash::FoldHasher;
