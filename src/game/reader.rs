@@ -683,6 +683,23 @@ impl<'a, 'v> FieldReader<'a, 'v> {
         }
     }
 
+    /// [`FieldReader::group_from`] over bytes read before (a block read ahead to see
+    /// whether it fits): the group spans `span`.
+    pub fn group_over(&mut self, name: FieldName, first: Mark, span: Span) {
+        if self.keep {
+            self.visitor
+                .end_group(name.id, Cow::Borrowed(name.local), first, span);
+        }
+    }
+
+    /// [`FieldReader::list_from`] over bytes read before: the list spans `span`.
+    pub fn list_over(&mut self, name: FieldName, first: Mark, span: Span) {
+        if self.keep {
+            self.visitor
+                .end_list(name.id, Cow::Borrowed(name.local), first, span);
+        }
+    }
+
     /// The rest of the message as a labelled raw field (nothing if it is empty).
     pub fn rest(&mut self, name: FieldName) -> &'a [u8] {
         let at = self.r.pos();

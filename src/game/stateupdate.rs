@@ -17,8 +17,8 @@ use super::registry::state_update_names as names;
 use super::registry::FieldName;
 use super::ships::{ShipCatalog, ShipClass};
 use super::subsys::{
-    block_fields, power_entry, power_fields, read_block_into, read_power_block_into, walk_block,
-    walk_power_block, FitMemo, PowerSetting, SubsystemRecord,
+    power_entry, power_fields, read_block_into, read_power_block_into, walk_block,
+    walk_block_fields, walk_power_block, FitMemo, PowerSetting, SubsystemRecord,
 };
 use super::walk::{Lean, TreeBuilder, Visitor};
 use crate::diag::{Code, Warning};
@@ -250,6 +250,8 @@ fn decode_keeping(
     pool: &mut UpdatePool,
     keep: Keep,
 ) -> GameMessage {
+    #[cfg(test)]
+    tests::DECODES.with(|n| n.set(n.get() + 1));
     let mut su = match pool.boxes.pop() {
         Some(mut su) => {
             // Its lists went to the pool when it was recycled: nothing to free here.
@@ -317,7 +319,7 @@ fn decode_keeping(
     }
 }
 
-/// The top-level fields of a decoded subsystem block ([`block_fields`]).
+/// The top-level fields of a decoded subsystem block ([`walk_block_fields`]).
 const BLOCK_FIELDS: [FieldName; 4] = [
     field!("subsystems_start_index"),
     field!("subsystems_start_name"),
@@ -520,11 +522,7 @@ impl<'a> Decoder<'a, '_, '_> {
                     self.f.r = probe;
                     self.su.subsystem_start = Some(read.block.start);
                     if BLOCK_FIELDS.iter().any(|n| self.f.wants(n.id)) {
-                        // `block_fields` builds them in the order of `BLOCK_FIELDS`.
-                        for (name, field) in BLOCK_FIELDS.iter().zip(block_fields(&read, class, at))
-                        {
-                            self.f.push_field(name.id, field);
-                        }
+                        walk_block_fields(&mut self.f, &read, class, at);
                     }
                     if self.keep_records {
                         self.su.subsystems = Some(SubsystemData::Decoded(read.block));
@@ -710,9 +708,15 @@ impl<'a> Decoder<'a, '_, '_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::super::subsys::{plan_host_block, SubsystemRecord};
     use super::*;
+
+    thread_local! {
+        /// StateUpdates decoded on this thread: a test that a reader's message is
+        /// decoded once counts them.
+        pub(crate) static DECODES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
 
     const SEED_001_EX1: [u8; 39] = [
         0x1C, 0xFF, 0xFF, 0xFF, 0x3F, 0x00, 0x80, 0xE1, 0x41, 0x9D, 0x00, 0x00, 0xB0, 0x42, 0x00,
@@ -1102,6 +1106,127 @@ mod tests {
                 assert_eq!(back, &su, "{} {flags:#04x}", class.name);
                 assert_eq!(encode(back), bytes);
             }
+        }
+    }
+
+    /// Every field a decode hands to its visitor: registry entry, name, span; and the
+    /// groups closed, by entry.
+    #[derive(Default)]
+    struct Recorder {
+        fields: Vec<(crate::game::registry::FieldId, String, Value, Span)>,
+        groups: Vec<crate::game::registry::FieldId>,
+    }
+
+    impl Visitor for Recorder {
+        fn building(&self) -> bool {
+            true
+        }
+        fn field(
+            &mut self,
+            id: crate::game::registry::FieldId,
+            name: std::borrow::Cow<'static, str>,
+            value: Value,
+            span: Span,
+        ) {
+            self.fields.push((id, name.into_owned(), value, span));
+        }
+        fn begin(&mut self) -> crate::game::walk::Mark {
+            0
+        }
+        fn end_group(
+            &mut self,
+            id: crate::game::registry::FieldId,
+            _: std::borrow::Cow<'static, str>,
+            _: crate::game::walk::Mark,
+            _: Span,
+        ) {
+            self.groups.push(id);
+        }
+        fn end_list(
+            &mut self,
+            _: crate::game::registry::FieldId,
+            _: std::borrow::Cow<'static, str>,
+            _: crate::game::walk::Mark,
+            _: Span,
+        ) {
+        }
+        fn last_span(&self) -> Option<Span> {
+            None
+        }
+        fn furthest_end(&self) -> Option<u32> {
+            None
+        }
+    }
+
+    /// Each member of a record's `children_pct` reaches the visitor on its own, with
+    /// the one entry for every child, the layout's child key and the span of its
+    /// condition byte: the byte there is the child's condition (`stateupdate.md` §5.2:
+    /// one byte per child after the record's own condition), for every stock class.
+    #[test]
+    fn each_child_condition_reaches_the_visitor_with_its_entry_and_byte() {
+        let cat = ShipCatalog::stock();
+        let child = field!("subsystems.children_pct.child").id;
+        let group = field!("subsystems.children_pct").id;
+        let mut with_children = 0;
+        for class in cat.classes() {
+            let mut su = sample(class, flag::SUBSYSTEMS);
+            let (block, _) = plan_host_block(class, 0, su.bits_before_subsystems(), |i, e| {
+                let mut r = SubsystemRecord::full(i as u8, e, Some(100));
+                // A distinct byte per child, so a span one byte off reads another.
+                for (k, c) in r.children.iter_mut().enumerate() {
+                    *c = (0x40 + 3 * i + k) as u8;
+                }
+                r
+            });
+            let want: Vec<(String, u8)> = block
+                .records
+                .iter()
+                .flat_map(|r| {
+                    let entry = class.entry(r.index as usize).unwrap();
+                    r.children
+                        .iter()
+                        .enumerate()
+                        .map(|(k, c)| (entry.children[k].key.clone(), *c))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            su.subsystems = Some(SubsystemData::Decoded(block));
+            let bytes = encode(&su);
+            let mut rec = Recorder::default();
+            let m = decode_walking(
+                &bytes,
+                Some(class.species_id),
+                &cat,
+                &mut rec,
+                &mut UpdatePool::new(),
+            );
+            assert!(m.warnings.is_empty(), "{}: {:?}", class.name, m.warnings);
+            let got: Vec<(String, u8)> = rec
+                .fields
+                .iter()
+                .filter(|(id, ..)| *id == child)
+                .map(|(_, name, value, span)| {
+                    assert_eq!(span.len, 1, "{}: {name}", class.name);
+                    let b = bytes[span.start as usize];
+                    assert_eq!(*value, Value::Float(super::super::subsys::byte_pct(b)));
+                    (name.clone(), b)
+                })
+                .collect();
+            assert_eq!(got, want, "{}", class.name);
+            let groups = rec.groups.iter().filter(|id| **id == group).count();
+            let records = su_records_with_children(&su);
+            assert_eq!(groups, records, "{}", class.name);
+            with_children += records;
+        }
+        assert!(with_children > 0);
+    }
+
+    fn su_records_with_children(su: &StateUpdate) -> usize {
+        match &su.subsystems {
+            Some(SubsystemData::Decoded(b)) => {
+                b.records.iter().filter(|r| !r.children.is_empty()).count()
+            }
+            _ => 0,
         }
     }
 

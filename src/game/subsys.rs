@@ -11,9 +11,10 @@
 
 use super::class_layout::{RecordFormat, ShipClass, SubsystemLayout};
 use super::field::{Field, Span, Value};
-use super::reader::{DecodeError, DecodeResult, Reader};
+use super::reader::{DecodeError, DecodeResult, FieldReader, Reader};
 use super::ships::ShipCatalog;
 use super::writer::Writer;
+use crate::game::registry::field;
 use smallvec::SmallVec;
 
 /// Child condition bytes of one record: stock layouts have at most 8 children, so they
@@ -605,135 +606,141 @@ pub fn entry_key(class: &ShipClass, index: usize) -> String {
     }
 }
 
-/// Fields of a decoded block: the start index and its entry's name, the records as a
-/// list in wire order (each with its `index`, `key` and display `name`), and a summary.
-pub fn block_fields(read: &BlockRead, class: &ShipClass, block_start: usize) -> [Field; 4] {
+/// Hand the fields of a decoded block to `f`'s visitor, each with its registry entry
+/// and span: the start index and its entry's name, the records as a list in wire order
+/// (each a group with its `index`, `key` and display `name`, its condition, each child
+/// of `children_pct` on its own under the layout's child key, and its format's fields),
+/// and a summary. The block was read ahead (to see whether the layout fits it), so the
+/// spans come from `read`; `block_start` is the start index byte.
+pub fn walk_block_fields(
+    f: &mut FieldReader<'_, '_>,
+    read: &BlockRead,
+    class: &ShipClass,
+    block_start: usize,
+) {
     let start_name = class
         .entry(read.block.start as usize)
         .map_or("?", |e| e.name.as_str());
-    let mut records = Vec::with_capacity(read.block.records.len());
+    let start_span = Span::new(block_start, block_start + 1);
+    f.push_value(
+        field!("subsystems_start_index"),
+        Value::Uint(read.block.start as u64),
+        start_span,
+    );
+    f.push_value(
+        field!("subsystems_start_name"),
+        Value::Text(start_name.to_string()),
+        start_span,
+    );
+    let list = f.mark();
     // A record's summary is ~50 bytes ("Warp Core 100%, batteries 100% / 100%; ").
     let mut summary = String::with_capacity(64 * read.block.records.len());
     for (rec, span) in read.block.records.iter().zip(&read.spans) {
         let Some(entry) = class.entry(rec.index as usize) else {
             continue;
         };
-        records.push(record_value(rec, span, entry, class));
+        walk_record(f, rec, span, entry, class);
         if !summary.is_empty() {
             summary.push_str("; ");
         }
         push_record_summary(&mut summary, rec, entry);
     }
     let end = read.spans.last().map_or(block_start + 1, |s| s.end);
-    [
-        Field::new(
-            "subsystems_start_index",
-            Value::Uint(read.block.start as u64),
-            Span::new(block_start, block_start + 1),
-        ),
-        Field::new(
-            "subsystems_start_name",
-            Value::Text(start_name.to_string()),
-            Span::new(block_start, block_start + 1),
-        ),
-        Field::new(
-            "subsystems",
-            Value::List(records),
-            Span::new(block_start + 1, end),
-        ),
-        Field::new(
-            "subsystems_summary",
-            Value::Text(summary),
-            Span::new(block_start, end),
-        ),
-    ]
+    f.list_over(field!("subsystems"), list, Span::new(block_start + 1, end));
+    f.push_value(
+        field!("subsystems_summary"),
+        Value::Text(summary),
+        Span::new(block_start, end),
+    );
 }
 
-fn record_value(
+/// One record of a decoded block, as a group of the list `subsystems`.
+fn walk_record(
+    f: &mut FieldReader<'_, '_>,
     rec: &SubsystemRecord,
     span: &RecordSpan,
     entry: &SubsystemLayout,
     class: &ShipClass,
-) -> Value {
+) {
     let at = span.start;
-    // index, key, name, condition, children, and at most three format fields.
-    let mut g = Vec::with_capacity(8);
-    g.push(Field::new(
-        "index",
+    let group = f.mark();
+    let here = Span::new(at, at);
+    f.push_value(
+        field!("subsystems.index"),
         Value::Uint(rec.index as u64),
-        Span::new(at, at),
-    ));
-    g.push(Field::new(
-        "key",
+        here,
+    );
+    f.push_value(
+        field!("subsystems.key"),
         Value::Text(entry_key(class, rec.index as usize)),
-        Span::new(at, at),
-    ));
-    g.push(Field::new(
-        "name",
+        here,
+    );
+    f.push_value(
+        field!("subsystems.name"),
         Value::Text(entry.name.clone()),
-        Span::new(at, at),
-    ));
-    g.push(Field::new(
-        "condition_pct",
+        here,
+    );
+    f.push_value(
+        field!("subsystems.condition_pct"),
         Value::Float(byte_pct(rec.condition)),
         Span::new(at, at + 1),
-    ));
+    );
     if !rec.children.is_empty() {
-        // An object keyed by the children's snake_case keys, in wire order: a child
-        // set is fixed per class, and one field per child keeps a StateUpdate's tree
-        // (written millions of times by `decode --format jsonl`) small.
-        let children = rec
-            .children
-            .iter()
-            .enumerate()
-            .map(|(k, c)| {
-                let key = entry
-                    .children
-                    .get(k)
-                    .map_or_else(|| format!("child_{k}"), |c| c.key.clone());
-                let o = at + 1 + k;
-                Field::new(key, Value::Float(byte_pct(*c)), Span::new(o, o + 1))
-            })
-            .collect();
-        g.push(Field::new(
-            "children_pct",
-            Value::Group(children),
+        // A group keyed by the children's snake_case keys, in wire order: a child set
+        // is fixed per class, and one field per child keeps a StateUpdate's tree
+        // (written millions of times by `decode --format jsonl`) small. Each child is
+        // its own field of the one entry that stands for every child, over its byte.
+        let children = f.mark();
+        for (k, c) in rec.children.iter().enumerate() {
+            let key = entry
+                .children
+                .get(k)
+                .map_or_else(|| format!("child_{k}"), |c| c.key.clone());
+            let o = at + 1 + k;
+            f.push_field(
+                field!("subsystems.children_pct.child").id,
+                Field::new(key, Value::Float(byte_pct(*c)), Span::new(o, o + 1)),
+            );
+        }
+        f.group_over(
+            field!("subsystems.children_pct"),
+            children,
             Span::new(at + 1, at + 1 + rec.children.len()),
-        ));
+        );
     }
     let after_children = at + 1 + rec.children.len();
     match rec.format {
         RecordFormat::Base => {}
         RecordFormat::Power => {
-            g.push(Field::new(
-                "main_battery_pct",
+            f.push_value(
+                field!("subsystems.main_battery_pct"),
                 Value::Float(byte_pct(rec.batteries[0])),
                 Span::new(after_children, after_children + 1),
-            ));
-            g.push(Field::new(
-                "backup_battery_pct",
+            );
+            f.push_value(
+                field!("subsystems.backup_battery_pct"),
                 Value::Float(byte_pct(rec.batteries[1])),
                 Span::new(after_children + 1, after_children + 2),
-            ));
+            );
         }
         RecordFormat::Powered | RecordFormat::Shield => {
             if let Some(b) = span.bit_at {
-                g.push(Field::new(
-                    "has_power_data",
+                f.push_value(
+                    field!("subsystems.has_power_data"),
                     Value::Bool(rec.power_pct.is_some()),
                     Span::new(b, b + 1),
-                ));
+                );
             }
             if let (Some(p), Some(o)) = (rec.power_pct, span.pct_at) {
-                g.push(Field::new(
-                    "power_pct",
+                f.push_value(
+                    field!("subsystems.power_pct"),
                     Value::Uint(p as u64),
                     Span::new(o, o + 1),
-                ));
+                );
             }
             if rec.format == RecordFormat::Shield {
-                g.push(Field::new(
-                    "facings_pct",
+                f.push_value(
+                    field!("subsystems.facings_pct"),
                     Value::List(
                         rec.facings
                             .iter()
@@ -741,11 +748,15 @@ fn record_value(
                             .collect(),
                     ),
                     Span::new(span.end.saturating_sub(6), span.end),
-                ));
+                );
             }
         }
     }
-    Value::Group(g)
+    f.group_over(
+        field!("subsystems", "record"),
+        group,
+        Span::new(span.start, span.end),
+    );
 }
 
 /// One pair of a 0x80 block: a list index and its value byte.

@@ -111,7 +111,9 @@ impl Comparison {
         h.finish()
     }
 
-    fn hash_fields(&self, fields: &[Field], h: &mut impl Hasher) {
+    /// Hash `fields` as [`Comparison::fingerprint`] hashes a message's tree, leaving
+    /// out the ignored names at any depth.
+    pub(super) fn hash_fields(&self, fields: &[Field], h: &mut impl Hasher) {
         for f in fields {
             if self.ignores(&f.name) {
                 continue;

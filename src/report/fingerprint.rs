@@ -1,24 +1,33 @@
 //! Fingerprints of delivered game messages, for `bcwire diff` and two-capture reports.
 //!
 //! [`Comparison::fingerprint`] hashes a message's field tree. Building that tree for
-//! every StateUpdate costs more than the rest of a lean decode, so a StateUpdate that
-//! decoded without a warning is fingerprinted from its typed value instead: every
-//! value its fields would show (as the fields show it: a delta as the vector, a speed
-//! as the float), and the names its ship layout gives the subsystem and power entries.
-//! Two such StateUpdates get equal fingerprints exactly when their compared fields are
-//! equal (a test checks this on the shared and synthetic captures). Every other message
-//! (about 3 % of a game) is hashed as the field tree its one decode recorded: the
-//! reader asks the pipeline for [`LeanFingerprints::trees`], which are exactly the
-//! trees these fingerprints hash, so no message is decoded a second time. All
-//! StateUpdates are hashed as trees when an ignored name could name one of their
-//! fields.
+//! every StateUpdate costs more than the rest of a lean decode, so a StateUpdate is
+//! fingerprinted from its typed value instead: every value its fields would show (as
+//! the fields show them: a delta as the vector, a speed as the float), and the names
+//! its ship layout gives the subsystem and power entries. One that warned is decoded
+//! once like the others ([`FieldTrees::TypedStateUpdates`]): its typed value keeps what
+//! its tree shows beyond the values ([`StateUpdate::shown`]: the read that failed, a raw block's
+//! fields, the bytes left over), and that is hashed too, behind a mark that a
+//! warning-free update never writes. Two StateUpdates get equal fingerprints exactly
+//! when their compared fields are equal and both warned or neither did (a test checks
+//! this on the shared and synthetic captures, each message also with one byte
+//! changed). Every other message (about 3 % of a game) is hashed as the field tree its
+//! one decode recorded: the reader asks the pipeline for [`LeanFingerprints::trees`],
+//! which are exactly the trees these fingerprints hash, so no message is decoded a
+//! second time. All StateUpdates are hashed as trees when an ignored name could name
+//! one of their fields.
 //!
 //! Fingerprints of the two kinds are never compared with each other: both captures of
 //! a diff are read the same way, and a message goes the typed way or not by its own
 //! bytes and ship class alone.
+//!
+//! Why this file is long: the code ends at about 300 lines; the rest is tests that
+//! check the typed fingerprints against the tree fingerprints on real and changed
+//! messages, and that each StateUpdate is decoded once.
 
 use super::diff::Comparison;
 use super::fold_hash::FoldHasher;
+use crate::game::field::Field;
 use crate::game::opcodes::FieldTrees;
 use crate::game::registry::state_update_names as su_names;
 use crate::game::ships::{RecordFormat, ShipCatalog, ShipClass};
@@ -82,10 +91,11 @@ impl LeanFingerprints {
     }
 
     /// The field trees the pipeline must record for [`LeanFingerprints::of`]: all but
-    /// those of warning-free StateUpdates, or all when those are hashed as trees too.
+    /// those of StateUpdates with a typed value (which keeps what the tree of one that
+    /// warned would show), or all when StateUpdates are hashed as trees too.
     pub fn trees(&self) -> FieldTrees {
         if self.typed {
-            FieldTrees::EXCEPT_CLEAN_STATE_UPDATES
+            FieldTrees::TYPED_STATE_UPDATES
         } else {
             FieldTrees::All
         }
@@ -94,11 +104,18 @@ impl LeanFingerprints {
     /// Fingerprint of a delivered message decoded with [`LeanFingerprints::trees`] (or
     /// more).
     pub fn of(&self, game: &GameMessage) -> u64 {
-        if self.typed && game.warnings.is_empty() {
+        if self.typed {
             if let Some(su) = game.state_update() {
-                // A raw block always comes with a warning; checked all the same, as
-                // the typed hash leaves raw bytes out.
-                if !matches!(su.subsystems, Some(SubsystemData::Raw { .. })) {
+                // The typed value says all the tree would exactly when it keeps what a
+                // warned one's tree shows (a raw block always comes with a warning).
+                let says_all = match &su.shown {
+                    Some(_) => !game.warnings.is_empty(),
+                    None => {
+                        game.warnings.is_empty()
+                            && !matches!(su.subsystems, Some(SubsystemData::Raw { .. }))
+                    }
+                };
+                if says_all {
                     let class = su.species.and_then(|s| self.catalog.class(s));
                     return self.state_update(su, class);
                 }
@@ -107,10 +124,18 @@ impl LeanFingerprints {
         self.cmp.fingerprint(game)
     }
 
-    /// A warning-free StateUpdate decoded with `class`, by what its fields show.
+    /// A StateUpdate decoded with `class`, by what its fields show: a warning-free one,
+    /// or one that warned decoded with [`FieldTrees::TypedStateUpdates`] (which keeps
+    /// in [`StateUpdate::shown`] what its tree shows beyond the values).
     pub fn state_update(&self, su: &StateUpdate, class: Option<&ShipClass>) -> u64 {
         let mut h = FoldHasher::default();
         h.write_u8(stateupdate::OPCODE);
+        let shown = su.shown.as_deref();
+        if shown.is_some() {
+            // Never written for a warning-free update, whose tree differs from that
+            // of every update that warned (as the tree fingerprints had them).
+            h.write_u8(0xEE);
+        }
         h.write_u32(su.object_id);
         if !self.ignore_time {
             // A field holds `f32 as f64`: hash the same bits.
@@ -120,12 +145,16 @@ impl LeanFingerprints {
         if let Some(p) = su.position {
             h.write_u8(1);
             p.iter().for_each(|c| h.write_u32(c.to_bits()));
-            match su.integrity_hash {
-                Some(x) => {
+            // A failed read of the presence bit shows no bit; one of the hash after
+            // it shows the bit set and no hash.
+            match (su.integrity_hash, shown.and_then(|s| s.failed.as_deref())) {
+                (Some(x), _) => {
                     h.write_u8(1);
                     h.write_u16(x);
                 }
-                None => h.write_u8(0),
+                (None, Some(su_names::HASH_PRESENT)) => h.write_u8(2),
+                (None, Some(su_names::INTEGRITY_HASH)) => h.write_u8(3),
+                (None, _) => h.write_u8(0),
             }
         }
         if let Some(d) = su.delta {
@@ -192,6 +221,9 @@ impl LeanFingerprints {
                 }
             }
         }
+        if let Some(shown) = shown {
+            self.shown_fields(&mut h, &shown.raw_block);
+        }
         if let Some(pairs) = &su.power {
             h.write_u8(0x80);
             h.write_usize(pairs.len());
@@ -204,7 +236,18 @@ impl LeanFingerprints {
                 h.write_u8(p.value);
             }
         }
+        if let Some(rest) = shown.and_then(|s| s.rest.as_ref()) {
+            self.shown_fields(&mut h, std::slice::from_ref(rest));
+        }
         h.finish()
+    }
+
+    /// Fields kept as the tree has them (a raw block's, the bytes left over), hashed
+    /// as the tree fingerprint hashes them: an ignored name is left out as there, so
+    /// no mark or count goes before them (each begins with its name, whose ASCII
+    /// bytes no mark of [`LeanFingerprints::state_update`] is).
+    fn shown_fields(&self, h: &mut FoldHasher, fields: &[Field]) {
+        self.cmp.hash_fields(fields, h);
     }
 }
 
@@ -439,6 +482,7 @@ mod tests {
     fn one_decode_fingerprints_equal_those_of_a_full_second_decode() {
         use crate::game::objects::ObjectRegistry;
         use crate::game::opcodes::{self, DecodeContext};
+        use crate::game::walk::Lean;
         let mut args = crate::synth::SynthArgs::new("unused");
         args.players = 4;
         args.seed = 5;
@@ -470,8 +514,13 @@ mod tests {
                     others += 1;
                     opcodes::decode(bytes, &DecodeContext::new(&registry, &catalog))
                 };
-                let want = match full.state_update() {
-                    Some(su) if lean.typed && full.warnings.is_empty() => {
+                // A StateUpdate with a typed value, warned or not, is hashed from it.
+                let one = (bytes[0] == stateupdate::OPCODE).then(|| {
+                    let pool = &mut stateupdate::UpdatePool::new();
+                    stateupdate::decode_shown(bytes, *species, &catalog, &mut Lean, pool)
+                });
+                let want = match one.as_ref().and_then(|m| m.state_update()) {
+                    Some(su) if lean.typed => {
                         lean.state_update(su, species.and_then(|s| catalog.class(s)))
                     }
                     _ => cmp.fingerprint(&full),
@@ -498,27 +547,33 @@ mod tests {
         out
     }
 
-    /// Typed fingerprints are equal exactly when field-tree fingerprints are, over all
-    /// StateUpdates that take the typed way. Returns how many did.
-    fn assert_same_partition(cmp: &Comparison, msgs: &[(Vec<u8>, Option<u16>)]) -> usize {
+    /// Typed fingerprints are equal exactly when field-tree fingerprints are and both
+    /// updates warned or neither did, over all StateUpdates that take the typed way (a
+    /// warned one as [`FieldTrees::TypedStateUpdates`] decodes it: once, without a
+    /// tree). Returns how many did, and how many of them warned.
+    fn assert_same_partition(cmp: &Comparison, msgs: &[(Vec<u8>, Option<u16>)]) -> (usize, usize) {
+        use crate::game::stateupdate::UpdatePool;
+        use crate::game::walk::Lean;
         let catalog = ShipCatalog::stock();
         let lean = LeanFingerprints::new(cmp.clone(), catalog.clone());
         assert!(lean.typed);
-        let mut by_fields: HashMap<u64, (u64, usize)> = HashMap::new();
-        let mut by_typed: HashMap<u64, (u64, usize)> = HashMap::new();
-        let mut typed = 0;
+        let mut by_fields: HashMap<(u64, bool), (u64, usize)> = HashMap::new();
+        let mut by_typed: HashMap<u64, ((u64, bool), usize)> = HashMap::new();
+        let (mut typed, mut warned) = (0, 0);
+        let mut pool = UpdatePool::new();
         for (k, (bytes, species)) in msgs.iter().enumerate() {
             let full = stateupdate::decode(bytes, *species, &catalog);
-            let Some(su) = full.state_update() else {
+            let one = stateupdate::decode_shown(bytes, *species, &catalog, &mut Lean, &mut pool);
+            let Some(su) = one.state_update() else {
                 continue;
             };
-            if !full.warnings.is_empty() || matches!(su.subsystems, Some(SubsystemData::Raw { .. }))
-            {
-                continue;
-            }
+            assert_eq!(one.warnings, full.warnings);
+            assert_eq!(su.shown.is_some(), !one.warnings.is_empty());
             typed += 1;
-            let f = cmp.fingerprint(&full);
+            warned += su.shown.is_some() as usize;
+            let f = (cmp.fingerprint(&full), su.shown.is_some());
             let t = lean.state_update(su, species.and_then(|s| catalog.class(s)));
+            assert_eq!(lean.of(&one), t);
             let (seen_t, first) = *by_fields.entry(f).or_insert((t, k));
             assert_eq!(
                 seen_t, t,
@@ -532,7 +587,7 @@ mod tests {
                 msgs[first].0, bytes
             );
         }
-        typed
+        (typed, warned)
     }
 
     #[test]
@@ -540,17 +595,119 @@ mod tests {
         let mut msgs = corpus();
         let changed = with_one_byte_changed(&msgs);
         msgs.extend(changed);
+        let ignore = |names: &[&str]| {
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            Comparison::new(false, &names).unwrap()
+        };
         for cmp in [
             Comparison::new(false, &[]).unwrap(),
             Comparison::new(true, &[]).unwrap(),
-            Comparison::new(false, &["clock".to_string(), "no_such_field".to_string()]).unwrap(),
+            ignore(&["clock", "no_such_field"]),
+            // Names only a warned update's tree holds: left out there as in the tree.
+            ignore(&["trailing", "fits_classes", "subsystem_block_raw"]),
         ] {
-            let typed = assert_same_partition(&cmp, &msgs);
+            let (typed, warned) = assert_same_partition(&cmp, &msgs);
             assert!(
-                typed > 10_000,
-                "only {typed} StateUpdates took the typed way"
+                typed > 10_000 && warned > 1_000,
+                "only {typed} StateUpdates took the typed way, {warned} of them warned"
             );
         }
+    }
+
+    /// Under the fingerprints' trees a StateUpdate is decoded once, one that warned
+    /// too, and builds no tree; under the trees they asked for before, one that warned
+    /// was decoded a second time for its tree (the count tells the two apart).
+    #[test]
+    fn every_state_update_is_decoded_once() {
+        use crate::game::objects::ObjectRegistry;
+        use crate::game::opcodes::{decode_reusing, DecodeContext};
+        use crate::game::stateupdate::tests::DECODES;
+        use crate::game::stateupdate::UpdatePool;
+        let catalog = ShipCatalog::stock();
+        // An empty registry: every subsystem block is kept raw, with its warning.
+        let registry = ObjectRegistry::default();
+        let lean = LeanFingerprints::new(Comparison::standard(), catalog.clone());
+        let mut msgs = corpus();
+        let changed = with_one_byte_changed(&msgs);
+        msgs.extend(changed);
+        let decodes = |trees: FieldTrees, bytes: &[u8], pool: &mut UpdatePool| {
+            let ctx = DecodeContext::new(&registry, &catalog).with_trees(trees);
+            let before = DECODES.with(|n| n.get());
+            let m = decode_reusing(bytes, &ctx, pool);
+            (DECODES.with(|n| n.get()) - before, m)
+        };
+        let (mut pool, mut warned) = (UpdatePool::new(), 0);
+        for (bytes, _) in &msgs {
+            let (n, m) = decodes(lean.trees(), bytes, &mut pool);
+            assert_eq!(n, 1, "{bytes:02x?}");
+            if m.state_update().is_some() {
+                assert!(m.fields.is_empty(), "{bytes:02x?}");
+            }
+            if !m.warnings.is_empty() {
+                warned += 1;
+                let (n, _) = decodes(FieldTrees::EXCEPT_CLEAN_STATE_UPDATES, bytes, &mut pool);
+                assert_eq!(n, 2, "{bytes:02x?}");
+            }
+        }
+        assert!(warned > 1_000, "{warned}");
+    }
+
+    /// A StateUpdate that warned, fingerprinted from its one decode: equal bytes give
+    /// equal fingerprints, and a changed byte of a compared field, of a raw block or
+    /// of the bytes left over gives another.
+    #[test]
+    fn a_changed_byte_of_a_warned_state_update_changes_its_fingerprint() {
+        use crate::game::stateupdate::{flag, UpdatePool};
+        use crate::game::walk::Lean;
+        let catalog = ShipCatalog::stock();
+        let lean = LeanFingerprints::new(Comparison::standard(), catalog.clone());
+        let fp = |bytes: &[u8], species: Option<u16>| {
+            let m = stateupdate::decode_shown(
+                bytes,
+                species,
+                &catalog,
+                &mut Lean,
+                &mut UpdatePool::new(),
+            );
+            assert!(!m.warnings.is_empty(), "{bytes:02x?}");
+            lean.of(&m)
+        };
+        // A real warning-free update with a subsystem block.
+        let (clean, species) = corpus()
+            .into_iter()
+            .find(|(b, species)| {
+                let m = stateupdate::decode(b, *species, &catalog);
+                m.warnings.is_empty()
+                    && m.state_update().is_some_and(|su| {
+                        su.flags & flag::SUBSYSTEMS != 0 && su.flags & flag::POWER == 0
+                    })
+            })
+            .unwrap();
+        // Bytes left over after the last field: a trailing-bytes warning.
+        let mut trailing = clean.clone();
+        trailing.extend_from_slice(&[0x11, 0x22, 0x33]);
+        let base = fp(&trailing, species);
+        assert_eq!(base, fp(&trailing.clone(), species));
+        // The object id, and a byte left over.
+        for at in [1, trailing.len() - 1] {
+            let mut b = trailing.clone();
+            b[at] ^= 0x40;
+            assert_ne!(fp(&b, species), base, "byte {at}");
+        }
+        // Game time is volatile: left out of the standard comparison.
+        let mut b = trailing.clone();
+        b[6] ^= 0x01;
+        assert_eq!(fp(&b, species), base);
+        // An unknown class: the subsystem block is kept raw, its bytes compared.
+        let raw = fp(&clean, None);
+        let mut b = clean.clone();
+        *b.last_mut().unwrap() ^= 0x01;
+        assert_ne!(fp(&b, None), raw);
+        // A warned update never meets a warning-free one.
+        let m =
+            stateupdate::decode_shown(&clean, species, &catalog, &mut Lean, &mut UpdatePool::new());
+        assert!(m.warnings.is_empty());
+        assert_ne!(lean.of(&m), base);
     }
 
     /// Values the wire can write in more than one way, and ships whose layouts differ.
@@ -589,7 +746,7 @@ mod tests {
         assert_ne!(msgs[0].0, msgs[1].0);
         let cmp = Comparison::new(false, &[]).unwrap();
         if cf16_values_meet() {
-            assert_eq!(assert_same_partition(&cmp, &msgs), 2);
+            assert_eq!(assert_same_partition(&cmp, &msgs), (2, 0));
             let lean = LeanFingerprints::new(cmp.clone(), catalog.clone());
             assert_eq!(
                 lean.state_update(&base, Some(class)),

@@ -49,8 +49,9 @@ pub enum FieldTrees {
     /// value says all its fields would, and StateUpdates are most of a capture. It
     /// gets only its top-level fields of these names (none for most readers; those a
     /// selection reads). One with a warning (a raw block, trailing bytes …) is decoded
-    /// again with its whole tree, which holds what the typed value cannot (the diff
-    /// fingerprints hash it).
+    /// again with its whole tree, which holds what its typed value cannot; a reader
+    /// that needs no tree of it asks for [`FieldTrees::TypedStateUpdates`] instead,
+    /// whose one decode keeps that in the typed value.
     ExceptCleanStateUpdates(EntrySet),
     /// Every message except a StateUpdate with a typed value, in one decode: one that
     /// warned keeps what its tree would show beyond its values in the value itself
