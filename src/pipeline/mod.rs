@@ -35,7 +35,7 @@ use crate::transport::facts::MAX_EVENTS_PER_CLIENT;
 use crate::transport::packet::{self, Message, Packet};
 use crate::transport::reassembly::{Incomplete, IncompleteReason};
 use crate::transport::reliability::{MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED};
-use crate::transport::stream::{Content, StayEvent, Streams};
+use crate::transport::stream::{Arrival, Content, StayEvent, Streams};
 use crate::transport::{cipher, SessionFacts};
 use anyhow::Result;
 use names::{Names, ShipIdentity};
@@ -706,7 +706,9 @@ impl Pipeline {
         frame: u64,
     ) {
         let (session, client, dir) = stream;
-        let mut arrival = self.streams.on_message(stream, m, plain, ts_ns, frame);
+        let mut arrival = Arrival::of(m, plain);
+        self.streams
+            .on_message(&mut arrival, stream, m, plain, ts_ns, frame);
         if let Some(stay) = arrival.stay {
             let ev = match stay {
                 StayEvent::Connect => TransportEvent::Connect,
