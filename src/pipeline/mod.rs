@@ -669,8 +669,8 @@ impl Pipeline {
         let time = ts_ns as f64 / 1e9;
         let phase = self.sessions.entry(session).or_default().phase(client);
         phase.on_transport(TransportEvent::Packet, time);
-        // The previous datagram's records, refilled in place (see MessageRecord::reset).
-        let mut messages = self.spares.messages();
+        // Records of an earlier datagram, refilled in place (see MessageRecord::reset).
+        let mut messages = self.spares.messages(pkt.messages.len());
         messages.truncate(pkt.messages.len());
         for (i, m) in pkt.messages.iter().enumerate() {
             match messages.get_mut(i) {
