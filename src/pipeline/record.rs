@@ -327,4 +327,36 @@ mod tests {
             "the warning list keeps its storage"
         );
     }
+
+    /// Spare lists go back by their count and come out by it: after warm-up a datagram
+    /// finds a list of exactly its own count (nothing to cut or add), and one of a count
+    /// with no list of its own gets the list of other counts.
+    #[test]
+    fn spare_lists_are_kept_by_message_count() {
+        let packet = |n: usize| GamePacket {
+            peer_id: 1,
+            msg_count: n as u8,
+            plain: vec![1, n as u8],
+            messages: (0..n).map(|i| MessageRecord::blank(i, 1)).collect(),
+            warnings: Vec::new(),
+        };
+        let mut spares = Spares::new();
+        for n in [1, 3, 1, 2, 3, 12, 0] {
+            let plain = spares.recycle(packet(n));
+            assert_eq!(plain, vec![1, n as u8], "the payload goes back");
+        }
+        for n in [1, 2, 3] {
+            assert_eq!(spares.messages(n).len(), n, "a list of count {n} is kept");
+        }
+        // Taken: the next datagram of count 2 finds the list of other counts (the
+        // empty list of the last datagram, which had none).
+        assert!(spares.messages(2).is_empty());
+        // A second list of count 1 went to the place of other counts, and came back
+        // out of it; a count beyond the listed ones has no list of its own.
+        spares.recycle(packet(1));
+        spares.recycle(packet(1));
+        assert_eq!(spares.messages(1).len(), 1);
+        assert_eq!(spares.messages(LISTED_COUNTS + 1).len(), 1);
+        assert!(spares.messages(LISTED_COUNTS + 1).is_empty());
+    }
 }
