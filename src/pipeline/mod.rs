@@ -726,7 +726,7 @@ impl Pipeline {
             }
         }
         let deliver = arrival.copy.is_new();
-        match rec.take_arrival(&mut arrival, self.trees) {
+        match rec.take_arrival(arrival, self.trees) {
             Content::Game { bytes, .. } => {
                 self.decode_game(
                     &mut rec.game,
