@@ -245,6 +245,53 @@ impl Session {
     pub fn game_clients(&self) -> impl Iterator<Item = &Client> {
         self.clients.iter().filter(|c| c.is_game_client())
     }
+    /// Counts datagram `d` of client `client` (`new_client`: added for it) into the
+    /// session and the client; hands back its kind and damage (see below).
+    fn count(
+        &mut self,
+        d: &Datagram,
+        client: usize,
+        new_client: bool,
+        direction: Direction,
+        kind: PayloadKind,
+    ) -> (PayloadKind, Option<Damaged>) {
+        // A datagram of two bytes or more on the game port is decoded as a game packet
+        // whatever its first byte says: one flipped bit there must not make a frame
+        // vanish from the records (a damaged host packet, a connect or a GameSpy query
+        // whose byte 0 changed). Empty and 1-byte payloads hold nothing to decode and
+        // keep their reason.
+        let mut kind = kind;
+        let mut damaged = None;
+        let Some(c) = self.clients.get_mut(client) else {
+            // Unreachable: the client index comes from this session's own table.
+            return (kind, damaged);
+        };
+        if let PayloadKind::NotBc(why @ NotBcReason::PeerId { .. }) = kind {
+            damaged = Some(Damaged {
+                why,
+                game_flow: !new_client && c.is_game_client(),
+            });
+            kind = PayloadKind::Bc {
+                peer_id: d.payload.first().copied().unwrap_or(0),
+            };
+        }
+        let len = d.payload.len();
+        c.activity.touch(d);
+        c.counters.add(direction, kind, len);
+        if direction == Direction::C2S {
+            match kind {
+                PayloadKind::Bc { peer_id } if peer_id == PEER_ID_UNASSIGNED => {
+                    c.connect_frame.get_or_insert(d.frame);
+                }
+                PayloadKind::Bc { peer_id } if damaged.is_none() => c.peer_id = Some(peer_id),
+                _ => {}
+            }
+        }
+        self.activity.touch(d);
+        self.counters.add(direction, kind, len);
+        (kind, damaged)
+    }
+
     fn ended(&self, now: i64, timeout: i64) -> bool {
         if now.saturating_sub(self.activity.last_ts_ns) > timeout {
             return true;
@@ -327,6 +374,11 @@ impl SessionTable {
             .get(&index)
             .or_else(|| self.retired.get(&index))
     }
+    /// Whether sessions retired since the last [`SessionTable::take_retired`]: asked
+    /// once per datagram, and nearly always no.
+    pub fn has_retired(&self) -> bool {
+        !self.retired.is_empty()
+    }
     /// Sessions retired since the last call, by index: no datagram will be classified
     /// into them any more.
     pub fn take_retired(&mut self) -> Vec<(usize, Session)> {
@@ -359,6 +411,49 @@ impl SessionTable {
 
     pub fn classify(&mut self, d: &Datagram) -> Result<Classified, Unrelated> {
         let recent = self.recent.get(d.src, d.dst);
+        if let Some(k) = recent {
+            let kind = payload_kind(&d.payload, k.direction);
+            if !is_connect(k.direction, kind) {
+                return self.classify_known(d, k, kind);
+            }
+        }
+        self.classify_searching(d, recent)
+    }
+
+    /// A datagram that is no connect, between two endpoints whose last datagram went
+    /// to `k` with nothing added or retired since: the lookups of
+    /// [`SessionTable::classify_searching`] would find the same session and client, and
+    /// remember the same answer for the pair, so only the counting is left.
+    fn classify_known(
+        &mut self,
+        d: &Datagram,
+        k: Known,
+        kind: PayloadKind,
+    ) -> Result<Classified, Unrelated> {
+        let Some(s) = self.sessions.get_mut(&k.session) else {
+            // Unreachable: the pair's answer is forgotten when a session retires.
+            self.table_full += 1;
+            return Err(Unrelated::TableFull);
+        };
+        let (kind, damaged) = s.count(d, k.client, false, k.direction, kind);
+        Ok(Classified {
+            session: k.session,
+            client: k.client,
+            direction: k.direction,
+            kind,
+            new_session: false,
+            new_client: false,
+            damaged,
+        })
+    }
+
+    /// [`SessionTable::classify`] by the session table's lookups (`recent`: the
+    /// pair's remembered answer, used unless the datagram is a connect).
+    fn classify_searching(
+        &mut self,
+        d: &Datagram,
+        recent: Option<Known>,
+    ) -> Result<Classified, Unrelated> {
         let sides = match recent {
             // Only pairs with the game port on one end are remembered, whose sides
             // follow from the ports alone.
@@ -376,11 +471,7 @@ impl SessionTable {
             });
         };
         let kind = payload_kind(&d.payload, direction);
-        let is_connect = direction == Direction::C2S
-            && kind
-                == PayloadKind::Bc {
-                    peer_id: PEER_ID_UNASSIGNED,
-                };
+        let is_connect = is_connect(direction, kind);
         let now = d.ts_ns;
         let timeout = self.config.client_timeout_ns;
 
@@ -489,36 +580,7 @@ impl SessionTable {
                 (i, true)
             }
         };
-        // A datagram of two bytes or more on the game port is decoded as a game packet
-        // whatever its first byte says: one flipped bit there must not make a frame
-        // vanish from the records (a damaged host packet, a connect or a GameSpy query
-        // whose byte 0 changed). Empty and 1-byte payloads hold nothing to decode and
-        // keep their reason.
-        let mut kind = kind;
-        let mut damaged = None;
-        if let PayloadKind::NotBc(why @ NotBcReason::PeerId { .. }) = kind {
-            damaged = Some(Damaged {
-                why,
-                game_flow: !new_client && s.clients[client].is_game_client(),
-            });
-            kind = PayloadKind::Bc {
-                peer_id: d.payload.first().copied().unwrap_or(0),
-            };
-        }
-        s.activity.touch(d);
-        s.counters.add(direction, kind, d.payload.len());
-        let c = &mut s.clients[client];
-        c.activity.touch(d);
-        c.counters.add(direction, kind, d.payload.len());
-        if direction == Direction::C2S {
-            match kind {
-                PayloadKind::Bc { peer_id } if peer_id == PEER_ID_UNASSIGNED => {
-                    c.connect_frame.get_or_insert(d.frame);
-                }
-                PayloadKind::Bc { peer_id } if damaged.is_none() => c.peer_id = Some(peer_id),
-                _ => {}
-            }
-        }
+        let (kind, damaged) = s.count(d, client, new_client, direction, kind);
         // With two different ports exactly one is the game port, and the sides follow
         // from the ports (with both on it they can depend on the payload).
         if !is_connect && d.src.port() != d.dst.port() {
@@ -568,6 +630,16 @@ impl SessionTable {
             }
         }
     }
+}
+
+/// A client's connect request: the only datagram whose session depends on more than
+/// the endpoints (on whether the session it would join has ended).
+fn is_connect(direction: Direction, kind: PayloadKind) -> bool {
+    direction == Direction::C2S
+        && kind
+            == PayloadKind::Bc {
+                peer_id: PEER_ID_UNASSIGNED,
+            }
 }
 
 /// A GameSpy reply ends with `\final\` (and carries `\gamename\`); queries do not.

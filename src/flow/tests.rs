@@ -283,3 +283,121 @@ fn retired_sessions_release_their_clients_from_the_total() {
     }
     assert_eq!(f.table.dropped_count(), 0);
 }
+
+/// Classifies every datagram twice: as [`SessionTable::classify`] does, and with every
+/// remembered answer forgotten first, so that each datagram goes through the session
+/// table's lookups. Both must give the same answer and leave the same sessions; the
+/// count of datagrams that could take the remembered answer is returned, so that a
+/// comparison that never exercised it is caught.
+fn compare_with_and_without_recent(datagrams: &[(Datagram, Option<usize>)]) -> usize {
+    let mut remembered = SessionTable::new(DEFAULT_GAME_PORT);
+    let mut searched = SessionTable::new(DEFAULT_GAME_PORT);
+    let mut known = 0;
+    for (d, leaves) in datagrams {
+        if remembered.recent.get(d.src, d.dst).is_some() {
+            known += 1;
+        }
+        searched.recent.forget_all();
+        let a = remembered.classify(d);
+        let b = searched.classify(d);
+        assert_eq!(a, b, "frame {}", d.frame);
+        assert_eq!(remembered.take_retired(), searched.take_retired());
+        // A disconnect the transport layer would have found in this datagram.
+        if let (Some(client), Ok(c)) = (leaves, a) {
+            remembered.client_left(c.session, *client, d.frame);
+            searched.client_left(c.session, *client, d.frame);
+        }
+    }
+    assert_eq!(remembered.sessions(), searched.sessions());
+    known
+}
+
+#[test]
+fn remembered_answers_match_the_table_lookups_on_a_synthetic_mix() {
+    // Two servers; clients that connect, talk, leave, time out and come back (a new
+    // session on the same endpoint); damaged byte 0s; GameSpy; other UDP traffic.
+    let mut ds = Vec::new();
+    let mut frame = 0;
+    let mut push = |ts: i64, src: &str, dst: &str, payload: &[u8], leaves: Option<usize>| {
+        frame += 1;
+        let d = Datagram {
+            frame,
+            ts_ns: ts,
+            src: src.parse().unwrap(),
+            dst: dst.parse().unwrap(),
+            payload: payload.to_vec(),
+            fragment_frames: vec![],
+        };
+        ds.push((d, leaves));
+    };
+    let other = "10.0.0.7:22101";
+    for run in 0..3i64 {
+        let t0 = run * 100 * SEC;
+        for step in 0..40i64 {
+            let t = t0 + step * SEC / 4;
+            for k in 0..3 {
+                let cl = format!("10.0.1.{k}:{}", 6000 + run);
+                let server = if k == 2 { other } else { SRV };
+                let first = if step == 0 { 0xFF } else { 2 + k as u8 };
+                push(t, &cl, server, &[first, 1, 2], None);
+                push(t, server, &cl, &[1, 1, 2], None);
+                if step % 7 == 3 {
+                    // Damaged byte 0 both ways, a resent connect, a 1-byte payload.
+                    push(t, server, &cl, &[0x41, 1], None);
+                    push(t, &cl, server, &[0, 1], None);
+                    push(t, &cl, server, &[0xFF, 1], None);
+                    push(t, &cl, server, &[7], None);
+                }
+            }
+            if step % 10 == 0 {
+                push(t, "10.0.2.9:7000", SRV, b"\\status\\", None);
+                push(t, SRV, "10.0.2.9:7000", b"\\gamename\\bc\\final\\", None);
+                push(t, "10.0.3.1:53", "10.0.3.2:4000", b"dns", None);
+            }
+        }
+        // The first client leaves; the others fall silent until the next run.
+        let t = t0 + 10 * SEC;
+        let cl = format!("10.0.1.0:{}", 6000 + run);
+        push(t, &cl, SRV, &[2, 1, 4], Some(0));
+        push(t, SRV, &cl, &[1, 1, 4], None);
+    }
+    let known = compare_with_and_without_recent(&ds);
+    assert!(known > ds.len() / 2, "{known} of {} remembered", ds.len());
+}
+
+#[test]
+fn remembered_answers_match_the_table_lookups_on_the_shared_captures() {
+    use crate::capture::{CaptureReader, Frame};
+    use crate::net::{NetDecoder, NetOutcome};
+    let shared = [
+        std::env::var_os("BCWIRE_SHARED").map(std::path::PathBuf::from),
+        Some(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
+        Some(std::path::PathBuf::from("/work/shared")),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| p.join("captures/openbc").is_dir());
+    let Some(dir) = shared else {
+        eprintln!("note: shared captures not found; compared on the synthetic mix only");
+        return;
+    };
+    for name in ["a_single_client", "b2_valentines_replay"] {
+        let path = dir.join(format!("captures/openbc/{name}/{name}.pcap"));
+        let mut reader = CaptureReader::open(path.to_str().unwrap()).unwrap();
+        let mut net = NetDecoder::default();
+        let mut frame = Frame::default();
+        let mut ds = Vec::new();
+        while reader.read_into(&mut frame).unwrap() {
+            if let NetOutcome::Datagram(d) = net.decode(&frame) {
+                ds.push((d, None));
+            }
+        }
+        assert!(ds.len() > 40, "{name}: {} datagrams", ds.len());
+        let known = compare_with_and_without_recent(&ds);
+        assert!(
+            known > ds.len() / 2,
+            "{name}: {known} of {} remembered",
+            ds.len()
+        );
+    }
+}

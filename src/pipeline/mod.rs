@@ -35,7 +35,7 @@ use crate::transport::facts::MAX_EVENTS_PER_CLIENT;
 use crate::transport::packet::{self, Message, Packet};
 use crate::transport::reassembly::{Incomplete, IncompleteReason};
 use crate::transport::reliability::{MAX_ENTRIES_PER_STREAM, MAX_REPORTED_UNACKED};
-use crate::transport::stream::{Content, StayEvent, Streams};
+use crate::transport::stream::{Arrival, Content, StayEvent, Streams};
 use crate::transport::{cipher, SessionFacts};
 use anyhow::Result;
 use names::{Names, ShipIdentity};
@@ -524,9 +524,12 @@ impl Pipeline {
             }
         };
         let classified = self.flows.classify(d);
-        for (index, session) in self.flows.take_retired() {
-            self.retire(index, &session, d.ts_ns);
-            sink.session_ended(index);
+        // Asked first: walking the empty list of nearly every datagram cost more.
+        if self.flows.has_retired() {
+            for (index, session) in self.flows.take_retired() {
+                self.retire(index, &session, d.ts_ns);
+                sink.session_ended(index);
+            }
         }
         let s = &mut self.summary;
         let c = match classified {
@@ -666,8 +669,8 @@ impl Pipeline {
         let time = ts_ns as f64 / 1e9;
         let phase = self.sessions.entry(session).or_default().phase(client);
         phase.on_transport(TransportEvent::Packet, time);
-        // The previous datagram's records, refilled in place (see MessageRecord::reset).
-        let mut messages = self.spares.messages();
+        // Records of an earlier datagram, refilled in place (see MessageRecord::reset).
+        let mut messages = self.spares.messages(pkt.messages.len());
         messages.truncate(pkt.messages.len());
         for (i, m) in pkt.messages.iter().enumerate() {
             match messages.get_mut(i) {
@@ -703,7 +706,9 @@ impl Pipeline {
         frame: u64,
     ) {
         let (session, client, dir) = stream;
-        let mut arrival = self.streams.on_message(stream, m, plain, ts_ns, frame);
+        let mut arrival = Arrival::of(m, plain);
+        self.streams
+            .on_message(&mut arrival, stream, m, plain, ts_ns, frame);
         if let Some(stay) = arrival.stay {
             let ev = match stay {
                 StayEvent::Connect => TransportEvent::Connect,
@@ -721,7 +726,7 @@ impl Pipeline {
             }
         }
         let deliver = arrival.copy.is_new();
-        match rec.take_arrival(&mut arrival, self.trees) {
+        match rec.take_arrival(arrival, self.trees) {
             Content::Game { bytes, .. } => {
                 self.decode_game(
                     &mut rec.game,
