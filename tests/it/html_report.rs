@@ -140,6 +140,39 @@ fn pages_of_the_shared_captures_are_complete_and_self_contained() {
     }
 }
 
+/// The page finds each life's events in one grouping pass: on every shared capture and
+/// the shipped battle capture it must give each life exactly the events a scan of all
+/// events for that life gives, in the same order, and leave no event with a ship out.
+#[test]
+fn events_grouped_by_life_match_a_scan_of_every_event() {
+    let mut files = captures();
+    files.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("captures/sample.pcapng"));
+    let mut lives_with_events = 0;
+    for f in &files {
+        let r = html::collect_file(&f.to_string_lossy(), &Config::default(), false).unwrap();
+        let by_life = r.events_by_life();
+        for s in &r.ships {
+            let scanned: Vec<*const _> = r
+                .events
+                .iter()
+                .filter(|e| e.ship.is_some_and(|k| s.is(e.session, k)))
+                .map(|e| e as *const _)
+                .collect();
+            let grouped: Vec<*const _> = by_life
+                .get(&s.key())
+                .map(|v| v.iter().map(|e| *e as *const _).collect())
+                .unwrap_or_default();
+            assert_eq!(grouped, scanned, "{}: {}", f.display(), s.label);
+            lives_with_events += usize::from(!scanned.is_empty());
+        }
+        let grouped: usize = by_life.values().map(Vec::len).sum();
+        let with_ship = r.events.iter().filter(|e| e.ship.is_some()).count();
+        assert_eq!(grouped, with_ship, "{}", f.display());
+    }
+    // The comparison is worth something only if lives do have events.
+    assert!(lives_with_events > 0);
+}
+
 #[test]
 fn the_valentines_capture_shows_its_battle() {
     let Some(f) = valentines() else {

@@ -207,9 +207,15 @@ pub struct Ship {
 impl Ship {
     /// Whether this is the life `id` names in `session`.
     pub fn is(&self, session: usize, id: ShipIdentity) -> bool {
-        self.session == session
-            && self.object_id == id.object_id
-            && self.created_frame.unwrap_or(0) == id.created_frame
+        self.key() == life_key(session, id)
+    }
+    /// The life's key: its session, object id and creation frame (0: not seen).
+    pub fn key(&self) -> LifeKey {
+        (
+            self.session,
+            self.object_id,
+            self.created_frame.unwrap_or(0),
+        )
     }
     /// Whether `t` lies within this life.
     pub fn alive_at(&self, t: f64) -> bool {
@@ -370,6 +376,20 @@ impl CaptureReport {
     pub fn stats(&self) -> &Stats {
         &self.digest.stats
     }
+
+    /// Events of each ship life, in capture order: those whose object belonged to it
+    /// when sent. One pass over the events, where asking each life in turn would read
+    /// every event once per life (a long capture has thousands of lives and up to
+    /// [`MAX_EVENTS`] events).
+    pub fn events_by_life(&self) -> HashMap<LifeKey, Vec<&Event>> {
+        let mut by_life: HashMap<LifeKey, Vec<&Event>> = HashMap::default();
+        for e in &self.events {
+            if let Some(k) = e.ship {
+                by_life.entry(life_key(e.session, k)).or_default().push(e);
+            }
+        }
+        by_life
+    }
 }
 
 /// A ship life while the capture is read.
@@ -394,7 +414,12 @@ const EARLY_UPDATE_SECONDS: f64 = 1.0;
 pub const MAX_LIVES: usize = 16_384;
 
 /// (session, object id, creation frame or 0 when the creation was not seen).
-type LifeKey = (usize, u32, u64);
+pub type LifeKey = (usize, u32, u64);
+
+/// The key of the life `id` names in `session`.
+pub fn life_key(session: usize, id: ShipIdentity) -> LifeKey {
+    (session, id.object_id, id.created_frame)
+}
 
 #[derive(Debug)]
 struct HealthAcc {

@@ -1,7 +1,7 @@
 //! The Ships section: per life, subsystem condition over time with weapon fire, damage
 //! and death marks; the lives beyond the chart budget are listed under their player.
 
-use super::collect::{CaptureReport, Event, EventKind, Ship, MAX_HEALTH_SERIES};
+use super::collect::{CaptureReport, Event, EventKind, LifeKey, Ship, MAX_HEALTH_SERIES};
 use super::drawing::{note_thinned, Page};
 use super::life_axes::{life_axes, life_plot};
 use super::series::{decimate_indices, split_budget, thin_steps};
@@ -10,30 +10,30 @@ use super::ship_names::{
 };
 use super::svg::{colour, esc, num, round};
 use super::table::{cells, td, thead, tn};
+use rustc_hash::FxHashMap as HashMap;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// Events of one ship life: those whose object belonged to it when sent, within the
-/// life (an event about a ship after its death is counted, not drawn).
-fn ship_events<'a>(c: &'a CaptureReport, s: &Ship) -> (Vec<&'a Event>, usize) {
-    let mine: Vec<&Event> = c
-        .events
-        .iter()
-        .filter(|e| e.ship.is_some_and(|k| s.is(e.session, k)))
-        .collect();
-    let total = mine.len();
-    let within: Vec<&Event> = mine.into_iter().filter(|e| s.alive_at(e.t)).collect();
-    let outside = total - within.len();
+/// Events of one ship life within the life (an event about a ship after its death is
+/// counted, not drawn), and how many lie outside it.
+fn ship_events<'a>(
+    by_life: &HashMap<LifeKey, Vec<&'a Event>>,
+    s: &Ship,
+) -> (Vec<&'a Event>, usize) {
+    let mine = by_life.get(&s.key()).map_or(&[][..], |v| &v[..]);
+    let within: Vec<&Event> = mine.iter().copied().filter(|e| s.alive_at(e.t)).collect();
+    let outside = mine.len() - within.len();
     (within, outside)
 }
 
 pub(super) fn section(pg: &mut Page, c: &CaptureReport, cid: &str) -> String {
+    let by_life = c.events_by_life();
     let list: Vec<(&Ship, Vec<&Event>, usize)> = c
         .ships
         .iter()
         .map(|s| {
-            let (ev, outside) = ship_events(c, s);
+            let (ev, outside) = ship_events(&by_life, s);
             (s, ev, outside)
         })
         .collect();
