@@ -505,17 +505,21 @@ fn walk_value<'a>(v: &'a Value, path: &mut String, visit: &mut dyn FnMut(&str, &
 mod tests {
     use super::*;
     use crate::game::field::Span;
+    use crate::game::registry::{lookup_id, FieldId};
 
-    fn f(name: &'static str, value: Value) -> Field {
-        Field::new(name, value, Span::new(0, 1))
+    /// A field at this path: its entry where the registry has one.
+    fn f(path: &'static str, value: Value) -> Field {
+        let id = lookup_id(path).unwrap_or(FieldId::OTHER_GAME);
+        let name = path.rsplit('.').next().unwrap_or(path);
+        Field::keyed(id, name, value, Span::new(0, 1))
     }
 
     fn sub(key: &str, cond: f64) -> Value {
         Value::Group(vec![
-            f("index", Value::Uint(1)),
-            f("key", Value::Text(key.into())),
-            f("name", Value::Text(key.to_uppercase())),
-            f("condition_pct", Value::Float(cond)),
+            f("subsystems.index", Value::Uint(1)),
+            f("subsystems.key", Value::Text(key.into())),
+            f("subsystems.name", Value::Text(key.to_uppercase())),
+            f("subsystems.condition_pct", Value::Float(cond)),
         ])
     }
 

@@ -13,7 +13,6 @@ use super::field::{Field, Span, Value};
 use super::message::GameMessage;
 use super::opcodes::Body;
 use super::reader::{DecodeError, DecodeResult, FieldReader};
-use super::registry::state_update_names as names;
 use super::registry::FieldName;
 use super::ships::{ShipCatalog, ShipClass};
 use super::subsys::{
@@ -374,7 +373,7 @@ impl<'a> Decoder<'a, '_, '_> {
         let bytes = self.f.rest(name);
         if self.keep_shown && !bytes.is_empty() {
             let span = Span::new(at, at + bytes.len());
-            self.shown().rest = Some(Field::new(name.local, Value::Bytes(bytes.to_vec()), span));
+            self.shown().rest = Some(Field::new(name, Value::Bytes(bytes.to_vec()), span));
         }
         bytes
     }
@@ -603,7 +602,7 @@ impl<'a> Decoder<'a, '_, '_> {
             Ok(start) => {
                 if self.keep_shown {
                     let field = Field::new(
-                        names::SUBSYSTEM_START,
+                        field!("subsystem_start"),
                         Value::Uint(start.into()),
                         Span::new(start_at, start_at + 1),
                     );
@@ -626,7 +625,7 @@ impl<'a> Decoder<'a, '_, '_> {
         if self.keep_shown && !bytes.is_empty() {
             let span = Span::new(bytes_at, bytes_at + bytes.len());
             let field = Field::new(
-                names::SUBSYSTEM_BLOCK_RAW,
+                field!("subsystem_block_raw"),
                 Value::Bytes(bytes.to_vec()),
                 span,
             );
@@ -638,7 +637,7 @@ impl<'a> Decoder<'a, '_, '_> {
             Vec::new()
         };
         let fits = Field::new(
-            names::FITS_CLASSES,
+            field!("fits_classes"),
             Value::List(names.into_iter().map(Value::Text).collect()),
             Span::new(at, at),
         );

@@ -12,6 +12,7 @@
 use super::class_layout::{RecordFormat, ShipClass, SubsystemLayout};
 use super::field::{Field, Span, Value};
 use super::reader::{DecodeError, DecodeResult, Reader};
+use super::registry::field;
 use super::ships::ShipCatalog;
 use super::writer::Writer;
 use smallvec::SmallVec;
@@ -627,22 +628,22 @@ pub fn block_fields(read: &BlockRead, class: &ShipClass, block_start: usize) -> 
     let end = read.spans.last().map_or(block_start + 1, |s| s.end);
     [
         Field::new(
-            "subsystems_start_index",
+            field!("subsystems_start_index"),
             Value::Uint(read.block.start as u64),
             Span::new(block_start, block_start + 1),
         ),
         Field::new(
-            "subsystems_start_name",
+            field!("subsystems_start_name"),
             Value::Text(start_name.to_string()),
             Span::new(block_start, block_start + 1),
         ),
         Field::new(
-            "subsystems",
+            field!("subsystems"),
             Value::List(records),
             Span::new(block_start + 1, end),
         ),
         Field::new(
-            "subsystems_summary",
+            field!("subsystems_summary"),
             Value::Text(summary),
             Span::new(block_start, end),
         ),
@@ -659,22 +660,22 @@ fn record_value(
     // index, key, name, condition, children, and at most three format fields.
     let mut g = Vec::with_capacity(8);
     g.push(Field::new(
-        "index",
+        field!("subsystems.index"),
         Value::Uint(rec.index as u64),
         Span::new(at, at),
     ));
     g.push(Field::new(
-        "key",
+        field!("subsystems.key"),
         Value::Text(entry_key(class, rec.index as usize)),
         Span::new(at, at),
     ));
     g.push(Field::new(
-        "name",
+        field!("subsystems.name"),
         Value::Text(entry.name.clone()),
         Span::new(at, at),
     ));
     g.push(Field::new(
-        "condition_pct",
+        field!("subsystems.condition_pct"),
         Value::Float(byte_pct(rec.condition)),
         Span::new(at, at + 1),
     ));
@@ -692,11 +693,16 @@ fn record_value(
                     .get(k)
                     .map_or_else(|| format!("child_{k}"), |c| c.key.clone());
                 let o = at + 1 + k;
-                Field::new(key, Value::Float(byte_pct(*c)), Span::new(o, o + 1))
+                Field::keyed(
+                    field!("subsystems.children_pct.child").id,
+                    key,
+                    Value::Float(byte_pct(*c)),
+                    Span::new(o, o + 1),
+                )
             })
             .collect();
         g.push(Field::new(
-            "children_pct",
+            field!("subsystems.children_pct"),
             Value::Group(children),
             Span::new(at + 1, at + 1 + rec.children.len()),
         ));
@@ -706,12 +712,12 @@ fn record_value(
         RecordFormat::Base => {}
         RecordFormat::Power => {
             g.push(Field::new(
-                "main_battery_pct",
+                field!("subsystems.main_battery_pct"),
                 Value::Float(byte_pct(rec.batteries[0])),
                 Span::new(after_children, after_children + 1),
             ));
             g.push(Field::new(
-                "backup_battery_pct",
+                field!("subsystems.backup_battery_pct"),
                 Value::Float(byte_pct(rec.batteries[1])),
                 Span::new(after_children + 1, after_children + 2),
             ));
@@ -719,21 +725,21 @@ fn record_value(
         RecordFormat::Powered | RecordFormat::Shield => {
             if let Some(b) = span.bit_at {
                 g.push(Field::new(
-                    "has_power_data",
+                    field!("subsystems.has_power_data"),
                     Value::Bool(rec.power_pct.is_some()),
                     Span::new(b, b + 1),
                 ));
             }
             if let (Some(p), Some(o)) = (rec.power_pct, span.pct_at) {
                 g.push(Field::new(
-                    "power_pct",
+                    field!("subsystems.power_pct"),
                     Value::Uint(p as u64),
                     Span::new(o, o + 1),
                 ));
             }
             if rec.format == RecordFormat::Shield {
                 g.push(Field::new(
-                    "facings_pct",
+                    field!("subsystems.facings_pct"),
                     Value::List(
                         rec.facings
                             .iter()
@@ -831,31 +837,39 @@ pub fn power_fields(pairs: &[PowerSetting], class: Option<&ShipClass>, start: us
         let i = Span::new(at, at + 1);
         // index, key, name, value, interpreted percentage.
         let mut pair = Vec::with_capacity(5);
-        pair.push(Field::new("index", Value::Uint(p.index as u64), i));
+        pair.push(Field::new(
+            field!("power_block.index"),
+            Value::Uint(p.index as u64),
+            i,
+        ));
         if let Some(c) = class.filter(|c| c.entry(p.index as usize).is_some()) {
             pair.push(Field::new(
-                "key",
+                field!("power_block.key"),
                 Value::Text(entry_key(c, p.index as usize)),
                 i,
             ));
             if let Some(e) = c.entry(p.index as usize) {
-                pair.push(Field::new("name", Value::Text(e.name.clone()), i));
+                pair.push(Field::new(
+                    field!("power_block.name"),
+                    Value::Text(e.name.clone()),
+                    i,
+                ));
             }
         }
         pair.push(Field::new(
-            "value",
+            field!("power_block.value"),
             Value::Uint(p.value as u64),
             Span::new(at + 1, at + 2),
         ));
         pair.push(Field::new(
-            "power_pct_interpreted",
+            field!("power_block.power_pct_interpreted"),
             Value::Float(p.interpreted_pct()),
             Span::new(at + 1, at + 2),
         ));
         g.push(Value::Group(pair));
     }
     Field::new(
-        "power_block",
+        field!("power_block"),
         Value::List(g),
         Span::new(start, start + 2 * pairs.len()),
     )

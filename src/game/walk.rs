@@ -98,25 +98,31 @@ impl Visitor for TreeBuilder {
     }
 
     #[inline]
-    fn field(&mut self, _id: FieldId, name: Cow<'static, str>, value: Value, span: Span) {
-        self.fields.push(Field { name, value, span });
+    fn field(&mut self, id: FieldId, name: Cow<'static, str>, value: Value, span: Span) {
+        self.fields.push(Field {
+            id,
+            name,
+            value,
+            span,
+        });
     }
 
     fn begin(&mut self) -> Mark {
         self.fields.len()
     }
 
-    fn end_group(&mut self, _id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span) {
+    fn end_group(&mut self, id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span) {
         let first = mark.min(self.fields.len());
         let inner: Vec<Field> = self.fields.drain(first..).collect();
         self.fields
-            .push(Field::new(name, Value::Group(inner), span));
+            .push(Field::keyed(id, name, Value::Group(inner), span));
     }
 
-    fn end_list(&mut self, _id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span) {
+    fn end_list(&mut self, id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span) {
         let first = mark.min(self.fields.len());
         let items: Vec<Value> = self.fields.drain(first..).map(|f| f.value).collect();
-        self.fields.push(Field::new(name, Value::List(items), span));
+        self.fields
+            .push(Field::keyed(id, name, Value::List(items), span));
     }
 
     fn last_span(&self) -> Option<Span> {
@@ -214,14 +220,6 @@ impl EntrySet {
     pub fn contains(&self, id: FieldId) -> bool {
         self.entries[..self.len as usize].contains(&(id.index() as u8))
     }
-
-    /// Whether one of the entries has this path: for the fields a failed read left
-    /// flat, which the tree holds by name only.
-    fn contains_name(&self, name: &str) -> bool {
-        self.entries[..self.len as usize]
-            .iter()
-            .any(|&i| GAME_FIELDS[i as usize].name == name)
-    }
 }
 
 /// The visitor that keeps only the top-level fields of the names it was given, each
@@ -254,7 +252,8 @@ impl Selective {
     }
 
     /// The fields kept. Groups a failed read left open stay flat, as in a
-    /// [`TreeBuilder`]'s tree, so their members are top-level fields: kept by name.
+    /// [`TreeBuilder`]'s tree, so their members are top-level fields: kept when their
+    /// entry is one of the set's.
     pub fn into_fields(self) -> Vec<Field> {
         let mut fields = self.tree.into_fields();
         if let Some(&outer) = self.open.first() {
@@ -262,7 +261,7 @@ impl Selective {
             let names = self.names;
             fields.retain(|f| {
                 i += 1;
-                i <= outer || names.contains_name(&f.name)
+                i <= outer || names.contains(f.id)
             });
         }
         fields
