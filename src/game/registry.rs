@@ -1940,6 +1940,13 @@ pub fn lookup_id(name: &str) -> Option<FieldId> {
         .and_then(FieldId::at)
 }
 
+/// The entry of a vector's `k`th component (`position.y` for `position`, 1), if the
+/// registry lists it.
+pub fn component(vector: &GameField, k: usize) -> Option<&'static GameField> {
+    let c = VECTOR_COMPONENTS.get(k)?;
+    lookup(&format!("{}.{c}", vector.name))
+}
+
 /// The top-level fields under which a bare name can find its field. A path of one
 /// name without a selector names that field at any depth where a message has none at
 /// the top (`game::path::FieldPath::resolve`), so it may read from: the name itself,

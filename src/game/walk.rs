@@ -220,6 +220,16 @@ impl EntrySet {
     pub fn contains(&self, id: FieldId) -> bool {
         self.entries[..self.len as usize].contains(&(id.index() as u8))
     }
+
+    /// Whether one of the entries has this path: for the fields a failed read left
+    /// flat. Those carry their own (member) entries, but a path resolved against the
+    /// whole tree finds them by their name at the top level (`game::path` compares
+    /// names), and a selection must find what the whole tree does.
+    fn contains_name(&self, name: &str) -> bool {
+        self.entries[..self.len as usize]
+            .iter()
+            .any(|&i| GAME_FIELDS[i as usize].name == name)
+    }
 }
 
 /// The visitor that keeps only the top-level fields of the names it was given, each
@@ -252,8 +262,7 @@ impl Selective {
     }
 
     /// The fields kept. Groups a failed read left open stay flat, as in a
-    /// [`TreeBuilder`]'s tree, so their members are top-level fields: kept when their
-    /// entry is one of the set's.
+    /// [`TreeBuilder`]'s tree, so their members are top-level fields: kept by name.
     pub fn into_fields(self) -> Vec<Field> {
         let mut fields = self.tree.into_fields();
         if let Some(&outer) = self.open.first() {
@@ -261,7 +270,7 @@ impl Selective {
             let names = self.names;
             fields.retain(|f| {
                 i += 1;
-                i <= outer || names.contains(f.id)
+                i <= outer || names.contains_name(&f.name)
             });
         }
         fields
