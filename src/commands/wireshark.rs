@@ -37,7 +37,7 @@ use crate::cli::{InputArgs, ListArgs, ListWhat, TableOrJson, WiresharkArgs, Wire
 use crate::diag::{Code, Kind, Warning};
 use crate::game::field::{hex_string, Field, Value};
 use crate::game::qualified;
-use crate::game::registry;
+use crate::game::registry::{self, GameField};
 use crate::pipeline::facts::{self, Fact, FactValue, RecordCx, FACTS};
 use crate::pipeline::field_names;
 use crate::pipeline::names::Names;
@@ -696,7 +696,7 @@ impl DecodeWriter<'_> {
         };
         if let TransportInfo::Low { fields, name, .. } = &m.transport {
             self.scope = (None, Some(name));
-            self.fields(fields, "", 1, payload)?;
+            self.fields(fields, 1, payload)?;
         }
         let object = |g: &crate::game::GameMessage| {
             g.object_id()
@@ -723,7 +723,7 @@ impl DecodeWriter<'_> {
                 escape(&label)
             )?;
             self.scope = (Some(g.opcode), None);
-            self.fields(&g.fields, "", 1, payload)?;
+            self.fields(&g.fields, 1, payload)?;
             for w in &g.warnings {
                 self.warning(w, payload)?;
             }
@@ -753,7 +753,7 @@ impl DecodeWriter<'_> {
                 escape(&label)
             )?;
             self.scope = (Some(a.game.opcode), None);
-            self.fields(&a.game.fields, "", 1, whole)?;
+            self.fields(&a.game.fields, 1, whole)?;
             for w in &a.game.warnings {
                 self.warning(w, whole)?;
             }
@@ -783,26 +783,24 @@ impl DecodeWriter<'_> {
         Ok(())
     }
 
-    /// The decoded fields under `prefix` (their registry names are `prefix.name`, list
-    /// elements unmarked), at tree depth `depth`.
-    fn fields(&mut self, fields: &[Field], prefix: &str, depth: u32, at: Place) -> Result<()> {
+    /// The decoded fields at tree depth `depth`, each found in the registry by the
+    /// entry it carries.
+    fn fields(&mut self, fields: &[Field], depth: u32, at: Place) -> Result<()> {
         for f in fields {
-            let path = if prefix.is_empty() {
-                f.name.to_string()
-            } else {
-                format!("{prefix}.{}", f.name)
-            };
             let span = (f.span.start as usize, f.span.len as usize);
-            self.value(&f.name, &f.value, &path, span, depth, at)?;
+            self.value(&f.name, &f.value, f.id.entry(), span, depth, at)?;
         }
         Ok(())
     }
 
-    /// The registered name of a concrete path and its type, if it has one: its
+    /// The registered name of a field's entry and its type, if it has one: its
     /// qualified name where the bare one is shared or a record fact's
     /// (`crate::game::qualified`), with the bare name when that still stands for it.
-    fn registered(&self, path: &str) -> Option<((&'static str, WsType), Option<&'static str>)> {
-        let entry = registry::lookup(path)?;
+    fn registered(
+        &self,
+        entry: Option<&'static GameField>,
+    ) -> Option<((&'static str, WsType), Option<&'static str>)> {
+        let entry = entry?;
         let bare = Some(entry.name).filter(|n| !field_names::is_shadowed(n));
         match qualified::entry_for(entry.name, self.scope.0, self.scope.1) {
             Some(q) => Some(((q.name, self.ty(q.name)?), bare)),
@@ -814,12 +812,12 @@ impl DecodeWriter<'_> {
         &mut self,
         leaf: &str,
         value: &Value,
-        path: &str,
+        entry: Option<&'static GameField>,
         span: (usize, usize),
         depth: u32,
         at: Place,
     ) -> Result<()> {
-        let (reg, also) = match self.registered(path) {
+        let (reg, also) = match self.registered(entry) {
             Some((reg, also)) => (Some(reg), also),
             None => (None, None),
         };
@@ -830,7 +828,7 @@ impl DecodeWriter<'_> {
         match value {
             Value::Group(inner) => {
                 self.item(depth, at, span, node_name, "", leaf, "")?;
-                self.fields(inner, path, depth + 1, at)
+                self.fields(inner, depth + 1, at)
             }
             Value::List(items) => {
                 let label = format!("{leaf}: {} entries", items.len());
@@ -841,7 +839,7 @@ impl DecodeWriter<'_> {
                             let label = element_label(leaf, i, inner);
                             let span = union(inner).unwrap_or(span);
                             self.item(depth + 1, at, span, "", "", &label, "")?;
-                            self.fields(inner, path, depth + 2, at)?;
+                            self.fields(inner, depth + 2, at)?;
                         }
                         other => {
                             let label = format!("{leaf}[{i}]: {}", value_text(other));
@@ -854,10 +852,10 @@ impl DecodeWriter<'_> {
             Value::Vec3(v) => {
                 let label = format!("{leaf}: {}", value_text(value));
                 self.item(depth, at, span, node_name, "", &label, "")?;
-                for (c, comp) in registry::VECTOR_COMPONENTS.iter().zip(v) {
-                    let comp_path = format!("{path}.{c}");
+                for (k, (c, comp)) in registry::VECTOR_COMPONENTS.iter().zip(v).enumerate() {
+                    let comp_entry = entry.and_then(|e| registry::component(e, k));
                     let comp_value = Value::Float(f64::from(*comp));
-                    self.value(c, &comp_value, &comp_path, span, depth + 1, at)?;
+                    self.value(c, &comp_value, comp_entry, span, depth + 1, at)?;
                 }
                 Ok(())
             }

@@ -2,7 +2,10 @@
 //!
 //! Every decoder produces a list of [`Field`]s. The span is relative to the start of the
 //! game message (opcode byte = offset 0), so the hex view can mark which bytes mean what.
+//! Every field carries its registry entry ([`FieldId`]): a reader that wants a field
+//! the code knows compares entries, never names.
 
+use super::registry::{FieldId, FieldName, FieldType};
 use serde_json::{json, Map, Value as Json};
 use std::borrow::Cow;
 
@@ -44,21 +47,68 @@ pub enum Value {
     Group(Vec<Field>),
 }
 
-/// A named value and the bytes it was read from.
+impl FieldType {
+    /// The type of a decoded value.
+    pub fn of(value: &Value) -> FieldType {
+        match value {
+            Value::Bool(_) => FieldType::Bool,
+            Value::Uint(_) => FieldType::Uint,
+            Value::Int(_) => FieldType::Int,
+            Value::Float(_) => FieldType::Float,
+            Value::ObjectId(_) => FieldType::ObjectId,
+            Value::Hex(_) => FieldType::Hex,
+            Value::Text(_) => FieldType::Text,
+            Value::Vec3(_) => FieldType::Vec3,
+            Value::Bytes(_) => FieldType::Bytes,
+            Value::List(_) => FieldType::List,
+            Value::Group(_) => FieldType::Group,
+        }
+    }
+}
+
+/// A value, which field it is and the bytes it was read from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
+    /// Which field: its registry entry. Readers that look for a field compare this.
+    pub id: FieldId,
+    /// What the tree prints: the entry's last segment, a list element's own name, or a
+    /// ship layout's child key (`ventral_phaser_3` under `subsystems.children_pct.child`).
     pub name: Cow<'static, str>,
     pub value: Value,
     pub span: Span,
 }
 
 impl Field {
-    pub fn new(name: impl Into<Cow<'static, str>>, value: Value, span: Span) -> Field {
+    /// A field under its entry's local name (`field!("orientation.w")` prints `w`).
+    pub fn new(name: FieldName, value: Value, span: Span) -> Field {
         Field {
+            id: name.id,
+            name: Cow::Borrowed(name.local),
+            value,
+            span,
+        }
+    }
+
+    /// A field whose tree name is not fixed by its entry: a ship layout's child key, or
+    /// a field of another game ([`FieldId::OTHER_GAME`]).
+    pub fn keyed(
+        id: FieldId,
+        name: impl Into<Cow<'static, str>>,
+        value: Value,
+        span: Span,
+    ) -> Field {
+        Field {
+            id,
             name: name.into(),
             value,
             span,
         }
+    }
+
+    /// Whether it is the field of this entry.
+    #[inline]
+    pub fn is(&self, id: FieldId) -> bool {
+        self.id == id
     }
 }
 
@@ -186,10 +236,30 @@ mod tests {
     #[test]
     fn json_has_numbers_and_hex_twins() {
         let fields = vec![
-            Field::new("object_id", Value::ObjectId(0x3FFF_FFFF), Span::new(1, 5)),
-            Field::new("speed", Value::Float(5.13f32 as f64), Span::new(5, 7)),
-            Field::new("raw", Value::Bytes(vec![0xAB, 0x01]), Span::new(7, 9)),
-            Field::new("raw", Value::Bytes(vec![0xCD]), Span::new(9, 10)),
+            Field::keyed(
+                FieldId::OTHER_GAME,
+                "object_id",
+                Value::ObjectId(0x3FFF_FFFF),
+                Span::new(1, 5),
+            ),
+            Field::keyed(
+                FieldId::OTHER_GAME,
+                "speed",
+                Value::Float(5.13f32 as f64),
+                Span::new(5, 7),
+            ),
+            Field::keyed(
+                FieldId::OTHER_GAME,
+                "raw",
+                Value::Bytes(vec![0xAB, 0x01]),
+                Span::new(7, 9),
+            ),
+            Field::keyed(
+                FieldId::OTHER_GAME,
+                "raw",
+                Value::Bytes(vec![0xCD]),
+                Span::new(9, 10),
+            ),
         ];
         let j = fields_to_json(&fields);
         assert_eq!(j["object_id"], json!(1073741823u32));

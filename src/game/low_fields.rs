@@ -4,6 +4,7 @@
 //! this names them and locates them for the records and the detail tree.
 
 use crate::game::field::{Field, Span, Value};
+use crate::game::registry::field;
 use crate::transport::low::{boot_reason_name, LowBody};
 use crate::transport::stream::LowFacts;
 
@@ -22,10 +23,14 @@ pub fn low_fields(low: &LowFacts) -> Vec<Field> {
             name,
             ..
         } => vec![
-            Field::new("peer_id", Value::Hex(*peer_id as u64), rel(base..base + 1)),
-            Field::new("address", ip(*ipv4), rel(base + 1..base + 5)),
             Field::new(
-                "name",
+                field!("peer_id"),
+                Value::Hex(*peer_id as u64),
+                rel(base..base + 1),
+            ),
+            Field::new(field!("address"), ip(*ipv4), rel(base + 1..base + 5)),
+            Field::new(
+                field!("name"),
                 Value::Text(low.name.clone().unwrap_or_default()),
                 rel(name.clone()),
             ),
@@ -35,42 +40,46 @@ pub fn low_fields(low: &LowFacts) -> Vec<Field> {
             port_bytes,
             tail,
         } => vec![
-            Field::new("address", ip(*ipv4), rel(base..base + 4)),
+            Field::new(field!("address"), ip(*ipv4), rel(base..base + 4)),
             Field::new(
-                "port_bytes",
+                field!("port_bytes"),
                 Value::Bytes(port_bytes.to_vec()),
                 rel(base + 4..base + 6),
             ),
             Field::new(
-                "tail",
+                field!("tail"),
                 Value::Bytes(tail.to_vec()),
                 rel(base + 6..base + 10),
             ),
         ],
         LowBody::ConnectReply { assigned_peer_id } => vec![Field::new(
-            "assigned_peer_id",
+            field!("assigned_peer_id"),
             Value::Hex(*assigned_peer_id as u64),
             rel(base..base + 1),
         )],
         LowBody::Disconnect { peer_id, ipv4 } => vec![
-            Field::new("peer_id", Value::Hex(*peer_id as u64), rel(base..base + 1)),
-            Field::new("address", ip(*ipv4), rel(base + 1..base + 5)),
+            Field::new(
+                field!("peer_id"),
+                Value::Hex(*peer_id as u64),
+                rel(base..base + 1),
+            ),
+            Field::new(field!("address"), ip(*ipv4), rel(base + 1..base + 5)),
         ],
         LowBody::Boot { reason, slot } => {
             let mut v = vec![Field::new(
-                "boot_reason",
+                field!("boot_reason"),
                 Value::Uint(u64::from(*reason)),
                 rel(base..base + 1),
             )];
             if let Some(name) = boot_reason_name(*reason) {
                 v.push(Field::new(
-                    "boot_reason_name",
+                    field!("boot_reason_name"),
                     Value::Text(name.to_string()),
                     rel(base..base + 1),
                 ));
             }
             v.push(Field::new(
-                "slot",
+                field!("slot"),
                 Value::Uint(u64::from(*slot)),
                 rel(base + 1..base + 2),
             ));
@@ -81,7 +90,7 @@ pub fn low_fields(low: &LowFacts) -> Vec<Field> {
                 Vec::new()
             } else {
                 vec![Field::new(
-                    "raw",
+                    field!("raw"),
                     Value::Bytes(low.raw.to_vec()),
                     rel(payload),
                 )]

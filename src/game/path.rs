@@ -19,6 +19,7 @@
 //! against a pattern; [`FieldPath::resolve`] finds the values a path names.
 
 use super::field::{Field, Value};
+use super::registry::{field, FieldId};
 use std::borrow::Cow;
 use std::fmt;
 
@@ -209,11 +210,15 @@ impl fmt::Display for FieldPath {
     }
 }
 
-/// The `key` text of a group, if it has one.
+/// The entries of the `key` members of list elements (a subsystem record's, a power
+/// block pair's): the ship layout's key of the entry the element is about.
+const KEY_ENTRIES: [FieldId; 2] = [field!("subsystems.key").id, field!("power_block.key").id];
+
+/// The `key` text of a group, if it has one: its member of a key entry.
 fn key_of(v: &Value) -> Option<&str> {
     match v {
-        Value::Group(g) => g.iter().find_map(|f| match (&*f.name, &f.value) {
-            ("key", Value::Text(t)) => Some(t.as_str()),
+        Value::Group(g) => g.iter().find_map(|f| match &f.value {
+            Value::Text(t) if KEY_ENTRIES.contains(&f.id) => Some(t.as_str()),
             _ => None,
         }),
         _ => None,
@@ -505,17 +510,21 @@ fn walk_value<'a>(v: &'a Value, path: &mut String, visit: &mut dyn FnMut(&str, &
 mod tests {
     use super::*;
     use crate::game::field::Span;
+    use crate::game::registry::lookup_id;
 
-    fn f(name: &'static str, value: Value) -> Field {
-        Field::new(name, value, Span::new(0, 1))
+    /// A field at this path: its entry where the registry has one.
+    fn f(path: &'static str, value: Value) -> Field {
+        let id = lookup_id(path).unwrap_or(FieldId::OTHER_GAME);
+        let name = path.rsplit('.').next().unwrap_or(path);
+        Field::keyed(id, name, value, Span::new(0, 1))
     }
 
     fn sub(key: &str, cond: f64) -> Value {
         Value::Group(vec![
-            f("index", Value::Uint(1)),
-            f("key", Value::Text(key.into())),
-            f("name", Value::Text(key.to_uppercase())),
-            f("condition_pct", Value::Float(cond)),
+            f("subsystems.index", Value::Uint(1)),
+            f("subsystems.key", Value::Text(key.into())),
+            f("subsystems.name", Value::Text(key.to_uppercase())),
+            f("subsystems.condition_pct", Value::Float(cond)),
         ])
     }
 
@@ -535,6 +544,26 @@ mod tests {
             ),
             f("facings", Value::List(vec![Value::Uint(1), Value::Uint(2)])),
         ]
+    }
+
+    #[test]
+    fn a_key_is_found_by_its_entry_not_its_name() {
+        // A field printed as `key` whose entry is the record's `name` is not the
+        // record's key (two entries, one local name); the `subsystems.key` member is.
+        let record = Value::Group(vec![
+            Field::keyed(
+                lookup_id("subsystems.name").unwrap(),
+                "key",
+                Value::Text("Hull".into()),
+                Span::new(0, 1),
+            ),
+            f("subsystems.key", Value::Text("hull".into())),
+        ]);
+        assert_eq!(key_of(&record), Some("hull"));
+        let m = vec![f("subsystems", Value::List(vec![record]))];
+        let got = p("subsystems[hull]").resolve(&m);
+        assert_eq!(got.len(), 1);
+        assert!(p("subsystems[Hull]").resolve(&m).is_empty());
     }
 
     fn p(s: &str) -> FieldPath {

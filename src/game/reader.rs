@@ -281,6 +281,14 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The entries of a `cvb` group's two members (the direction and the raw magnitude),
+/// which sit under the group's own entry.
+#[derive(Debug, Clone, Copy)]
+pub struct CvbMembers {
+    pub direction: FieldName,
+    pub magnitude_raw: FieldName,
+}
+
 /// A reader that hands every value it reads, with its span, to a [`Visitor`].
 ///
 /// Decoders written against it read like the layout tables in `opcodes.md`; what the
@@ -398,10 +406,12 @@ impl<'a, 'v> FieldReader<'a, 'v> {
         }
     }
 
-    /// Record an already built field of registry entry `id` (nothing in a lean read).
-    pub fn push_field(&mut self, id: FieldId, field: Field) {
+    /// Record an already built field under the registry entry it carries (nothing in a
+    /// lean read).
+    pub fn push_field(&mut self, field: Field) {
         if self.keep {
-            self.visitor.field(id, field.name, field.value, field.span);
+            self.visitor
+                .field(field.id, field.name, field.value, field.span);
         }
     }
 
@@ -603,18 +613,18 @@ impl<'a, 'v> FieldReader<'a, 'v> {
     }
     /// A `cvb`: unit direction plus a magnitude byte whose scale is unknown, shown as a
     /// group of the direction and the raw magnitude.
-    pub fn cvb(&mut self, name: FieldName) -> DecodeResult<[u8; 4]> {
+    pub fn cvb(&mut self, name: FieldName, members: CvbMembers) -> DecodeResult<[u8; 4]> {
         let at = self.r.pos();
         let s = self.r.bytes(4, name.local)?;
         let raw = [s[0], s[1], s[2], s[3]];
         let group = vec![
             Field::new(
-                "direction",
+                members.direction,
                 Value::Vec3(cv3_decode([raw[0], raw[1], raw[2]])),
                 Span::new(at, at + 3),
             ),
             Field::new(
-                "magnitude_raw",
+                members.magnitude_raw,
                 Value::Uint(raw[3] as u64),
                 Span::new(at + 3, at + 4),
             ),

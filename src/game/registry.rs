@@ -28,9 +28,8 @@
 //! Why this file is long: about 1,980 lines; the table has one seven-line entry per field, some 220 of
 //! them; the code is the few functions at the end.
 
-use super::field::Value;
-
-/// How a field's value is typed (mirrors crate::game::field::Value's variants).
+/// How a field's value is typed (mirrors crate::game::field::Value's variants; a
+/// value's type is `FieldType::of`, beside the value).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldType {
     Bool,
@@ -60,23 +59,6 @@ impl FieldType {
             FieldType::Bytes => "bytes",
             FieldType::List => "list",
             FieldType::Group => "group",
-        }
-    }
-
-    /// The type of a decoded value.
-    pub fn of(value: &Value) -> FieldType {
-        match value {
-            Value::Bool(_) => FieldType::Bool,
-            Value::Uint(_) => FieldType::Uint,
-            Value::Int(_) => FieldType::Int,
-            Value::Float(_) => FieldType::Float,
-            Value::ObjectId(_) => FieldType::ObjectId,
-            Value::Hex(_) => FieldType::Hex,
-            Value::Text(_) => FieldType::Text,
-            Value::Vec3(_) => FieldType::Vec3,
-            Value::Bytes(_) => FieldType::Bytes,
-            Value::List(_) => FieldType::List,
-            Value::Group(_) => FieldType::Group,
         }
     }
 }
@@ -1810,9 +1792,14 @@ pub mod state_update_names {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FieldId(u8);
 
-const _: () = assert!(GAME_FIELDS.len() <= u8::MAX as usize);
+const _: () = assert!(GAME_FIELDS.len() < u8::MAX as usize);
 
 impl FieldId {
+    /// A field of another game's decoder (Scrap Mechanic, `sm`), which has no registry:
+    /// no entry of [`GAME_FIELDS`], so no Bridge Commander field's id equals it. Such a
+    /// field is known by its tree name only.
+    pub const OTHER_GAME: FieldId = FieldId(u8::MAX);
+
     /// The entry at this position of [`GAME_FIELDS`] (`None` past its end).
     pub const fn at(index: usize) -> Option<FieldId> {
         if index < GAME_FIELDS.len() {
@@ -1822,13 +1809,14 @@ impl FieldId {
         }
     }
 
-    /// Its position in [`GAME_FIELDS`].
+    /// Its position in [`GAME_FIELDS`] (past its end for [`FieldId::OTHER_GAME`]).
     pub const fn index(self) -> usize {
         self.0 as usize
     }
 
-    pub fn entry(self) -> &'static GameField {
-        &GAME_FIELDS[self.0 as usize]
+    /// Its entry; `None` for [`FieldId::OTHER_GAME`].
+    pub fn entry(self) -> Option<&'static GameField> {
+        GAME_FIELDS.get(self.0 as usize)
     }
 }
 
@@ -1929,6 +1917,11 @@ const CHILD_ENTRY: &str = "subsystems.children_pct.child";
 /// `subsystems.children_pct` finds the one entry for all children, and a field of a
 /// nested checksum tree (`subdirs.subdir.` repeated) the entry of the top-level tree's.
 pub fn lookup(name: &str) -> Option<&'static GameField> {
+    lookup_id(name).and_then(FieldId::entry)
+}
+
+/// The entry of a field name, as [`lookup`] finds it (folded names included).
+pub fn lookup_id(name: &str) -> Option<FieldId> {
     let mut name = name;
     while let Some(rest) = name.strip_prefix(SUBDIR_PREFIX) {
         if rest.is_empty() {
@@ -1944,7 +1937,14 @@ pub fn lookup(name: &str) -> Option<&'static GameField> {
     GAME_FIELDS
         .binary_search_by(|f| f.name.cmp(name))
         .ok()
-        .map(|i| &GAME_FIELDS[i])
+        .and_then(FieldId::at)
+}
+
+/// The entry of a vector's `k`th component (`position.y` for `position`, 1), if the
+/// registry lists it.
+pub fn component(vector: &GameField, k: usize) -> Option<&'static GameField> {
+    let c = VECTOR_COMPONENTS.get(k)?;
+    lookup(&format!("{}.{c}", vector.name))
 }
 
 /// The top-level fields under which a bare name can find its field. A path of one
@@ -1986,19 +1986,20 @@ mod tests {
     #[test]
     fn field_names_resolve_to_their_entries() {
         let w = field!("orientation.w");
-        assert_eq!(w.id.entry().name, "orientation.w");
+        assert_eq!(w.id.entry().map(|e| e.name), Some("orientation.w"));
         assert_eq!(w.local, "w");
         assert_eq!(field!("position").local, "position");
         let record = field!("subsystems", "record");
-        assert_eq!(record.id.entry().name, "subsystems");
+        assert_eq!(record.id.entry().map(|e| e.name), Some("subsystems"));
         assert_eq!(record.local, "record");
         // Every entry's id leads back to it.
         for (i, f) in GAME_FIELDS.iter().enumerate() {
             let id = FieldId::at(i).expect("an entry's position");
             assert_eq!(id.index(), i);
-            assert_eq!(id_of(f.name).entry().name, f.name);
+            assert_eq!(id_of(f.name).entry().map(|e| e.name), Some(f.name));
         }
         assert_eq!(FieldId::at(GAME_FIELDS.len()), None);
+        assert!(FieldId::OTHER_GAME.entry().is_none());
     }
 
     #[test]

@@ -13,7 +13,6 @@ use super::field::{Field, Span, Value};
 use super::message::GameMessage;
 use super::opcodes::Body;
 use super::reader::{DecodeError, DecodeResult, FieldReader};
-use super::registry::state_update_names as names;
 use super::registry::FieldName;
 use super::ships::{ShipCatalog, ShipClass};
 use super::subsys::{
@@ -376,7 +375,7 @@ impl<'a> Decoder<'a, '_, '_> {
         let bytes = self.f.rest(name);
         if self.keep_shown && !bytes.is_empty() {
             let span = Span::new(at, at + bytes.len());
-            self.shown().rest = Some(Field::new(name.local, Value::Bytes(bytes.to_vec()), span));
+            self.shown().rest = Some(Field::new(name, Value::Bytes(bytes.to_vec()), span));
         }
         bytes
     }
@@ -612,7 +611,7 @@ impl<'a> Decoder<'a, '_, '_> {
             Ok(start) => {
                 if self.keep_shown {
                     let field = Field::new(
-                        names::SUBSYSTEM_START,
+                        field!("subsystem_start"),
                         Value::Uint(start.into()),
                         Span::new(start_at, start_at + 1),
                     );
@@ -635,7 +634,7 @@ impl<'a> Decoder<'a, '_, '_> {
         if self.keep_shown && !bytes.is_empty() {
             let span = Span::new(bytes_at, bytes_at + bytes.len());
             let field = Field::new(
-                names::SUBSYSTEM_BLOCK_RAW,
+                field!("subsystem_block_raw"),
                 Value::Bytes(bytes.to_vec()),
                 span,
             );
@@ -647,14 +646,14 @@ impl<'a> Decoder<'a, '_, '_> {
             Vec::new()
         };
         let fits = Field::new(
-            names::FITS_CLASSES,
+            field!("fits_classes"),
             Value::List(names.into_iter().map(Value::Text).collect()),
             Span::new(at, at),
         );
         if self.keep_shown {
             self.shown().raw_block.push(fits.clone());
         }
-        self.f.push_field(field!("fits_classes").id, fits);
+        self.f.push_field(fits);
         if self.keep_records {
             self.su.subsystems = Some(SubsystemData::Raw {
                 start,
@@ -699,8 +698,7 @@ impl<'a> Decoder<'a, '_, '_> {
         }
         const POWER_BLOCK: FieldName = field!("power_block");
         if self.f.wants(POWER_BLOCK.id) {
-            self.f
-                .push_field(POWER_BLOCK.id, power_fields(&pairs, self.class, at));
+            self.f.push_field(power_fields(&pairs, self.class, at));
         }
         self.su.power = Some(pairs);
         err

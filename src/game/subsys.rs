@@ -697,10 +697,12 @@ fn walk_record(
                 .get(k)
                 .map_or_else(|| format!("child_{k}"), |c| c.key.clone());
             let o = at + 1 + k;
-            f.push_field(
+            f.push_field(Field::keyed(
                 field!("subsystems.children_pct.child").id,
-                Field::new(key, Value::Float(byte_pct(*c)), Span::new(o, o + 1)),
-            );
+                key,
+                Value::Float(byte_pct(*c)),
+                Span::new(o, o + 1),
+            ));
         }
         f.group_over(
             field!("subsystems.children_pct"),
@@ -844,31 +846,39 @@ pub fn power_fields(pairs: &[PowerSetting], class: Option<&ShipClass>, start: us
         let i = Span::new(at, at + 1);
         // index, key, name, value, interpreted percentage.
         let mut pair = Vec::with_capacity(5);
-        pair.push(Field::new("index", Value::Uint(p.index as u64), i));
+        pair.push(Field::new(
+            field!("power_block.index"),
+            Value::Uint(p.index as u64),
+            i,
+        ));
         if let Some(c) = class.filter(|c| c.entry(p.index as usize).is_some()) {
             pair.push(Field::new(
-                "key",
+                field!("power_block.key"),
                 Value::Text(entry_key(c, p.index as usize)),
                 i,
             ));
             if let Some(e) = c.entry(p.index as usize) {
-                pair.push(Field::new("name", Value::Text(e.name.clone()), i));
+                pair.push(Field::new(
+                    field!("power_block.name"),
+                    Value::Text(e.name.clone()),
+                    i,
+                ));
             }
         }
         pair.push(Field::new(
-            "value",
+            field!("power_block.value"),
             Value::Uint(p.value as u64),
             Span::new(at + 1, at + 2),
         ));
         pair.push(Field::new(
-            "power_pct_interpreted",
+            field!("power_block.power_pct_interpreted"),
             Value::Float(p.interpreted_pct()),
             Span::new(at + 1, at + 2),
         ));
         g.push(Value::Group(pair));
     }
     Field::new(
-        "power_block",
+        field!("power_block"),
         Value::List(g),
         Span::new(start, start + 2 * pairs.len()),
     )

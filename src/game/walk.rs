@@ -98,25 +98,31 @@ impl Visitor for TreeBuilder {
     }
 
     #[inline]
-    fn field(&mut self, _id: FieldId, name: Cow<'static, str>, value: Value, span: Span) {
-        self.fields.push(Field { name, value, span });
+    fn field(&mut self, id: FieldId, name: Cow<'static, str>, value: Value, span: Span) {
+        self.fields.push(Field {
+            id,
+            name,
+            value,
+            span,
+        });
     }
 
     fn begin(&mut self) -> Mark {
         self.fields.len()
     }
 
-    fn end_group(&mut self, _id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span) {
+    fn end_group(&mut self, id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span) {
         let first = mark.min(self.fields.len());
         let inner: Vec<Field> = self.fields.drain(first..).collect();
         self.fields
-            .push(Field::new(name, Value::Group(inner), span));
+            .push(Field::keyed(id, name, Value::Group(inner), span));
     }
 
-    fn end_list(&mut self, _id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span) {
+    fn end_list(&mut self, id: FieldId, name: Cow<'static, str>, mark: Mark, span: Span) {
         let first = mark.min(self.fields.len());
         let items: Vec<Value> = self.fields.drain(first..).map(|f| f.value).collect();
-        self.fields.push(Field::new(name, Value::List(items), span));
+        self.fields
+            .push(Field::keyed(id, name, Value::List(items), span));
     }
 
     fn last_span(&self) -> Option<Span> {
@@ -216,7 +222,9 @@ impl EntrySet {
     }
 
     /// Whether one of the entries has this path: for the fields a failed read left
-    /// flat, which the tree holds by name only.
+    /// flat. Those carry their own (member) entries, but a path resolved against the
+    /// whole tree finds them by their name at the top level (`game::path` compares
+    /// names), and a selection must find what the whole tree does.
     fn contains_name(&self, name: &str) -> bool {
         self.entries[..self.len as usize]
             .iter()

@@ -951,6 +951,7 @@ pub fn to_pretty_string(v: &Json) -> String {
 mod tests {
     use super::*;
     use crate::game::field::Span;
+    use crate::game::registry::FieldId;
 
     /// A document serialized straight into compact text reads exactly as the same
     /// document built as a value and written by [`write_value`]: every kind of number
@@ -1038,41 +1039,73 @@ mod tests {
     fn fields_match_the_value_form_including_odd_names_and_floats() {
         let s = Span::new(0, 1);
         let fields = vec![
-            Field::new("object_id", Value::ObjectId(0x3FFF_FFFF), s),
+            Field::keyed(
+                FieldId::OTHER_GAME,
+                "object_id",
+                Value::ObjectId(0x3FFF_FFFF),
+                s,
+            ),
             // Collides with the twin above: becomes object_id_hex_2.
-            Field::new("object_id_hex", Value::Text("x\"y\n".into()), s),
-            Field::new("a", Value::Hex(0x1C), s),
+            Field::keyed(
+                FieldId::OTHER_GAME,
+                "object_id_hex",
+                Value::Text("x\"y\n".into()),
+                s,
+            ),
+            Field::keyed(FieldId::OTHER_GAME, "a", Value::Hex(0x1C), s),
             // A field named like the twin of a later field: the twin replaces it.
-            Field::new("b_hex", Value::Uint(1), s),
-            Field::new("b", Value::Hex(2), s),
-            Field::new("raw", Value::Bytes(vec![0xAB, 0x01]), s),
-            Field::new("raw", Value::Bytes(vec![]), s),
-            Field::new("raw", Value::Int(-5), s),
-            Field::new("speed", Value::Float(5.13f32 as f64), s),
-            Field::new("exact", Value::Float(0.1), s),
-            Field::new("nan", Value::Float(f64::NAN), s),
-            Field::new("inf", Value::Float(f64::NEG_INFINITY), s),
-            Field::new("v", Value::Vec3([1.0, -0.5, 1e-7]), s),
-            Field::new(
+            Field::keyed(FieldId::OTHER_GAME, "b_hex", Value::Uint(1), s),
+            Field::keyed(FieldId::OTHER_GAME, "b", Value::Hex(2), s),
+            Field::keyed(
+                FieldId::OTHER_GAME,
+                "raw",
+                Value::Bytes(vec![0xAB, 0x01]),
+                s,
+            ),
+            Field::keyed(FieldId::OTHER_GAME, "raw", Value::Bytes(vec![]), s),
+            Field::keyed(FieldId::OTHER_GAME, "raw", Value::Int(-5), s),
+            Field::keyed(
+                FieldId::OTHER_GAME,
+                "speed",
+                Value::Float(5.13f32 as f64),
+                s,
+            ),
+            Field::keyed(FieldId::OTHER_GAME, "exact", Value::Float(0.1), s),
+            Field::keyed(FieldId::OTHER_GAME, "nan", Value::Float(f64::NAN), s),
+            Field::keyed(
+                FieldId::OTHER_GAME,
+                "inf",
+                Value::Float(f64::NEG_INFINITY),
+                s,
+            ),
+            Field::keyed(FieldId::OTHER_GAME, "v", Value::Vec3([1.0, -0.5, 1e-7]), s),
+            Field::keyed(
+                FieldId::OTHER_GAME,
                 "list",
                 Value::List(vec![Value::Float(2.5), Value::Text("é".into())]),
                 s,
             ),
-            Field::new(
+            Field::keyed(
+                FieldId::OTHER_GAME,
                 "group",
                 Value::Group(vec![
-                    Field::new("z", Value::Bool(true), s),
-                    Field::new("id", Value::ObjectId(7), s),
+                    Field::keyed(FieldId::OTHER_GAME, "z", Value::Bool(true), s),
+                    Field::keyed(FieldId::OTHER_GAME, "id", Value::ObjectId(7), s),
                 ]),
                 s,
             ),
-            Field::new("Upper", Value::Uint(u64::MAX), s),
+            Field::keyed(FieldId::OTHER_GAME, "Upper", Value::Uint(u64::MAX), s),
             // "r" twice with "r_2" taken: the second becomes "r_3".
-            Field::new("r_2", Value::Hex(0x1234_5678_9ABC), s),
-            Field::new("r", Value::Hex(0), s),
-            Field::new("r", Value::ObjectId(0), s),
-            Field::new("r_10", Value::Uint(10), s),
-            Field::new("long name with spaces é", Value::Hex(255), s),
+            Field::keyed(FieldId::OTHER_GAME, "r_2", Value::Hex(0x1234_5678_9ABC), s),
+            Field::keyed(FieldId::OTHER_GAME, "r", Value::Hex(0), s),
+            Field::keyed(FieldId::OTHER_GAME, "r", Value::ObjectId(0), s),
+            Field::keyed(FieldId::OTHER_GAME, "r_10", Value::Uint(10), s),
+            Field::keyed(
+                FieldId::OTHER_GAME,
+                "long name with spaces é",
+                Value::Hex(255),
+                s,
+            ),
         ];
         assert_eq!(direct(&fields), via_value(&fields));
         assert_eq!(direct(&[]), via_value(&[]));
@@ -1139,7 +1172,12 @@ mod tests {
         // (or evicted by a value of the same slot).
         let mut w = PacketWriter::default();
         let mut check = |v: f64| {
-            let field = [Field::new("v", Value::Float(v), Span::new(0, 1))];
+            let field = [Field::keyed(
+                FieldId::OTHER_GAME,
+                "v",
+                Value::Float(v),
+                Span::new(0, 1),
+            )];
             let expected = via_value(&field);
             for _ in 0..2 {
                 let mut out = Vec::new();

@@ -96,7 +96,14 @@ mod tests {
 
     #[test]
     fn inline_fields_say_what_was_left_out() {
-        let f = |n: &'static str, v| Field::new(n, v, Span::default());
+        let f = |n: &'static str, v| {
+            Field::keyed(
+                crate::game::registry::FieldId::OTHER_GAME,
+                n,
+                v,
+                Span::default(),
+            )
+        };
         let fields = vec![
             f("a", Value::ObjectId(0x3FFFFFFF)),
             f("b", Value::Text("gg".into())),

@@ -200,7 +200,7 @@ fn write_field(out: &mut dyn Write, f: &Field, pad: &str, note: &str) -> io::Res
         Value::List(items) => {
             writeln!(out, "{pad}{}: {} item(s){note}", f.name, items.len())?;
             for (i, item) in items.iter().enumerate() {
-                let child = Field::new(format!("[{i}]"), item.clone(), f.span);
+                let child = Field::keyed(f.id, format!("[{i}]"), item.clone(), f.span);
                 write_field(out, &child, &format!("{pad}  "), "")?;
             }
             Ok(())

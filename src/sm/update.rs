@@ -13,6 +13,17 @@ use super::names::{axis_name, object_type_name, pascal, update_type_name, MAX_OB
 use crate::diag::{Code, Warning};
 use crate::game::field::{Field, Span, Value};
 use crate::game::reader::DecodeResult;
+use crate::game::registry::FieldId;
+
+/// A field of this decoder: Scrap Mechanic has no field registry, so each carries
+/// [`FieldId::OTHER_GAME`] and is known by its name alone.
+pub fn sm_field(
+    name: impl Into<std::borrow::Cow<'static, str>>,
+    value: Value,
+    span: Span,
+) -> Field {
+    Field::keyed(FieldId::OTHER_GAME, name, value, span)
+}
 
 pub const CREATE: u8 = 1;
 pub const P: u8 = 2;
@@ -526,7 +537,7 @@ impl<'a> Body<'a> {
         }
     }
     fn field(&self, name: &'static str, value: Value, start_bit: usize) -> Field {
-        Field::new(name, value, Span::new(start_bit / 8, self.r.byte_end()))
+        sm_field(name, value, Span::new(start_bit / 8, self.r.byte_end()))
     }
     fn push(&mut self, name: &'static str, value: Value, start_bit: usize) {
         let f = self.field(name, value, start_bit);
@@ -538,7 +549,7 @@ impl<'a> Body<'a> {
         let rest = self.r.rest_bytes();
         if !rest.is_empty() {
             let end = start + rest.len();
-            self.fields.push(Field::new(
+            self.fields.push(sm_field(
                 name,
                 Value::Bytes(rest.to_vec()),
                 Span::new(start, end),
@@ -741,16 +752,16 @@ impl<'a> Body<'a> {
         let span = |f: &Self| Span::new(s / 8, f.r.byte_end());
         let sp = span(self);
         let fields = vec![
-            Field::new(
+            sm_field(
                 "rgba",
                 Value::Text(format!("#{r:02x}{g:02x}{b:02x}{a:02x}")),
                 sp,
             ),
-            Field::new("r", Value::Uint(r as u64), sp),
-            Field::new("g", Value::Uint(g as u64), sp),
-            Field::new("b", Value::Uint(b as u64), sp),
-            Field::new("a", Value::Uint(a as u64), sp),
-            Field::new("raw", Value::Hex(v as u64), sp),
+            sm_field("r", Value::Uint(r as u64), sp),
+            sm_field("g", Value::Uint(g as u64), sp),
+            sm_field("b", Value::Uint(b as u64), sp),
+            sm_field("a", Value::Uint(a as u64), sp),
+            sm_field("raw", Value::Hex(v as u64), sp),
         ];
         self.push(name, Value::Group(fields), s);
         Ok(())
@@ -773,11 +784,11 @@ impl<'a> Body<'a> {
             }
         };
         let g = vec![
-            Field::new("axis", Value::Text(label.into()), sp),
-            Field::new("value", Value::Int(value as i64), sp),
-            Field::new("raw", Value::Uint(raw as u64), sp),
+            sm_field("axis", Value::Text(label.into()), sp),
+            sm_field("value", Value::Int(value as i64), sp),
+            sm_field("raw", Value::Uint(raw as u64), sp),
         ];
-        Ok(Field::new(name, Value::Group(g), sp))
+        Ok(sm_field(name, Value::Group(g), sp))
     }
     fn axis(&mut self, name: &'static str) -> DecodeResult<()> {
         let f = self.axis_field(name)?;

@@ -414,11 +414,24 @@ fn the_two_shared_captures_diff_by_path() {
 #[test]
 fn a_list_element_one_side_lacks_is_one_row() {
     use bcwire::game::field::{Field, Span, Value};
+    use bcwire::game::registry::field_name;
     let pair = |key: &'static str, v: u64| {
         Value::Group(vec![
-            Field::new("index", Value::Uint(v), Span::default()),
-            Field::new("key", Value::Text(key.into()), Span::default()),
-            Field::new("value", Value::Uint(204), Span::default()),
+            Field::new(
+                field_name("power_block.index"),
+                Value::Uint(v),
+                Span::default(),
+            ),
+            Field::new(
+                field_name("power_block.key"),
+                Value::Text(key.into()),
+                Span::default(),
+            ),
+            Field::new(
+                field_name("power_block.value"),
+                Value::Uint(204),
+                Span::default(),
+            ),
         ])
     };
     let msg = |items: Vec<Value>| bcwire::game::GameMessage {
@@ -426,7 +439,7 @@ fn a_list_element_one_side_lacks_is_one_row() {
         name: "StateUpdate",
         length: 0,
         fields: vec![Field::new(
-            "power_block",
+            field_name("power_block"),
             Value::List(items),
             Span::default(),
         )],

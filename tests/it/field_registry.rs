@@ -14,7 +14,7 @@ use crate::common;
 use bcwire::game::field::{Field, Value};
 use bcwire::game::objects::ObjectRegistry;
 use bcwire::game::opcodes::{self, DecodeContext};
-use bcwire::game::registry::{lookup, FieldType, GameField, GAME_FIELDS};
+use bcwire::game::registry::{lookup, FieldId, FieldType, GameField, GAME_FIELDS};
 use bcwire::game::ships::ShipCatalog;
 use bcwire::game::stateupdate;
 use bcwire::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
@@ -53,6 +53,8 @@ enum Origin {
 #[derive(Default)]
 struct Seen {
     fields: BTreeMap<(String, Origin, &'static str), String>,
+    /// Every (path, entry a field at that path carries), with a place it was seen.
+    carried: BTreeMap<(String, Option<&'static str>), String>,
     opcodes: BTreeSet<u8>,
 }
 
@@ -63,7 +65,11 @@ impl Seen {
         }
         let mut out = Vec::new();
         paths(fields, "", &mut out);
-        for (path, ty) in out {
+        for (path, ty, id) in out {
+            let carried = id.entry().map(|e| e.name);
+            self.carried
+                .entry((path.clone(), carried))
+                .or_insert_with(|| place.to_string());
             self.fields
                 .entry((path, origin, ty.as_str()))
                 .or_insert_with(|| place.to_string());
@@ -73,15 +79,15 @@ impl Seen {
 
 /// Field paths with list elements unmarked: `subsystems[].condition_pct` is
 /// `subsystems.condition_pct` (the walk of `commands::list`'s `fields_seen`).
-fn paths(fields: &[Field], prefix: &str, out: &mut Vec<(String, FieldType)>) {
+fn paths(fields: &[Field], prefix: &str, out: &mut Vec<(String, FieldType, FieldId)>) {
     for f in fields {
         let path = format!("{prefix}{}", f.name);
         value_paths(&f.value, &path, out);
-        out.push((path, FieldType::of(&f.value)));
+        out.push((path, FieldType::of(&f.value), f.id));
     }
 }
 
-fn value_paths(v: &Value, path: &str, out: &mut Vec<(String, FieldType)>) {
+fn value_paths(v: &Value, path: &str, out: &mut Vec<(String, FieldType, FieldId)>) {
     match v {
         Value::Group(children) => paths(children, &format!("{path}."), out),
         Value::List(items) => {
@@ -288,38 +294,67 @@ fn allowed_type(entry: &GameField, ty: &str) -> bool {
             .any(|(n, t)| *n == entry.name && t.as_str() == ty)
 }
 
+/// Every field decoded from the shipped and shared captures, two synthetic sessions
+/// and the constructed messages; decoded once for the tests that read it.
+fn seen_everywhere() -> &'static Seen {
+    static SEEN: std::sync::OnceLock<Seen> = std::sync::OnceLock::new();
+    SEEN.get_or_init(|| {
+        let mut seen = Seen::default();
+        let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+        let mut files: Vec<_> = std::fs::read_dir(&shipped)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "pcap" || e == "pcapng"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 3, "shipped captures: {files:?}");
+        for f in &files {
+            run_file(f, &mut seen);
+        }
+        let shared = common::shared_captures();
+        for (name, folder) in &shared {
+            run_file(&folder.join(format!("{name}.pcapng")), &mut seen);
+        }
+        // The session `bcwire list fields` decodes, and the stock-battle preset (0x15
+        // collisions, the measured message mix).
+        let mut args = bcwire::synth::SynthArgs::new("-");
+        args.players = 4;
+        args.minutes = Some(2.0);
+        run_synth(&args, "synthetic session", &mut seen);
+        let mut battle = bcwire::synth::SynthArgs::new("-");
+        battle.preset = Some(bcwire::synth::Preset::StockBattle);
+        battle.minutes = Some(1.0);
+        battle.loss = 0.02;
+        run_synth(&battle, "synth --preset stock-battle", &mut seen);
+        decode_constructed(&mut seen);
+        seen
+    })
+}
+
+#[test]
+fn every_field_carries_the_entry_its_position_names() {
+    // The entry a field carries (set where it was decoded) is the one its place in
+    // the tree names: what readers that compare entries rely on.
+    let seen = seen_everywhere();
+    let wrong: Vec<String> = seen
+        .carried
+        .iter()
+        .filter(|((path, carried), _)| lookup(path).map(|e| e.name) != *carried)
+        .map(|((path, carried), place)| format!("{path} ({place}) carries {carried:?}"))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "fields with another entry:\n{}",
+        wrong.join("\n")
+    );
+    assert!(seen.carried.len() >= seen.fields.len() / 2);
+}
+
 #[test]
 fn every_decoded_field_has_a_registry_entry() {
-    let mut seen = Seen::default();
-    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
-    let mut files: Vec<_> = std::fs::read_dir(&shipped)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "pcap" || e == "pcapng"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 3, "shipped captures: {files:?}");
-    for f in &files {
-        run_file(f, &mut seen);
-    }
+    let seen = seen_everywhere();
     let shared = common::shared_captures();
-    for (name, folder) in &shared {
-        run_file(&folder.join(format!("{name}.pcapng")), &mut seen);
-    }
-    // The session `bcwire list fields` decodes, and the stock-battle preset (0x15
-    // collisions, the measured message mix).
-    let mut args = bcwire::synth::SynthArgs::new("-");
-    args.players = 4;
-    args.minutes = Some(2.0);
-    run_synth(&args, "synthetic session", &mut seen);
-    let mut battle = bcwire::synth::SynthArgs::new("-");
-    battle.preset = Some(bcwire::synth::Preset::StockBattle);
-    battle.minutes = Some(1.0);
-    battle.loss = 0.02;
-    run_synth(&battle, "synth --preset stock-battle", &mut seen);
-    decode_constructed(&mut seen);
-
     let mut problems = Vec::new();
     for ((path, origin, ty), place) in &seen.fields {
         let Some(entry) = lookup(path) else {

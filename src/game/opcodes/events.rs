@@ -6,7 +6,7 @@
 
 use super::common::non_stock;
 use crate::diag::{Code, Warning};
-use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::reader::{CvbMembers, DecodeResult, FieldReader};
 use crate::game::registry::field;
 use crate::game::registry::FieldName;
 use crate::game::writer::Writer;
@@ -270,7 +270,13 @@ impl EventTail {
                 // Bounded by the bytes present, not by the count byte.
                 let mut contacts = Vec::with_capacity(n.min(f.r.remaining() / 4));
                 for _ in 0..n {
-                    contacts.push(f.cvb(field!("contacts.contact"))?);
+                    contacts.push(f.cvb(
+                        field!("contacts.contact"),
+                        CvbMembers {
+                            direction: field!("contacts.contact.direction"),
+                            magnitude_raw: field!("contacts.contact.magnitude_raw"),
+                        },
+                    )?);
                 }
                 f.group_from(field!("contacts"), first, start);
                 let force = f.f32(field!("force"))?;

@@ -5,7 +5,7 @@ use super::events::torpedo_name;
 use crate::diag::{Code, Warning};
 use crate::game::compressed::{cf16_decode, cv3_decode};
 use crate::game::field::Value;
-use crate::game::reader::{DecodeResult, FieldReader};
+use crate::game::reader::{CvbMembers, DecodeResult, FieldReader};
 use crate::game::registry::field;
 use crate::game::writer::Writer;
 
@@ -75,7 +75,13 @@ impl TorpedoFire {
                 let (dir, mag) = f.cv4_raw(field!("aim_point"))?;
                 AimPoint::Cv4(dir, mag)
             } else {
-                AimPoint::Cvb(f.cvb(field!("aim_point"))?)
+                AimPoint::Cvb(f.cvb(
+                    field!("aim_point"),
+                    CvbMembers {
+                        direction: field!("aim_point.direction"),
+                        magnitude_raw: field!("aim_point.magnitude_raw"),
+                    },
+                )?)
             };
             Some((id, aim))
         };

@@ -1532,7 +1532,11 @@ mod tests {
         names.set(9, 9, 1);
         let mut destroy = game(
             0x14,
-            vec![Field::new("object_id", Value::ObjectId(9), Span::default())],
+            vec![Field::new(
+                crate::game::registry::field!("object_id"),
+                Value::ObjectId(9),
+                Span::default(),
+            )],
         );
         destroy.body = Some(Body::Object(crate::game::opcodes::lobby::ObjectMessage {
             opcode: 0x14,
