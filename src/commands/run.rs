@@ -7,7 +7,7 @@ use super::Output;
 use crate::cli::{FilterArgs, InputArgs, WriteArgs};
 use crate::game::ships::ShipCatalog;
 use crate::pipeline::filter::{ClientAbsent, Filter};
-use crate::pipeline::record::{PacketBody, PacketRecord};
+use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord};
 use crate::pipeline::summary::CaptureSummary;
 use crate::pipeline::{Config, NullSink, Pipeline, Sink};
 use crate::report::names::Names;
@@ -206,7 +206,9 @@ pub(super) fn count_selected(
         PacketBody::Game(g) => {
             let keep = g.messages.iter().any(|m| filter.keep_message(p, m, names));
             if keep {
-                stats.add_selected(p, names, &|m| filter.keep_message(p, m, names));
+                stats.add_selected(p, names, |m: &MessageRecord| {
+                    filter.keep_message(p, m, names)
+                });
             }
             keep
         }

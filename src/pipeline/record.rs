@@ -189,7 +189,12 @@ impl Spares {
     pub fn recycle(&mut self, g: GamePacket) -> Vec<u8> {
         let mut messages = g.messages;
         for m in &mut messages {
-            if let Some(su) = m.game.as_mut().and_then(|g| g.take_state_update()) {
+            // Looked at before taking: taking the body out of every other message and
+            // putting it back moved it twice for nothing.
+            let Some(g) = m.game.as_mut().filter(|g| g.state_update().is_some()) else {
+                continue;
+            };
+            if let Some(su) = g.take_state_update() {
                 self.updates.recycle(su);
             }
         }

@@ -181,16 +181,18 @@ impl Stats {
     }
 
     pub fn add(&mut self, p: &PacketRecord, names: &dyn Names) {
-        self.add_selected(p, names, &|_| true);
+        self.add_selected(p, names, |_| true);
     }
 
     /// [`Stats::add`] counting only the messages `keep` accepts (a message filter or
-    /// `-Y`); the datagram itself is counted whole.
-    pub fn add_selected(
+    /// `-Y`); the datagram itself is counted whole. Generic over `keep` rather than
+    /// taking a `dyn Fn`: without a filter (`add`) the test is `true`, compiled away
+    /// instead of an indirect call per message.
+    pub fn add_selected<F: Fn(&MessageRecord) -> bool>(
         &mut self,
         p: &PacketRecord,
         names: &dyn Names,
-        keep: &dyn Fn(&MessageRecord) -> bool,
+        keep: F,
     ) {
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
         self.last_ts_ns = Some(p.ts_ns);

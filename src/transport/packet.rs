@@ -368,13 +368,9 @@ pub fn parse_into(plain: &[u8], out: &mut Packet) {
         if pos >= plain.len() {
             break;
         }
-        match parse_message(plain, pos) {
-            Step::Next(m, next) => {
-                out.messages.push(m);
-                pos = next;
-            }
-            Step::Last(m) => {
-                out.messages.push(m);
+        match parse_message(plain, pos, &mut out.messages) {
+            Step::Next(next) => pos = next,
+            Step::Last => {
                 pos = plain.len();
                 clean_end = false;
                 break;
@@ -411,11 +407,14 @@ pub fn parse_into(plain: &[u8], out: &mut Packet) {
     }
 }
 
+/// How the walk goes on after a message. The message itself is pushed onto the
+/// packet's list where it is parsed: carried out in the step, each one was moved twice
+/// more before it landed there.
 enum Step {
-    /// A message; the walk goes on at the given offset.
-    Next(Message, usize),
-    /// A message that ends the walk (unknown type, overrun).
-    Last(Message),
+    /// A message was pushed; the walk goes on at the given offset.
+    Next(usize),
+    /// A message was pushed that ends the walk (unknown type, overrun).
+    Last,
     /// Nothing usable at this offset; the rest is undecoded.
     Undecodable(Warning),
 }
@@ -432,13 +431,13 @@ fn overrun(at: usize, what: &str, need: usize, left: usize) -> Warning {
     )
 }
 
-fn parse_message(plain: &[u8], pos: usize) -> Step {
+fn parse_message(plain: &[u8], pos: usize, out: &mut Vec<Message>) -> Step {
     let t = plain[pos];
     match t {
-        TYPE_DATA => parse_data(plain, pos),
-        TYPE_ACK => parse_ack(plain, pos),
+        TYPE_DATA => parse_data(plain, pos, out),
+        TYPE_ACK => parse_ack(plain, pos, out),
         _ => match LowKind::from_type(t) {
-            Some(kind) => parse_low(plain, pos, kind),
+            Some(kind) => parse_low(plain, pos, kind, out),
             None => {
                 let w = Warning::new(
                     Code::UnknownTransportType,
@@ -448,7 +447,7 @@ fn parse_message(plain: &[u8], pos: usize) -> Step {
                         plain.len() - pos
                     ),
                 );
-                Step::Last(Message {
+                out.push(Message {
                     offset: pos,
                     len: plain.len() - pos,
                     body: MessageBody::Unknown {
@@ -456,13 +455,14 @@ fn parse_message(plain: &[u8], pos: usize) -> Step {
                         rest: pos + 1..plain.len(),
                     },
                     warnings: vec![w],
-                })
+                });
+                Step::Last
             }
         },
     }
 }
 
-fn parse_data(plain: &[u8], pos: usize) -> Step {
+fn parse_data(plain: &[u8], pos: usize, out: &mut Vec<Message>) -> Step {
     let left = plain.len() - pos;
     let Some(flags_len) = u16_at(plain, pos + 1) else {
         return Step::Undecodable(overrun(pos, "0x32 header", 3, left));
@@ -529,7 +529,7 @@ fn parse_data(plain: &[u8], pos: usize) -> Step {
         warnings.push(overrun(pos, "0x32 message", declared, left));
         (left, None)
     };
-    let msg = Message {
+    out.push(Message {
         offset: pos,
         len,
         body: MessageBody::Data(DataMessage {
@@ -541,14 +541,14 @@ fn parse_data(plain: &[u8], pos: usize) -> Step {
             payload: at..pos + len,
         }),
         warnings,
-    };
+    });
     match next {
-        Some(n) => Step::Next(msg, n),
-        None => Step::Last(msg),
+        Some(n) => Step::Next(n),
+        None => Step::Last,
     }
 }
 
-fn parse_ack(plain: &[u8], pos: usize) -> Step {
+fn parse_ack(plain: &[u8], pos: usize, out: &mut Vec<Message>) -> Step {
     let left = plain.len() - pos;
     let (Some(seq), Some(&flags)) = (u16_at(plain, pos + 1), plain.get(pos + 3)) else {
         return Step::Undecodable(overrun(pos, "ACK", 4, left));
@@ -582,15 +582,13 @@ fn parse_ack(plain: &[u8], pos: usize) -> Step {
         ));
     }
     let len = ack.wire_len();
-    Step::Next(
-        Message {
-            offset: pos,
-            len,
-            body: MessageBody::Ack(ack),
-            warnings,
-        },
-        pos + len,
-    )
+    out.push(Message {
+        offset: pos,
+        len,
+        body: MessageBody::Ack(ack),
+        warnings,
+    });
+    Step::Next(pos + len)
 }
 
 /// Reading of a low-type header: which form, whether reliable/ordered, header size.
@@ -619,7 +617,7 @@ impl LowLayout {
     }
 }
 
-fn parse_low(plain: &[u8], pos: usize, kind: LowKind) -> Step {
+fn parse_low(plain: &[u8], pos: usize, kind: LowKind, out: &mut Vec<Message>) -> Step {
     let left = plain.len() - pos;
     let stock = u16_at(plain, pos + 1).map(|fl| LowLayout::from_header(LowHeader::FlagsLen(fl)));
     // Third-party peers write `[len u8][flags u8]` or just `[len u8]`
@@ -691,23 +689,21 @@ fn parse_low(plain: &[u8], pos: usize, kind: LowKind) -> Step {
     let payload = pos + layout.header_len..pos + len;
     let (body, body_warning) = decode_body(kind, plain, payload.clone());
     warnings.extend(body_warning);
-    Step::Next(
-        Message {
-            offset: pos,
-            len,
-            body: MessageBody::Low(LowMessage {
-                kind,
-                header: layout.header,
-                reliable: layout.reliable,
-                ordered: layout.ordered,
-                seq,
-                payload,
-                body,
-            }),
-            warnings,
-        },
-        pos + len,
-    )
+    out.push(Message {
+        offset: pos,
+        len,
+        body: MessageBody::Low(LowMessage {
+            kind,
+            header: layout.header,
+            reliable: layout.reliable,
+            ordered: layout.ordered,
+            seq,
+            payload,
+            body,
+        }),
+        warnings,
+    });
+    Step::Next(pos + len)
 }
 
 fn low_overrun(
