@@ -3,7 +3,7 @@
 //! capture → net → flow → transport (decrypt, walk, reliability, reassembly) → game.
 //! State that outlives a datagram is bounded by the limits of the stage that owns it.
 //!
-//! Why this file is long: about 1,070 lines; it wires every stage for one datagram and builds the summaries at the
+//! Why this file is long: about 1,130 lines; it wires every stage for one datagram and builds the summaries at the
 //! end of each session; both read the same per-stream state, kept in one place.
 
 mod arrival;
@@ -667,18 +667,45 @@ impl Pipeline {
             }
         };
         let time = ts_ns as f64 / 1e9;
-        let phase = self.sessions.entry(session).or_default().phase(client);
-        phase.on_transport(TransportEvent::Packet, time);
+        // The session's state is looked up once for the datagram, not once more for
+        // each of its game messages: the messages are handled with the pipeline's
+        // fields borrowed apart ([`Datagram`]).
+        let Pipeline {
+            config,
+            flows,
+            sessions,
+            streams,
+            summary,
+            trees,
+            link_relays,
+            spares,
+            returns,
+            names_epoch,
+            ..
+        } = self;
+        let st = sessions.entry(session).or_default();
+        st.phase(client).on_transport(TransportEvent::Packet, time);
         // Records of an earlier datagram, refilled in place (see MessageRecord::reset).
-        let mut messages = self.spares.messages(pkt.messages.len());
+        let mut messages = spares.messages(pkt.messages.len());
         messages.truncate(pkt.messages.len());
+        let mut dg = Datagram {
+            config,
+            flows,
+            st,
+            streams,
+            summary,
+            trees: *trees,
+            link_relays: *link_relays,
+            spares,
+            names_epoch,
+        };
         for (i, m) in pkt.messages.iter().enumerate() {
             match messages.get_mut(i) {
                 Some(rec) => rec.reset(m.offset, m.len),
                 None => messages.push(MessageRecord::blank(m.offset, m.len)),
             }
             if let Some(rec) = messages.get_mut(i) {
-                self.message(rec, m, &plain, stream, ts_ns, frame);
+                dg.message(rec, m, &plain, stream, ts_ns, frame);
             }
         }
         let g = GamePacket {
@@ -688,10 +715,26 @@ impl Pipeline {
             messages,
             warnings: std::mem::take(&mut pkt.warnings),
         };
-        self.returns.packet(pkt);
+        returns.packet(pkt);
         g
     }
+}
 
+/// One game datagram's messages being handled: the pipeline's fields they touch,
+/// borrowed apart, with the state of the datagram's session looked up once.
+struct Datagram<'p> {
+    config: &'p Config,
+    flows: &'p mut SessionTable,
+    st: &'p mut SessionState,
+    streams: &'p mut Streams,
+    summary: &'p mut CaptureSummary,
+    trees: FieldTrees,
+    link_relays: bool,
+    spares: &'p mut Spares,
+    names_epoch: &'p mut u64,
+}
+
+impl Datagram<'_> {
     /// Fill `rec` (blank, already in the record's list: filling it in place saves
     /// moving a 300-byte value per message) for transport message `m`: the stream says
     /// what the message is, the record takes its transport facts, the game layer
@@ -715,11 +758,7 @@ impl Pipeline {
                 StayEvent::Disconnect => TransportEvent::Disconnect,
                 StayEvent::Boot => TransportEvent::Boot,
             };
-            self.sessions
-                .entry(session)
-                .or_default()
-                .phase(client)
-                .on_transport(ev, ts_ns as f64 / 1e9);
+            self.st.phase(client).on_transport(ev, ts_ns as f64 / 1e9);
             if stay.ends_stay() {
                 // The flow layer cannot see disconnects (they are encrypted).
                 self.flows.client_left(session, client, frame);
@@ -781,7 +820,7 @@ impl Pipeline {
         delivered: bool,
         relay_of: &mut Option<u64>,
     ) {
-        let st = self.sessions.entry(session).or_default();
+        let st = &mut *self.st;
         let ctx = DecodeContext::new(&st.registry, &self.config.ships).with_trees(self.trees);
         let game = slot.insert(opcodes::decode_reusing(
             payload,
@@ -791,7 +830,7 @@ impl Pipeline {
         if delivered {
             let time = ts_ns as f64 / 1e9;
             if st.registry.observe(game, frame, &self.config.ships) {
-                self.names_epoch += 1;
+                *self.names_epoch += 1;
             }
             let (slots, facts) = (&st.slots, self.streams.facts());
             let player = |slot: u8| slot_player(slots, facts, session, slot);
@@ -810,13 +849,15 @@ impl Pipeline {
             }
             if let (Direction::S2C, Some(Body::Settings(settings))) = (dir, &game.body) {
                 if st.slots.insert(client, settings.player_slot) != Some(settings.player_slot) {
-                    self.names_epoch += 1;
+                    *self.names_epoch += 1;
                 }
             }
             st.phase(client).on_message(dir, game, time);
         }
     }
+}
 
+impl Pipeline {
     /// A session no datagram can reach any more: compact it into its summary and
     /// release its state, as the end of the capture would (at `now_ns`).
     fn retire(&mut self, index: usize, session: &Session, now_ns: i64) {
