@@ -1913,6 +1913,19 @@ const CHILDREN_PREFIX: &str = "subsystems.children_pct.";
 /// The entry that stands for every member of `subsystems.children_pct`.
 const CHILD_ENTRY: &str = "subsystems.children_pct.child";
 
+/// The entry of every member of `subsystems.children_pct`: their tree names are data
+/// (each child's key in the ship layout), not the entry's, so a reader that compares
+/// tree names (the JSON writer's keys) does so for these.
+pub const LAYOUT_CHILD: FieldId = id_of(CHILD_ENTRY);
+
+/// The `_hex` twin the JSON writer adds after a field of this entry (`object_id_hex`
+/// for `object_id`), if the registry lists one.
+pub fn hex_twin(id: FieldId) -> Option<FieldId> {
+    let name = format!("{}_hex", id.entry()?.name);
+    let i = GAME_FIELDS.binary_search_by(|f| f.name.cmp(&name)).ok()?;
+    GAME_FIELDS[i].is_json_twin().then_some(FieldId(i as u8))
+}
+
 /// The entry for a field name (list elements unmarked). A member of
 /// `subsystems.children_pct` finds the one entry for all children, and a field of a
 /// nested checksum tree (`subdirs.subdir.` repeated) the entry of the top-level tree's.
@@ -1982,6 +1995,20 @@ pub fn roots_of(name: &str) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_json_twin_is_the_hex_twin_of_its_field() {
+        let mut n = 0;
+        for (i, f) in GAME_FIELDS.iter().enumerate() {
+            if let Some(base) = f.name.strip_suffix("_hex").filter(|_| f.is_json_twin()) {
+                assert_eq!(hex_twin(id_of(base)), FieldId::at(i), "{}", f.name);
+                n += 1;
+            }
+        }
+        assert!(n > 0);
+        assert_eq!(hex_twin(id_of("speed")), None);
+        assert_eq!(hex_twin(FieldId::OTHER_GAME), None);
+    }
 
     #[test]
     fn field_names_resolve_to_their_entries() {

@@ -1,11 +1,9 @@
 //! The `fields` object of a StateUpdate, written from its typed value.
 //!
 //! StateUpdates are most of a capture, and building their field trees (and freeing them)
-//! was most of the cost of `decode --format jsonl`. A pipeline asked for
-//! [`crate::pipeline::FieldTrees::ExceptCleanStateUpdates`] leaves the tree out of a StateUpdate
-//! that decoded without a warning, and this module writes the same JSON, key for key
-//! and digit for digit, from the [`StateUpdate`] and its class's layout.
-//! [`crate::pipeline::FieldTrees::TypedStateUpdates`] leaves it out of every StateUpdate
+//! was most of the cost of `decode --format jsonl`. This module writes the same JSON,
+//! key for key and digit for digit, from the [`StateUpdate`] and its class's layout.
+//! [`crate::pipeline::FieldTrees::TypedStateUpdates`] leaves the tree out of every StateUpdate
 //! with a typed value: one that warned keeps what its tree shows beyond the typed values
 //! (a failed read, a raw block, bytes left over: [`crate::game::stateupdate::Shown`]) in that value, and is written
 //! from it the same way. A StateUpdate that kept its tree is written from the tree.

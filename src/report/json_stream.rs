@@ -11,7 +11,7 @@
 //! escapes, `\u00xx` for other control characters). Keys are written in the order of
 //! the contract (`docs/json.md`), decoded fields in wire order.
 //!
-//! Why this file is long: the writer ends at about 945 lines; the rest is tests against `serde_json`
+//! Why this file is long: the writer ends at about 965 lines; the rest is tests against `serde_json`
 //! as a reference (escapes, floats, integers, the fields object) and of the StateUpdate
 //! writer against the field-tree writer.
 
@@ -22,6 +22,7 @@ use super::json_prims::{
 use super::json_state_update::TypedWriter;
 use crate::diag::{Direction, Warning};
 use crate::game::field::{Field, Value};
+use crate::game::registry::{hex_twin, FieldId, LAYOUT_CHILD};
 use crate::game::ships::ShipCatalog;
 use crate::game::GameMessage;
 use crate::pipeline::facts::Fact;
@@ -156,6 +157,19 @@ fn has_twin(v: &Value) -> bool {
     matches!(v, Value::ObjectId(_) | Value::Hex(_))
 }
 
+/// Whether `x` takes the key of `f`'s hex twin, so that the twin is not written: `x`
+/// is the registered twin entry of `f` (`twin`). Tree names decide only where they are
+/// not the entry's: another game's fields ([`FieldId::OTHER_GAME`]) and ship layout
+/// child keys ([`LAYOUT_CHILD`]), which may be spelt like anything.
+fn named_like_twin(x: &Field, f: &Field, twin: Option<FieldId>) -> bool {
+    let by_name = |g: &Field| g.id == FieldId::OTHER_GAME || g.id == LAYOUT_CHILD;
+    if by_name(x) || by_name(f) {
+        x.name.len() == f.name.len() + 4 && x.name.strip_suffix("_hex") == Some(&f.name)
+    } else {
+        twin.is_some_and(|t| x.id == t)
+    }
+}
+
 /// The keys of one fields object, in output order: the JSON text of each key (`"name":`,
 /// with the comma before every key but the first) and the fields its value comes from.
 /// Keys are the distinct names in wire order (a repeated name at its first place, its
@@ -206,6 +220,9 @@ impl Layout {
             (start, text.len() as u32)
         };
         for (i, f) in fields.iter().enumerate() {
+            // Repeats by tree name, not entry: a JSON object's keys are names, and
+            // members a failed group read left flat may print a name a top-level field
+            // of another entry prints too; those are one key, as in the value form.
             if fields[..i].iter().any(|x| x.name == f.name) {
                 continue;
             }
@@ -228,9 +245,8 @@ impl Layout {
                 count,
                 twin: false,
             });
-            let twin_name_taken = fields.iter().any(|x| {
-                x.name.len() == f.name.len() + 4 && x.name.strip_suffix("_hex") == Some(&f.name)
-            });
+            let twin = hex_twin(f.id);
+            let twin_name_taken = fields.iter().any(|x| named_like_twin(x, f, twin));
             if same.iter().any(|&k| has_twin(&fields[k as usize].value)) && !twin_name_taken {
                 let (start, end) = key(&mut text, &f.name, true);
                 slots.push(Slot {
@@ -1109,6 +1125,31 @@ mod tests {
         ];
         assert_eq!(direct(&fields), via_value(&fields));
         assert_eq!(direct(&[]), via_value(&[]));
+    }
+
+    /// A registered field's twin is found by entry and written beside other registered
+    /// fields; a layout child key spelt like the twin takes its key, as in the value form.
+    #[test]
+    fn registered_twins_are_found_by_entry_and_layout_keys_by_name() {
+        use crate::game::registry::field;
+        let s = Span::new(0, 1);
+        let id = Field::new(field!("object_id"), Value::ObjectId(7), s);
+        let flags = Field::new(field!("flags"), Value::Hex(0x1C), s);
+        let plain = [id.clone(), flags.clone()];
+        let out = direct(&plain);
+        assert_eq!(out, via_value(&plain));
+        assert!(
+            out.contains("\"0x00000007\"") && out.contains("\"0x1C\""),
+            "{out}"
+        );
+        let child = Field::keyed(LAYOUT_CHILD, "object_id_hex", Value::Float(50.0), s);
+        let spelt = [id, child, flags];
+        let out = direct(&spelt);
+        assert_eq!(out, via_value(&spelt));
+        assert!(
+            !out.contains("\"0x00000007\"") && out.contains("\"0x1C\""),
+            "{out}"
+        );
     }
 
     #[test]

@@ -144,13 +144,11 @@ fn json_from_typed_state_updates_equals_json_from_field_trees() {
         .collect();
     let mut typed_total = 0;
     // What `decode --format jsonl` asks for, alone and with a `-Y` that reads a few
-    // StateUpdate fields; and what the diff's fingerprints ask for (a warned
-    // StateUpdate keeps its whole tree), with such a `-Y`.
+    // StateUpdate fields.
     let selection = EntrySet::of(["speed", "subsystems"]).unwrap();
     let asked = [
         FieldTrees::TYPED_STATE_UPDATES,
         FieldTrees::TypedStateUpdates(selection),
-        FieldTrees::ExceptCleanStateUpdates(selection),
     ];
     for path in &paths {
         let (full, none) = json_lines(path, FieldTrees::All);

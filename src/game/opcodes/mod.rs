@@ -45,14 +45,6 @@ pub enum FieldTrees {
     /// are kept. For a reader that only counts (statistics); everything else in the
     /// typed values is as with [`FieldTrees::None`].
     Counts,
-    /// Every message except a StateUpdate that decodes without a warning: its typed
-    /// value says all its fields would, and StateUpdates are most of a capture. It
-    /// gets only its top-level fields of these names (none for most readers; those a
-    /// selection reads). One with a warning (a raw block, trailing bytes …) is decoded
-    /// again with its whole tree, which holds what its typed value cannot; a reader
-    /// that needs no tree of it asks for [`FieldTrees::TypedStateUpdates`] instead,
-    /// whose one decode keeps that in the typed value.
-    ExceptCleanStateUpdates(EntrySet),
     /// Every message except a StateUpdate with a typed value, in one decode: one that
     /// warned keeps what its tree would show beyond its values in the value itself
     /// ([`StateUpdate::shown`](super::update::StateUpdate::shown)), so a writer
@@ -69,9 +61,6 @@ impl FieldTrees {
     /// Whole trees for every message but a StateUpdate, which is read from its typed
     /// value: one that warned keeps in it what its tree would show.
     pub const TYPED_STATE_UPDATES: FieldTrees = FieldTrees::TypedStateUpdates(EntrySet::EMPTY);
-    /// Whole trees for every message but a StateUpdate without a warning.
-    pub const EXCEPT_CLEAN_STATE_UPDATES: FieldTrees =
-        FieldTrees::ExceptCleanStateUpdates(EntrySet::EMPTY);
 
     /// What two readers of the same records need together (a selection and the
     /// output it feeds): the named fields of both, else whole trees. A StateUpdate
@@ -84,16 +73,6 @@ impl FieldTrees {
             (Counts, t) | (t, Counts) => t,
             (None, t) | (t, None) => t,
             (Only(a), Only(b)) => a.union(b).map_or(All, Only),
-            // Every message but a StateUpdate gets its whole tree, which holds the
-            // named fields; a warned StateUpdate's whole tree shows all its typed
-            // value keeps besides.
-            (
-                ExceptCleanStateUpdates(a),
-                ExceptCleanStateUpdates(b) | TypedStateUpdates(b) | Only(b),
-            )
-            | (TypedStateUpdates(b) | Only(b), ExceptCleanStateUpdates(a)) => {
-                a.union(b).map_or(All, ExceptCleanStateUpdates)
-            }
             (TypedStateUpdates(a), TypedStateUpdates(b) | Only(b))
             | (Only(b), TypedStateUpdates(a)) => a.union(b).map_or(All, TypedStateUpdates),
             _ => All,
@@ -293,21 +272,6 @@ fn decode_state_update(
             m
         }
         Only(names) => selective_state_update(msg, species, catalog, names, spare),
-        ExceptCleanStateUpdates(names) => {
-            let m = if names.is_empty() {
-                stateupdate::decode_reusing(msg, species, catalog, false, spare)
-            } else {
-                selective_state_update(msg, species, catalog, names, spare)
-            };
-            if m.warnings.is_empty() {
-                return m;
-            }
-            let mut m = m;
-            if let Some(su) = m.take_state_update() {
-                spare.recycle(su);
-            }
-            stateupdate::decode_reusing(msg, species, catalog, true, spare)
-        }
     }
 }
 
