@@ -26,4 +26,6 @@ pub use reader::{CaptureReader, Truncation};
 pub use writer::CaptureWriter;
 
 #[cfg(test)]
+pub mod shared_captures;
+#[cfg(test)]
 mod tests;

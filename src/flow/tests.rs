@@ -369,20 +369,12 @@ fn remembered_answers_match_the_table_lookups_on_a_synthetic_mix() {
 fn remembered_answers_match_the_table_lookups_on_the_shared_captures() {
     use crate::capture::{CaptureReader, Frame};
     use crate::net::{NetDecoder, NetOutcome};
-    let shared = [
-        std::env::var_os("BCWIRE_SHARED").map(std::path::PathBuf::from),
-        Some(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
-        Some(std::path::PathBuf::from("/work/shared")),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|p| p.join("captures/openbc").is_dir());
-    let Some(dir) = shared else {
+    let shared = crate::capture::shared_captures::shared_pcaps();
+    if shared.is_empty() {
         eprintln!("note: shared captures not found; compared on the synthetic mix only");
-        return;
-    };
-    for name in ["a_single_client", "b2_valentines_replay"] {
-        let path = dir.join(format!("captures/openbc/{name}/{name}.pcap"));
+    }
+    for path in shared {
+        let name = path.display();
         let mut reader = CaptureReader::open(path.to_str().unwrap()).unwrap();
         let mut net = NetDecoder::default();
         let mut frame = Frame::default();

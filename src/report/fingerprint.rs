@@ -369,22 +369,12 @@ mod tests {
         args.packets = Some(3_000);
         let (_, capture) = crate::synth::generate(&args, Vec::new()).unwrap();
         let mut all = state_updates(capture);
-        let shared = [
-            std::env::var_os("BCWIRE_SHARED").map(std::path::PathBuf::from),
-            Some(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
-            Some(std::path::PathBuf::from("/work/shared")),
-        ]
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("captures/openbc").is_dir());
-        match shared {
-            Some(dir) => {
-                for name in ["a_single_client", "b2_valentines_replay"] {
-                    let path = dir.join(format!("captures/openbc/{name}/{name}.pcap"));
-                    all.extend(state_updates(std::fs::read(path).unwrap()));
-                }
-            }
-            None => eprintln!("note: shared captures not found; synthetic StateUpdates only"),
+        let shared = crate::capture::shared_captures::shared_pcaps();
+        if shared.is_empty() {
+            eprintln!("note: shared captures not found; synthetic StateUpdates only");
+        }
+        for path in shared {
+            all.extend(state_updates(std::fs::read(path).unwrap()));
         }
         all
     }
