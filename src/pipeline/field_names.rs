@@ -47,10 +47,14 @@ pub fn is_known_field(path: &str) -> bool {
     if qualified::split(&name).is_some() {
         return qualified::lookup_qualified(&name).is_some();
     }
+    // `lookup` folds what the registry names by one entry: each member of a record's
+    // `children_pct` (named by the ship layout's child key) and a nested checksum tree.
     let known = |n: &str| {
-        GAME_FIELDS
-            .iter()
-            .any(|f| f.name == n || (!n.contains('.') && f.name.rsplit('.').next() == Some(n)))
+        lookup(n).is_some()
+            || (!n.contains('.')
+                && GAME_FIELDS
+                    .iter()
+                    .any(|f| f.name.rsplit('.').next() == Some(n)))
     };
     known(&name) || name.strip_suffix("_hex").is_some_and(known)
 }

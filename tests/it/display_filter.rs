@@ -607,7 +607,7 @@ type Predicate = fn(&Value, &Value) -> bool;
 /// Expressions that read decoded fields, each with its meaning read off the full JSON
 /// records: a field on either side of a test, a path into a list, a bare name found
 /// below the top (in a list, in a checksum tree's groups).
-const FIELD_READING: [(&str, Predicate); 6] = [
+const FIELD_READING: [(&str, Predicate); 7] = [
     ("speed > 1", |_, m| {
         bare_values(message_fields(m), "speed")
             .iter()
@@ -621,6 +621,16 @@ const FIELD_READING: [(&str, Predicate); 6] = [
     }),
     ("subsystems[hull].condition_pct < 100", |_, m| {
         subsystem_condition(m, "hull").is_some_and(|c| c < 100.0)
+    }),
+    // A record's child, named by the ship layout's key (data, not a registered name).
+    ("subsystems[*].children_pct.port_impulse < 100", |_, m| {
+        m["fields"]["subsystems"].as_array().is_some_and(|list| {
+            list.iter().any(|s| {
+                s["children_pct"]["port_impulse"]
+                    .as_f64()
+                    .is_some_and(|c| c < 100.0)
+            })
+        })
     }),
     ("position.x > 0 and flags & 0x20", |_, m| {
         let f = message_fields(m);
