@@ -27,7 +27,6 @@
 
 use super::diff::Comparison;
 use super::fold_hash::FoldHasher;
-use crate::game::field::Field;
 use crate::game::opcodes::FieldTrees;
 use crate::game::registry::state_update_names as su_names;
 use crate::game::ships::{RecordFormat, ShipCatalog, ShipClass};
@@ -221,8 +220,12 @@ impl LeanFingerprints {
                 }
             }
         }
+        // Fields kept as the tree has them (a raw block's, the bytes left over) are
+        // hashed as the tree fingerprint hashes them: an ignored name is left out as
+        // there, so no mark or count goes before them (each begins with its name, whose
+        // ASCII bytes none of this function's marks is).
         if let Some(shown) = shown {
-            self.shown_fields(&mut h, &shown.raw_block);
+            self.cmp.hash_fields(&shown.raw_block, &mut h);
         }
         if let Some(pairs) = &su.power {
             h.write_u8(0x80);
@@ -237,17 +240,9 @@ impl LeanFingerprints {
             }
         }
         if let Some(rest) = shown.and_then(|s| s.rest.as_ref()) {
-            self.shown_fields(&mut h, std::slice::from_ref(rest));
+            self.cmp.hash_fields(std::slice::from_ref(rest), &mut h);
         }
         h.finish()
-    }
-
-    /// Fields kept as the tree has them (a raw block's, the bytes left over), hashed
-    /// as the tree fingerprint hashes them: an ignored name is left out as there, so
-    /// no mark or count goes before them (each begins with its name, whose ASCII
-    /// bytes no mark of [`LeanFingerprints::state_update`] is).
-    fn shown_fields(&self, h: &mut FoldHasher, fields: &[Field]) {
-        self.cmp.hash_fields(fields, h);
     }
 }
 
