@@ -305,8 +305,8 @@ pub const GAME_FIELDS: &[GameField] = &[
         name: "class_name",
         ty: FieldType::Text,
         unit: "",
-        description: "Name of a documented event class, e.g. collision event",
-        opcodes: EVENT_OPCODES,
+        description: "Name of a documented class: an event class (serialized events), e.g. collision event; a serialized object's class, ship or station (0x8008) or torpedo (0x8009) (0x02/0x03)",
+        opcodes: CLASS_ID_OPCODES,
     },
     GameField {
         name: "cloak",

@@ -9,9 +9,11 @@
 
 use bcwire::diag::Code;
 use bcwire::diag::Direction;
+use bcwire::game::field::{Span, Value};
 use bcwire::game::objects::ObjectRegistry;
 use bcwire::game::opcodes::{decode, DecodeContext};
 use bcwire::game::phases::{Phase, PhaseTracker, TransportEvent};
+use bcwire::game::registry::lookup_id;
 use bcwire::game::relay::RelayLinker;
 use bcwire::game::ships::ShipCatalog;
 use flate2::read::GzDecoder;
@@ -300,4 +302,60 @@ fn b2_valentines_replay_relayed_copies_link_to_originals() {
     // Relayed weapon fire.
     assert!(links.iter().any(|(_, _, op, _)| *op == 0x1A));
     assert!(links.iter().any(|(_, _, op, _)| *op == 0x19));
+}
+
+/// The serialized object's class ids and names as `opcodes.md` §6.2 gives them
+/// ("class id: 0x00008008 ship or station, 0x00008009 torpedo").
+const OBJECT_CLASSES: &[(u32, &str)] =
+    &[(0x0000_8008, "ship or station"), (0x0000_8009, "torpedo")];
+
+/// The `class_name` labels of one decoded message: (text, span).
+fn class_names(payload: &[u8]) -> Vec<(Value, Span)> {
+    let catalog = ShipCatalog::stock();
+    let registry = ObjectRegistry::new();
+    let id = lookup_id("class_name").expect("class_name entry");
+    let msg = decode(payload, &DecodeContext::new(&registry, &catalog));
+    msg.fields
+        .iter()
+        .filter(|f| f.id == id)
+        .map(|f| (f.value.clone(), f.span))
+        .collect()
+}
+
+#[test]
+fn object_creations_name_their_class_as_the_reference_table_does() {
+    let mut named = 0;
+    for name in ["a_single_client", "b2_valentines_replay"] {
+        let Some(cap) = load(name) else {
+            return note_absent();
+        };
+        for m in cap
+            .msgs
+            .iter()
+            .filter(|m| matches!(m.payload[0], 0x02 | 0x03))
+        {
+            // §6.1: owner slot, then the team byte for 0x03, then the serialized object,
+            // whose first u32 is the class id (§6.2) — or, from a reimplementation, a
+            // synthetic prefix or the object id (variants.md), which name no class.
+            let at = if m.payload[0] == 0x03 { 3 } else { 2 };
+            let class = u32::from_le_bytes(m.payload[at..at + 4].try_into().unwrap());
+            let want: Vec<_> = OBJECT_CLASSES
+                .iter()
+                .filter(|(id, _)| *id == class)
+                .map(|(_, n)| (Value::Text(n.to_string()), Span::new(at, at + 4)))
+                .collect();
+            named += want.len();
+            assert_eq!(class_names(&m.payload), want, "{name} frame {}", m.frame);
+        }
+    }
+    assert!(named >= 2, "creations with a class id: {named}");
+    // No capture carries a torpedo object: one built from §6.1, §6.2 and §6.4 (owner
+    // slot 0, class id, object id, SpeciesToTorp byte 2 = PhotonTorpedo).
+    let torpedo = [
+        0x02, 0x00, 0x09, 0x80, 0x00, 0x00, 0x05, 0x00, 0x00, 0x40, 0x02,
+    ];
+    assert_eq!(
+        class_names(&torpedo),
+        [(Value::Text("torpedo".into()), Span::new(2, 6))]
+    );
 }

@@ -284,6 +284,16 @@ impl CreationHead {
         let class = match prefix {
             ObjectPrefix::ClassId(c) => {
                 f.hex32(field!("class_id"))?;
+                // The serialized object's class, opcodes.md §6.2.
+                let name = match c {
+                    CLASS_SHIP => Some("ship or station"),
+                    CLASS_TORPEDO => Some("torpedo"),
+                    _ => None,
+                };
+                if let Some(n) = name {
+                    let span = f.last_span();
+                    f.label(field!("class_name"), n, span);
+                }
                 c
             }
             ObjectPrefix::Synthetic => {
