@@ -434,20 +434,28 @@ impl Pipeline {
         mut front: Front,
         sink: &mut dyn Sink,
     ) -> Result<Option<FrontEnd>> {
-        let (batches, received) = mpsc::sync_channel::<Vec<Item>>(BATCHES_IN_FLIGHT);
+        // Each batch travels with an emptied return list for the buffers of its items:
+        // the lists go round between the threads with their capacity, where a fresh one
+        // per batch was allocated and, for a batch of more game datagrams than it had
+        // room for, grown by copying (a batch holds up to a cipher group more items than
+        // `THREAD_BATCH`).
+        let (batches, received) = mpsc::sync_channel::<(Vec<Item>, Returns)>(BATCHES_IN_FLIGHT);
         let (returns, returned) = mpsc::channel::<(Vec<Item>, Returns)>();
         let reading = std::thread::Builder::new()
             .name("bcwire-front".into())
             .spawn(move || {
                 loop {
-                    let (mut batch, mut spare) = returned
-                        .try_recv()
-                        .unwrap_or_else(|_| (Vec::with_capacity(THREAD_BATCH), Returns::default()));
+                    let (mut batch, mut spare) = returned.try_recv().unwrap_or_else(|_| {
+                        (
+                            Vec::with_capacity(THREAD_BATCH + cipher::LANES),
+                            Returns::with_capacity(THREAD_BATCH + cipher::LANES),
+                        )
+                    });
                     front.take_back(&mut spare);
                     batch.clear();
                     let more = front.fill(&mut batch, THREAD_BATCH);
                     // A closed channel means decoding stopped: nothing more to read.
-                    if batches.send(batch).is_err() {
+                    if batches.send((batch, spare)).is_err() {
                         return None;
                     }
                     if !more {
@@ -455,10 +463,11 @@ impl Pipeline {
                     }
                 }
             })?;
-        for mut batch in received.iter() {
+        for (mut batch, empty) in received.iter() {
             warm_up(&batch);
+            self.returns = empty;
             let control = self.handle_items(&mut batch, sink)?;
-            let spare = std::mem::replace(&mut self.returns, Returns::with_capacity(THREAD_BATCH));
+            let spare = std::mem::take(&mut self.returns);
             // The front may have finished already; then nothing is reused.
             let _ = returns.send((batch, spare));
             if control == Control::Stop {
