@@ -202,6 +202,11 @@ pub struct Pipeline {
     count_flows: bool,
     /// Storage of the records already handed out, refilled by later ones.
     spares: Spares,
+    /// The datagram record handed to the sink, refilled in place for every datagram
+    /// (boxed, so that taking it out and putting it back moves a pointer): built and
+    /// moved anew, the record and its game packet (some 200 bytes) were copied several
+    /// times per datagram on their way to the sink and back to the spares.
+    record: Option<Box<PacketRecord>>,
     /// Payload buffers and transport walks of handled datagrams, to go back to the
     /// front.
     returns: Returns,
@@ -357,6 +362,7 @@ impl Pipeline {
             summary: CaptureSummary::default(),
             trees: FieldTrees::All,
             spares: Spares::new(),
+            record: None,
             returns: Returns::default(),
             names_epoch: 0,
             link_relays: true,
@@ -564,7 +570,14 @@ impl Pipeline {
         let ckey = (c.session, c.client);
         let udp_len = d.payload.len();
         let stream = (c.session, c.client, c.direction);
-        let body = match c.kind {
+        // Taken out of the pipeline while it is filled, and put back once the sink has
+        // read it (a datagram that makes no record leaves it where it is).
+        let mut rec = match c.kind {
+            PayloadKind::NotBc(_) => None,
+            _ => self.record.take(),
+        }
+        .unwrap_or_else(|| Box::new(PacketRecord::empty()));
+        match c.kind {
             PayloadKind::NotBc(why) => {
                 self.sessions.entry(c.session).or_default();
                 *s.not_bc.entry(why.to_string()).or_default() += 1;
@@ -575,6 +588,7 @@ impl Pipeline {
                         .or_default()
                         .count_unrecorded(udp_len);
                 }
+                self.record = Some(rec);
                 return Ok(Control::Continue);
             }
             PayloadKind::GameSpy => {
@@ -584,9 +598,9 @@ impl Pipeline {
                     .or_default()
                     .phase(c.client)
                     .on_transport(TransportEvent::GameSpy, time);
-                PacketBody::GameSpy {
+                rec.body = PacketBody::GameSpy {
                     text: String::from_utf8_lossy(&d.payload).into_owned(),
-                }
+                };
             }
             PayloadKind::Bc { peer_id } => {
                 s.game_frames += 1;
@@ -600,7 +614,8 @@ impl Pipeline {
                 }
                 self.streams
                     .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
-                let mut g = self.game_packet(plain, parsed, stream, d.ts_ns, d.frame);
+                let g = rec.game_mut();
+                self.game_packet(g, plain, parsed, stream, d.ts_ns, d.frame);
                 if let Some(damage) = c.damaged {
                     // A frame whose byte 0 cannot start a game packet: kept in its flow,
                     // decoded as far as it goes, and said so.
@@ -625,22 +640,18 @@ impl Pipeline {
                     g.warnings
                         .insert(0, Warning::new(Code::DamagedFrame, Some(0), message));
                 }
-                PacketBody::Game(g)
             }
-        };
-        let rec = PacketRecord {
-            frame: d.frame,
-            ts_ns: d.ts_ns,
-            src: d.src,
-            dst: d.dst,
-            direction: c.direction,
-            session: c.session,
-            client: c.client,
-            udp_len,
-            body,
-            comment: frame.comment.map(String::from),
-            fragment_frames: std::mem::take(&mut d.fragment_frames),
-        };
+        }
+        rec.frame = d.frame;
+        rec.ts_ns = d.ts_ns;
+        rec.src = d.src;
+        rec.dst = d.dst;
+        rec.direction = c.direction;
+        rec.session = c.session;
+        rec.client = c.client;
+        rec.udp_len = udp_len;
+        rec.comment = frame.comment.map(String::from);
+        rec.fragment_frames = std::mem::take(&mut d.fragment_frames);
         if self.count_flows {
             self.counts.entry(stream).or_default().count_record(&rec);
         }
@@ -651,21 +662,25 @@ impl Pipeline {
             epoch: self.names_epoch + self.streams.facts().names_version(),
         };
         let control = sink.packet(&rec, &names);
-        if let PacketBody::Game(g) = rec.body {
+        if let PacketBody::Game(g) = &mut rec.body {
             let plain = self.spares.recycle(g);
             self.returns.payload(plain);
         }
+        self.record = Some(rec);
         control
     }
 
+    /// Fill `g` (emptied by [`Spares::recycle`]) with the records of a deciphered
+    /// datagram's messages.
     fn game_packet(
         &mut self,
+        g: &mut GamePacket,
         plain: Vec<u8>,
         parsed: Option<Packet>,
         stream: StreamKey,
         ts_ns: i64,
         frame: u64,
-    ) -> GamePacket {
+    ) {
         let (session, client, _) = stream;
         let mut pkt = match parsed {
             Some(p) => p,
@@ -717,15 +732,15 @@ impl Pipeline {
                 dg.message(rec, m, &plain, stream, ts_ns, frame);
             }
         }
-        let g = GamePacket {
-            peer_id: pkt.peer_id,
-            msg_count: pkt.msg_count,
-            plain,
-            messages,
-            warnings: std::mem::take(&mut pkt.warnings),
-        };
+        g.peer_id = pkt.peer_id;
+        g.msg_count = pkt.msg_count;
+        g.plain = plain;
+        g.messages = messages;
+        // Swapped, not taken: the walk goes back to the front with the record's emptied
+        // list, and neither list is freed nor grown again.
+        g.warnings.clear();
+        std::mem::swap(&mut g.warnings, &mut pkt.warnings);
         returns.packet(pkt);
-        g
     }
 }
 
