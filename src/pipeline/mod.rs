@@ -789,7 +789,10 @@ impl Datagram<'_> {
             }
         }
         let deliver = arrival.copy.is_new();
-        match rec.take_arrival(arrival, self.trees) {
+        let content = rec.take_arrival(&mut arrival, self.trees);
+        // Owns nothing any more (`take_arrival` released it all): no drop to run.
+        std::mem::forget(arrival);
+        match content {
             Content::Game { bytes, .. } => {
                 self.decode_game(
                     &mut rec.game,
