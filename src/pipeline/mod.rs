@@ -490,7 +490,8 @@ impl Pipeline {
     fn handle_items(&mut self, batch: &mut Vec<Item>, sink: &mut dyn Sink) -> Result<Control> {
         let mut control = Control::Continue;
         // Items are handled in place: moving each (a few hundred bytes) out of the
-        // batch and into `frame` was a measurable share of the decoding thread.
+        // batch and into `frame` was a measurable share of the decoding thread; so were
+        // the moves of its parts (the frame's facts, the transport walk), now lent.
         for item in batch.iter_mut() {
             if control == Control::Stop {
                 break;
@@ -500,7 +501,7 @@ impl Pipeline {
                     meta,
                     outcome,
                     parsed,
-                } => control = self.frame(std::mem::take(meta), outcome, parsed.take(), sink)?,
+                } => control = self.frame(meta, outcome, parsed, sink)?,
                 Item::Problem(code, p) | Item::Fatal(code, p) => {
                     self.summary.add_problem(*code, std::mem::take(p));
                 }
@@ -514,9 +515,9 @@ impl Pipeline {
     /// did when it deciphered the payload (none: the payload is still enciphered).
     fn frame(
         &mut self,
-        frame: FrameMeta,
+        frame: &mut FrameMeta,
         outcome: &mut NetOutcome,
-        parsed: Option<Packet>,
+        parsed: &mut Option<Packet>,
         sink: &mut dyn Sink,
     ) -> Result<Control> {
         sink.frame_read(frame.ts_ns, frame.ts_digits);
@@ -650,7 +651,7 @@ impl Pipeline {
         rec.session = c.session;
         rec.client = c.client;
         rec.udp_len = udp_len;
-        rec.comment = frame.comment.map(String::from);
+        rec.comment = frame.comment.take().map(String::from);
         rec.fragment_frames = std::mem::take(&mut d.fragment_frames);
         if self.count_flows {
             self.counts.entry(stream).or_default().count_record(&rec);
@@ -676,17 +677,18 @@ impl Pipeline {
         &mut self,
         g: &mut GamePacket,
         plain: Vec<u8>,
-        parsed: Option<Packet>,
+        parsed: &mut Option<Packet>,
         stream: StreamKey,
         ts_ns: i64,
         frame: u64,
     ) {
         let (session, client, _) = stream;
-        let mut pkt = match parsed {
+        // Used where it lies, and moved once, back to the front, at the end.
+        let pkt = match parsed {
             Some(p) => p,
             None => {
-                let mut p = self.returns.take_packet();
-                packet::parse_into(&plain, &mut p);
+                let p = parsed.insert(self.returns.take_packet());
+                packet::parse_into(&plain, p);
                 p
             }
         };
@@ -740,7 +742,9 @@ impl Pipeline {
         // list, and neither list is freed nor grown again.
         g.warnings.clear();
         std::mem::swap(&mut g.warnings, &mut pkt.warnings);
-        returns.packet(pkt);
+        if let Some(pkt) = parsed.take() {
+            returns.packet(pkt);
+        }
     }
 }
 
