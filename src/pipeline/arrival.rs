@@ -10,33 +10,26 @@ use crate::transport::stream::{Arrival, Content, Copy, Header};
 impl MessageRecord {
     /// Write the transport facts of `a` into this blank record (fields of a
     /// connection-management body only when `trees` asks for any); hands back what the
-    /// message carries for the game layer. Taken whole and inlined: every owned part is
-    /// moved out here, so nothing is left to drop (borrowed, the arrival's remains went
-    /// through an out-of-line drop per message).
+    /// message carries for the game layer.
+    ///
+    /// Read where it lies: the arrival was built in the caller's frame and lent to its
+    /// stream, and passing it on by value copied the whole value once more per message.
+    /// Everything it owns is released here (the content handed back, a
+    /// connection-management header and the warning list dropped), so that the caller
+    /// can forget the remains rather than run their out-of-line drop per message.
     #[inline]
-    pub fn take_arrival<'a>(&mut self, a: Arrival<'a>, trees: FieldTrees) -> Content<'a> {
-        let Arrival {
-            copy,
-            order,
-            content,
-            header,
-            type_byte,
-            payload_offset,
-            walk_warnings,
-            mut warnings,
-            reliable: _,
-            stay: _,
-        } = a;
-        self.transport_type = type_byte;
+    pub fn take_arrival<'a>(&mut self, a: &mut Arrival<'a>, trees: FieldTrees) -> Content<'a> {
+        self.transport_type = a.type_byte;
         // Most messages have none: skip the out-of-line copy.
-        if !walk_warnings.is_empty() {
-            self.warnings.extend_from_slice(walk_warnings);
+        if !a.walk_warnings.is_empty() {
+            self.warnings.extend_from_slice(a.walk_warnings);
         }
-        if !warnings.is_empty() {
-            self.warnings.append(&mut warnings);
+        if !a.warnings.is_empty() {
+            self.warnings.append(&mut a.warnings);
         }
-        self.order = order;
-        match copy {
+        drop(std::mem::take(&mut a.warnings));
+        self.order = a.order;
+        match a.copy {
             Copy::New => {}
             Copy::Resend { first_frame } => {
                 self.retransmission = true;
@@ -47,9 +40,9 @@ impl MessageRecord {
                 self.original_frame = Some(first_frame);
             }
         }
-        self.payload_offset = payload_offset;
-        self.transport = match header {
-            Header::Data {
+        self.payload_offset = a.payload_offset;
+        self.transport = match &a.header {
+            &Header::Data {
                 flags_len,
                 reliable,
                 ordered,
@@ -65,7 +58,7 @@ impl MessageRecord {
                     total: f.total,
                 }),
             },
-            Header::Ack {
+            &Header::Ack {
                 seq,
                 flags,
                 fragment_index,
@@ -85,11 +78,14 @@ impl MessageRecord {
                 fields: if trees.builds_none() {
                     Vec::new()
                 } else {
-                    low_fields(&low)
+                    low_fields(low)
                 },
             },
             Header::Unknown => TransportInfo::Unknown,
         };
-        content
+        if matches!(a.header, Header::Low(_)) {
+            a.header = Header::Unknown;
+        }
+        std::mem::replace(&mut a.content, Content::Nothing)
     }
 }

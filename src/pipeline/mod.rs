@@ -202,6 +202,11 @@ pub struct Pipeline {
     count_flows: bool,
     /// Storage of the records already handed out, refilled by later ones.
     spares: Spares,
+    /// The datagram record handed to the sink, refilled in place for every datagram
+    /// (boxed, so that taking it out and putting it back moves a pointer): built and
+    /// moved anew, the record and its game packet (some 200 bytes) were copied several
+    /// times per datagram on their way to the sink and back to the spares.
+    record: Option<Box<PacketRecord>>,
     /// Payload buffers and transport walks of handled datagrams, to go back to the
     /// front.
     returns: Returns,
@@ -357,6 +362,7 @@ impl Pipeline {
             summary: CaptureSummary::default(),
             trees: FieldTrees::All,
             spares: Spares::new(),
+            record: None,
             returns: Returns::default(),
             names_epoch: 0,
             link_relays: true,
@@ -434,20 +440,28 @@ impl Pipeline {
         mut front: Front,
         sink: &mut dyn Sink,
     ) -> Result<Option<FrontEnd>> {
-        let (batches, received) = mpsc::sync_channel::<Vec<Item>>(BATCHES_IN_FLIGHT);
+        // Each batch travels with an emptied return list for the buffers of its items:
+        // the lists go round between the threads with their capacity, where a fresh one
+        // per batch was allocated and, for a batch of more game datagrams than it had
+        // room for, grown by copying (a batch holds up to a cipher group more items than
+        // `THREAD_BATCH`).
+        let (batches, received) = mpsc::sync_channel::<(Vec<Item>, Returns)>(BATCHES_IN_FLIGHT);
         let (returns, returned) = mpsc::channel::<(Vec<Item>, Returns)>();
         let reading = std::thread::Builder::new()
             .name("bcwire-front".into())
             .spawn(move || {
                 loop {
-                    let (mut batch, mut spare) = returned
-                        .try_recv()
-                        .unwrap_or_else(|_| (Vec::with_capacity(THREAD_BATCH), Returns::default()));
+                    let (mut batch, mut spare) = returned.try_recv().unwrap_or_else(|_| {
+                        (
+                            Vec::with_capacity(THREAD_BATCH + cipher::LANES),
+                            Returns::with_capacity(THREAD_BATCH + cipher::LANES),
+                        )
+                    });
                     front.take_back(&mut spare);
                     batch.clear();
                     let more = front.fill(&mut batch, THREAD_BATCH);
                     // A closed channel means decoding stopped: nothing more to read.
-                    if batches.send(batch).is_err() {
+                    if batches.send((batch, spare)).is_err() {
                         return None;
                     }
                     if !more {
@@ -455,10 +469,11 @@ impl Pipeline {
                     }
                 }
             })?;
-        for mut batch in received.iter() {
+        for (mut batch, empty) in received.iter() {
             warm_up(&batch);
+            self.returns = empty;
             let control = self.handle_items(&mut batch, sink)?;
-            let spare = std::mem::replace(&mut self.returns, Returns::with_capacity(THREAD_BATCH));
+            let spare = std::mem::take(&mut self.returns);
             // The front may have finished already; then nothing is reused.
             let _ = returns.send((batch, spare));
             if control == Control::Stop {
@@ -475,7 +490,8 @@ impl Pipeline {
     fn handle_items(&mut self, batch: &mut Vec<Item>, sink: &mut dyn Sink) -> Result<Control> {
         let mut control = Control::Continue;
         // Items are handled in place: moving each (a few hundred bytes) out of the
-        // batch and into `frame` was a measurable share of the decoding thread.
+        // batch and into `frame` was a measurable share of the decoding thread; so were
+        // the moves of its parts (the frame's facts, the transport walk), now lent.
         for item in batch.iter_mut() {
             if control == Control::Stop {
                 break;
@@ -485,7 +501,7 @@ impl Pipeline {
                     meta,
                     outcome,
                     parsed,
-                } => control = self.frame(std::mem::take(meta), outcome, parsed.take(), sink)?,
+                } => control = self.frame(meta, outcome, parsed, sink)?,
                 Item::Problem(code, p) | Item::Fatal(code, p) => {
                     self.summary.add_problem(*code, std::mem::take(p));
                 }
@@ -499,9 +515,9 @@ impl Pipeline {
     /// did when it deciphered the payload (none: the payload is still enciphered).
     fn frame(
         &mut self,
-        frame: FrameMeta,
+        frame: &mut FrameMeta,
         outcome: &mut NetOutcome,
-        parsed: Option<Packet>,
+        parsed: &mut Option<Packet>,
         sink: &mut dyn Sink,
     ) -> Result<Control> {
         sink.frame_read(frame.ts_ns, frame.ts_digits);
@@ -555,7 +571,14 @@ impl Pipeline {
         let ckey = (c.session, c.client);
         let udp_len = d.payload.len();
         let stream = (c.session, c.client, c.direction);
-        let body = match c.kind {
+        // Taken out of the pipeline while it is filled, and put back once the sink has
+        // read it (a datagram that makes no record leaves it where it is).
+        let mut rec = match c.kind {
+            PayloadKind::NotBc(_) => None,
+            _ => self.record.take(),
+        }
+        .unwrap_or_else(|| Box::new(PacketRecord::empty()));
+        match c.kind {
             PayloadKind::NotBc(why) => {
                 self.sessions.entry(c.session).or_default();
                 *s.not_bc.entry(why.to_string()).or_default() += 1;
@@ -566,6 +589,7 @@ impl Pipeline {
                         .or_default()
                         .count_unrecorded(udp_len);
                 }
+                self.record = Some(rec);
                 return Ok(Control::Continue);
             }
             PayloadKind::GameSpy => {
@@ -575,9 +599,9 @@ impl Pipeline {
                     .or_default()
                     .phase(c.client)
                     .on_transport(TransportEvent::GameSpy, time);
-                PacketBody::GameSpy {
+                rec.body = PacketBody::GameSpy {
                     text: String::from_utf8_lossy(&d.payload).into_owned(),
-                }
+                };
             }
             PayloadKind::Bc { peer_id } => {
                 s.game_frames += 1;
@@ -591,7 +615,8 @@ impl Pipeline {
                 }
                 self.streams
                     .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
-                let mut g = self.game_packet(plain, parsed, stream, d.ts_ns, d.frame);
+                let g = rec.game_mut();
+                self.game_packet(g, plain, parsed, stream, d.ts_ns, d.frame);
                 if let Some(damage) = c.damaged {
                     // A frame whose byte 0 cannot start a game packet: kept in its flow,
                     // decoded as far as it goes, and said so.
@@ -616,22 +641,18 @@ impl Pipeline {
                     g.warnings
                         .insert(0, Warning::new(Code::DamagedFrame, Some(0), message));
                 }
-                PacketBody::Game(g)
             }
-        };
-        let rec = PacketRecord {
-            frame: d.frame,
-            ts_ns: d.ts_ns,
-            src: d.src,
-            dst: d.dst,
-            direction: c.direction,
-            session: c.session,
-            client: c.client,
-            udp_len,
-            body,
-            comment: frame.comment.map(String::from),
-            fragment_frames: std::mem::take(&mut d.fragment_frames),
-        };
+        }
+        rec.frame = d.frame;
+        rec.ts_ns = d.ts_ns;
+        rec.src = d.src;
+        rec.dst = d.dst;
+        rec.direction = c.direction;
+        rec.session = c.session;
+        rec.client = c.client;
+        rec.udp_len = udp_len;
+        rec.comment = frame.comment.take().map(String::from);
+        rec.fragment_frames = std::mem::take(&mut d.fragment_frames);
         if self.count_flows {
             self.counts.entry(stream).or_default().count_record(&rec);
         }
@@ -642,27 +663,32 @@ impl Pipeline {
             epoch: self.names_epoch + self.streams.facts().names_version(),
         };
         let control = sink.packet(&rec, &names);
-        if let PacketBody::Game(g) = rec.body {
+        if let PacketBody::Game(g) = &mut rec.body {
             let plain = self.spares.recycle(g);
             self.returns.payload(plain);
         }
+        self.record = Some(rec);
         control
     }
 
+    /// Fill `g` (emptied by [`Spares::recycle`]) with the records of a deciphered
+    /// datagram's messages.
     fn game_packet(
         &mut self,
+        g: &mut GamePacket,
         plain: Vec<u8>,
-        parsed: Option<Packet>,
+        parsed: &mut Option<Packet>,
         stream: StreamKey,
         ts_ns: i64,
         frame: u64,
-    ) -> GamePacket {
+    ) {
         let (session, client, _) = stream;
-        let mut pkt = match parsed {
+        // Used where it lies, and moved once, back to the front, at the end.
+        let pkt = match parsed {
             Some(p) => p,
             None => {
-                let mut p = self.returns.take_packet();
-                packet::parse_into(&plain, &mut p);
+                let p = parsed.insert(self.returns.take_packet());
+                packet::parse_into(&plain, p);
                 p
             }
         };
@@ -708,15 +734,17 @@ impl Pipeline {
                 dg.message(rec, m, &plain, stream, ts_ns, frame);
             }
         }
-        let g = GamePacket {
-            peer_id: pkt.peer_id,
-            msg_count: pkt.msg_count,
-            plain,
-            messages,
-            warnings: std::mem::take(&mut pkt.warnings),
-        };
-        returns.packet(pkt);
-        g
+        g.peer_id = pkt.peer_id;
+        g.msg_count = pkt.msg_count;
+        g.plain = plain;
+        g.messages = messages;
+        // Swapped, not taken: the walk goes back to the front with the record's emptied
+        // list, and neither list is freed nor grown again.
+        g.warnings.clear();
+        std::mem::swap(&mut g.warnings, &mut pkt.warnings);
+        if let Some(pkt) = parsed.take() {
+            returns.packet(pkt);
+        }
     }
 }
 
@@ -765,7 +793,10 @@ impl Datagram<'_> {
             }
         }
         let deliver = arrival.copy.is_new();
-        match rec.take_arrival(arrival, self.trees) {
+        let content = rec.take_arrival(&mut arrival, self.trees);
+        // Owns nothing any more (`take_arrival` released it all): no drop to run.
+        std::mem::forget(arrival);
+        match content {
             Content::Game { bytes, .. } => {
                 self.decode_game(
                     &mut rec.game,

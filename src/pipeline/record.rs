@@ -33,6 +33,35 @@ pub struct PacketRecord {
 }
 
 impl PacketRecord {
+    /// A record of nothing yet, for the pipeline to fill in place.
+    pub fn empty() -> PacketRecord {
+        let nowhere = SocketAddr::from(([0, 0, 0, 0], 0));
+        PacketRecord {
+            frame: 0,
+            ts_ns: 0,
+            src: nowhere,
+            dst: nowhere,
+            direction: Direction::C2S,
+            session: 0,
+            client: 0,
+            udp_len: 0,
+            body: PacketBody::Game(GamePacket::default()),
+            comment: None,
+            fragment_frames: Vec::new(),
+        }
+    }
+
+    /// The game packet of this record, made one (empty) if it held GameSpy text.
+    pub fn game_mut(&mut self) -> &mut GamePacket {
+        if !matches!(self.body, PacketBody::Game(_)) {
+            self.body = PacketBody::Game(GamePacket::default());
+        }
+        match &mut self.body {
+            PacketBody::Game(g) => g,
+            PacketBody::GameSpy { .. } => unreachable!("the body was made a game packet"),
+        }
+    }
+
     /// The client's UDP port: the source of a client→host datagram, the destination of
     /// a host→client one.
     pub fn client_port(&self) -> u16 {
@@ -51,7 +80,7 @@ pub enum PacketBody {
     GameSpy { text: String },
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct GamePacket {
     pub peer_id: u8,
     pub msg_count: u8,
@@ -184,10 +213,10 @@ impl Spares {
         &mut self.updates
     }
 
-    /// Keep what a handed-out game packet holds for reuse; its payload buffer is handed
-    /// back (it belongs to the front).
-    pub fn recycle(&mut self, g: GamePacket) -> Vec<u8> {
-        let mut messages = g.messages;
+    /// Keep what a handed-out game packet holds for reuse, leaving it empty; its
+    /// payload buffer is handed back (it belongs to the front).
+    pub fn recycle(&mut self, g: &mut GamePacket) -> Vec<u8> {
+        let mut messages = std::mem::take(&mut g.messages);
         for m in &mut messages {
             // Looked at before taking: taking the body out of every other message and
             // putting it back moved it twice for nothing.
@@ -205,7 +234,7 @@ impl Spares {
             _ => 0,
         };
         self.by_count[slot] = messages;
-        g.plain
+        std::mem::take(&mut g.plain)
     }
 }
 
@@ -347,7 +376,7 @@ mod tests {
         };
         let mut spares = Spares::new();
         for n in [1, 3, 1, 2, 3, 12, 0] {
-            let plain = spares.recycle(packet(n));
+            let plain = spares.recycle(&mut packet(n));
             assert_eq!(plain, vec![1, n as u8], "the payload goes back");
         }
         for n in [1, 2, 3] {
@@ -358,8 +387,8 @@ mod tests {
         assert!(spares.messages(2).is_empty());
         // A second list of count 1 went to the place of other counts, and came back
         // out of it; a count beyond the listed ones has no list of its own.
-        spares.recycle(packet(1));
-        spares.recycle(packet(1));
+        spares.recycle(&mut packet(1));
+        spares.recycle(&mut packet(1));
         assert_eq!(spares.messages(1).len(), 1);
         assert_eq!(spares.messages(LISTED_COUNTS + 1).len(), 1);
         assert!(spares.messages(LISTED_COUNTS + 1).is_empty());
