@@ -19,6 +19,20 @@ impl MessageRecord {
     /// can forget the remains rather than run their out-of-line drop per message.
     #[inline]
     pub fn take_arrival<'a>(&mut self, a: &mut Arrival<'a>, trees: FieldTrees) -> Content<'a> {
+        // Every field named, none skipped: a field added to `Arrival` stops the build
+        // here until this function releases what it owns (the caller forgets the rest).
+        let Arrival {
+            copy: _,
+            reliable: _,
+            order: _,
+            content: _,
+            header: _,
+            type_byte: _,
+            payload_offset: _,
+            stay: _,
+            walk_warnings: _,
+            warnings: _,
+        } = a;
         self.transport_type = a.type_byte;
         // Most messages have none: skip the out-of-line copy.
         if !a.walk_warnings.is_empty() {
