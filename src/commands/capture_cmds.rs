@@ -282,6 +282,8 @@ pub fn show(a: ShowArgs, out: Output, w: &mut dyn Write) -> Result<i32> {
 struct StatsSink<'a> {
     stats: &'a mut Stats,
     filter: Filter,
+    /// The filter selects everything (`Filter::selects_everything`), asked once.
+    everything: bool,
     first_ts_ns: Option<i64>,
     /// (session, client) of every datagram counted: whose departures count.
     counted: std::collections::BTreeSet<(usize, usize)>,
@@ -315,13 +317,19 @@ impl Sink for StatsSink<'_> {
     }
 
     fn packet(&mut self, p: &PacketRecord, names: &dyn Names) -> Result<Control> {
+        // Without a condition every record counts whole: no test to run on it, and
+        // no client to note (all departures count).
+        if self.everything {
+            self.stats.add(p, names);
+            return Ok(Control::Continue);
+        }
         let first = *self.first_ts_ns.get_or_insert(p.ts_ns);
         if !self.filter.keep_packet(p, first, names) {
             return Ok(Control::Continue);
         }
         let counted = count_selected(self.stats, &self.filter, p, names);
         // Only a filtered count needs to know whose departures to count.
-        if counted && !self.filter.selects_everything() {
+        if counted {
             self.counted.insert((p.session, p.client));
         }
         Ok(Control::Continue)
@@ -372,6 +380,7 @@ fn stats_file(
     };
     let mut sink = StatsSink {
         stats,
+        everything: filter.selects_everything(),
         filter,
         first_ts_ns: None,
         counted: Default::default(),
@@ -463,6 +472,7 @@ fn stats_writing(
     let filter = file_filter(&path, &filter, cfg, out)?;
     let mut sink = StatsSink {
         stats: &mut stats,
+        everything: filter.selects_everything(),
         filter: filter.clone(),
         first_ts_ns: None,
         counted: Default::default(),

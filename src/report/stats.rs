@@ -205,24 +205,29 @@ impl Stats {
         for m in g.messages.iter().filter(|m| keep(m)) {
             d.counts.count_message(m);
             d.transport_types.add(m.transport_type, 1);
-            if m.fragment().is_some() {
-                d.fragments += 1;
-            }
-            if let TransportInfo::Ack {
-                duplicate: true, ..
-            } = m.transport
-            {
-                d.duplicate_acks += 1;
+            // One look at the transport: a fragment and a duplicate ACK exclude
+            // each other.
+            match m.transport {
+                TransportInfo::Data {
+                    fragment: Some(_), ..
+                } => d.fragments += 1,
+                TransportInfo::Ack {
+                    duplicate: true, ..
+                } => d.duplicate_acks += 1,
+                _ => {}
             }
             let Some(game) = m.delivered_game() else {
                 continue;
             };
             delivered_here += 1;
-            d.object_id_conflicts += game
-                .warnings
-                .iter()
-                .filter(|w| w.code == Code::ObjectIdConflict)
-                .count() as u64;
+            // Most messages warn of nothing: the scan is skipped for them.
+            if !game.warnings.is_empty() {
+                d.object_id_conflicts += game
+                    .warnings
+                    .iter()
+                    .filter(|w| w.code == Code::ObjectIdConflict)
+                    .count() as u64;
+            }
             d.opcodes.add(game.opcode, 1);
             d.opcode_bytes.add(game.opcode, game.length as u64);
             if let Some(su) = game.state_update() {
