@@ -604,10 +604,37 @@ fn message_fields(m: &Value) -> &Value {
 
 type Predicate = fn(&Value, &Value) -> bool;
 
+/// The values a dotted path of names reads in a message's JSON fields, as the manual
+/// says a path reads them: each name a member of the groups reached so far, a repeated
+/// name (a JSON array) or a list of groups standing for each of its elements.
+fn path_values(fields: &Value, names: &[&str]) -> Vec<Value> {
+    let mut current = vec![fields.clone()];
+    for name in names {
+        let mut next = Vec::new();
+        for v in &current {
+            let groups = match v {
+                Value::Array(items) => items.iter().collect(),
+                v => vec![v],
+            };
+            for g in groups {
+                match g.get(name) {
+                    Some(Value::Array(items)) => next.extend(items.iter().cloned()),
+                    Some(x) => next.push(x.clone()),
+                    None => {}
+                }
+            }
+        }
+        current = next;
+    }
+    current
+}
+
 /// Expressions that read decoded fields, each with its meaning read off the full JSON
-/// records: a field on either side of a test, a path into a list, a bare name found
-/// below the top (in a list, in a checksum tree's groups).
-const FIELD_READING: [(&str, Predicate); 7] = [
+/// records: a field on either side of a test, a path into a list (by key, by position,
+/// by a layout's child key), a bare name found below the top (in a list, in a checksum
+/// tree's groups), a path into a nested checksum tree (whose fields carry the top
+/// level's registry entries).
+const FIELD_READING: [(&str, Predicate); 10] = [
     ("speed > 1", |_, m| {
         bare_values(message_fields(m), "speed")
             .iter()
@@ -642,6 +669,25 @@ const FIELD_READING: [(&str, Predicate); 7] = [
     }),
     ("name_hash", |_, m| {
         !bare_values(message_fields(m), "name_hash").is_empty()
+    }),
+    // A list's element by its position.
+    ("subsystems[0].condition_pct < 100", |_, m| {
+        message_fields(m)["subsystems"][0]["condition_pct"]
+            .as_f64()
+            .is_some_and(|c| c < 100.0)
+    }),
+    // A checksum tree nested in a subdirectory's group, down to a repeated name.
+    ("subdirs.subdir.files.file.name_hash", |_, m| {
+        !path_values(
+            message_fields(m),
+            &["subdirs", "subdir", "files", "file", "name_hash"],
+        )
+        .is_empty()
+    }),
+    ("subdirs.subdir.file_count > 0", |_, m| {
+        path_values(message_fields(m), &["subdirs", "subdir", "file_count"])
+            .iter()
+            .any(|v| v.as_u64().is_some_and(|n| n > 0))
     }),
 ];
 
