@@ -861,3 +861,100 @@ fn field_reading_filters_write_what_the_full_records_say() {
         );
     }
 }
+
+/// A pcap of one BC datagram per game message, each in a reliable 0x32 message from
+/// the server to a client.
+fn capture_of(games: &[Vec<u8>]) -> Vec<u8> {
+    use bcwire::capture::{link_type, CaptureWriter, Endian, TsResolution};
+    use bcwire::net::build::{frame_udp, BuildOptions};
+    use bcwire::transport::cipher;
+    use bcwire::transport::packet::{emit_packet, DataMessage, MessageBody};
+    let server: std::net::SocketAddr = "10.0.0.1:22101".parse().unwrap();
+    let client: std::net::SocketAddr = "10.1.0.1:40001".parse().unwrap();
+    let mut w = CaptureWriter::pcap(
+        Vec::new(),
+        link_type::ETHERNET,
+        TsResolution::MICRO,
+        Endian::Little,
+        65_535,
+    )
+    .unwrap();
+    for (i, game) in games.iter().enumerate() {
+        let body =
+            MessageBody::Data(DataMessage::new(Some(i as u16), false, None, game.len()).unwrap());
+        let mut d = emit_packet(1, &[(&body, game.as_slice())]).unwrap();
+        cipher::encrypt(&mut d);
+        let opts = BuildOptions {
+            ip_id: i as u32 + 1,
+            ..BuildOptions::default()
+        };
+        for f in frame_udp(link_type::ETHERNET, server, client, &d, &opts).unwrap() {
+            let t = 1_700_000_000_000_000_000 + i as i64 * 10_000_000;
+            w.write_frame(0, t, f.len() as u32, &f).unwrap();
+        }
+    }
+    w.into_inner()
+}
+
+/// An object creation whose read fails inside `orientation` leaves the members read so
+/// far flat at the top of its fields (`w`, `x`, each with its member's entry). Every
+/// command, whatever it builds, selects for `w` and `orientation.w` what the full
+/// records say: `w` is a field at the top, `orientation` is not.
+// Catches: a selective decode that drops the members a failed read left flat, or a
+// path that finds them under the group that never closed.
+#[test]
+fn members_a_failed_read_left_flat_are_found_as_the_records_show_them() {
+    // 0x02 ObjCreate: owner slot, the ship class id, object id, species (Akira),
+    // position, then `orientation` cut inside its second member.
+    let mut create = vec![0x02, 0x00, 0x08, 0x80, 0x00, 0x00];
+    create.extend_from_slice(&0x3FFF_FFFFu32.to_le_bytes());
+    create.push(1);
+    for v in [1.0f32, 2.0, 3.0, 0.5] {
+        create.extend_from_slice(&v.to_le_bytes());
+    }
+    create.extend_from_slice(&[0x00, 0x00]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("flat.pcap");
+    std::fs::write(&file, capture_of(&[create])).unwrap();
+    let file = file.to_str().unwrap();
+    let all = all_messages(file);
+    let fields = message_fields(&all[0].1);
+    assert_eq!(fields["w"].as_f64(), Some(0.5), "{fields}");
+    assert!(fields.get("orientation").is_none(), "{fields}");
+    let cases: [(&str, Predicate); 4] = [
+        ("w > 0", |_, m| {
+            bare_values(message_fields(m), "w")
+                .iter()
+                .any(|v| v.as_f64().is_some_and(|w| w > 0.0))
+        }),
+        ("w", |_, m| !bare_values(message_fields(m), "w").is_empty()),
+        ("orientation.w", |_, m| {
+            !path_values(message_fields(m), &["orientation", "w"]).is_empty()
+        }),
+        ("position[2] == 3 and w", |_, m| {
+            let f = message_fields(m);
+            f["position"][2].as_f64() == Some(3.0) && !bare_values(f, "w").is_empty()
+        }),
+    ];
+    for (expr, pred) in cases {
+        let want = expected(&all, pred);
+        assert_eq!(selected(file, expr), want, "decode -Y {expr:?}");
+        let (code, out, err) = run(&["stats", "--format", "json", "-Y", expr, file]);
+        assert_eq!(code, 0, "{err}");
+        let s: Value = serde_json::from_str(&out).unwrap();
+        let counted = s["directions"]["c2s"]["messages"].as_u64().unwrap()
+            + s["directions"]["s2c"]["messages"].as_u64().unwrap();
+        assert_eq!(counted as usize, want.len(), "stats -Y {expr:?}");
+        let (code, out, err) = run(&[
+            "decode", "--format", "csv", "--fields", "frame", "-Y", expr, file,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            out.lines().skip(1).count(),
+            want.len(),
+            "--fields -Y {expr:?}"
+        );
+    }
+    assert_eq!(selected(file, "w").len(), 1);
+    assert!(selected(file, "orientation.w").is_empty());
+}
