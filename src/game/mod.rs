@@ -4,6 +4,7 @@ pub mod class_layout;
 pub mod compressed;
 pub mod dirty;
 pub mod field;
+pub mod field_match;
 pub mod layout_file;
 pub mod low_fields;
 pub mod message;

@@ -19,6 +19,7 @@
 //! against a pattern; [`FieldPath::resolve`] finds the values a path names.
 
 use super::field::{Field, Value};
+use super::field_match::TreeName;
 use super::registry::{field, FieldId};
 use std::borrow::Cow;
 use std::fmt;
@@ -98,9 +99,22 @@ fn slice_range(n: usize, start: isize, len: Option<usize>) -> std::ops::Range<us
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Segment {
-    /// `None`: `*`.
-    name: Option<String>,
+    /// `None`: `*`. Resolved when the path is parsed to the registry entries it
+    /// stands for, so walking a tree compares entries.
+    name: Option<TreeName>,
     selectors: Vec<Sel>,
+}
+
+impl Segment {
+    /// The name as typed (none for `*`).
+    fn text(&self) -> Option<&str> {
+        self.name.as_ref().map(TreeName::text)
+    }
+
+    /// Whether the segment's name (or its `*`) is that of the field `f`.
+    fn names(&self, f: &Field) -> bool {
+        self.name.as_ref().is_none_or(|n| n.names(f))
+    }
 }
 
 /// A parsed path (or pattern); parse once with `str::parse`, use many times.
@@ -171,7 +185,7 @@ impl std::str::FromStr for FieldPath {
                 i = close + 1;
             }
             segments.push(Segment {
-                name: (name != "*").then(|| name.to_string()),
+                name: (name != "*").then(|| TreeName::new(name)),
                 selectors,
             });
             if segments.len() > MAX_SEGMENTS {
@@ -193,7 +207,7 @@ impl fmt::Display for FieldPath {
             if k > 0 {
                 f.write_str(".")?;
             }
-            f.write_str(s.name.as_deref().unwrap_or("*"))?;
+            f.write_str(s.text().unwrap_or("*"))?;
             for sel in &s.selectors {
                 match sel {
                     Sel::Index(n) => write!(f, "[{n}]")?,
@@ -293,21 +307,19 @@ impl FieldPath {
     /// that field at any depth.
     pub fn bare_name(&self) -> Option<&str> {
         match self.segments.as_slice() {
-            [s] if s.selectors.is_empty() => s.name.as_deref(),
+            [s] if s.selectors.is_empty() => s.text(),
             _ => None,
         }
     }
 
     /// The name the path starts from, a top-level field's (none for `*`).
     pub fn first_name(&self) -> Option<&str> {
-        self.segments.first().and_then(|s| s.name.as_deref())
+        self.segments.first().and_then(Segment::text)
     }
 
     /// Whether a segment of this path is the field `name`.
     pub fn has_name(&self, name: &str) -> bool {
-        self.segments
-            .iter()
-            .any(|s| s.name.as_deref() == Some(name))
+        self.segments.iter().any(|s| s.text() == Some(name))
     }
 
     /// The values this path names in `fields`, in wire order (several when the path
@@ -334,7 +346,7 @@ impl FieldPath {
                         }
                         // A vector's components by name: `position.x`.
                         Cow::Borrowed(Value::Vec3(c)) if seg.selectors.is_empty() => {
-                            let axis = match seg.name.as_deref() {
+                            let axis = match seg.text() {
                                 Some("x") => Some(0),
                                 Some("y") => Some(1),
                                 Some("z") => Some(2),
@@ -348,10 +360,7 @@ impl FieldPath {
                 groups
             };
             for g in groups {
-                let named: Vec<&'a Field> = g
-                    .iter()
-                    .filter(|f| seg.name.as_deref().is_none_or(|n| f.name == n))
-                    .collect();
+                let named: Vec<&'a Field> = g.iter().filter(|f| seg.names(f)).collect();
                 let mut sels = seg.selectors.iter();
                 // A repeated name is a list of its values: the first selector picks
                 // among them (as `name[1]` picks the second element of the JSON array).
@@ -396,8 +405,14 @@ impl FieldPath {
         }
         // A bare name not at the top names that field at any depth.
         if current.is_empty() {
-            if let Some(name) = self.bare_name() {
-                deep(fields, name, &mut current);
+            if let [Segment {
+                name: Some(name),
+                selectors,
+            }] = self.segments.as_slice()
+            {
+                if selectors.is_empty() {
+                    deep(fields, name, &mut current);
+                }
             }
         }
         current
@@ -408,7 +423,7 @@ impl FieldPath {
     /// name matches a field of that name at any depth.
     pub fn matches(&self, p: &FieldPath) -> bool {
         if let Some(name) = self.bare_name() {
-            return p.segments.iter().any(|s| s.name.as_deref() == Some(name));
+            return p.segments.iter().any(|s| s.text() == Some(name));
         }
         if self.segments.len() > p.segments.len() {
             return false;
@@ -418,7 +433,7 @@ impl FieldPath {
             .zip(&p.segments)
             .enumerate()
             .all(|(k, (a, b))| {
-                let name_ok = a.name.is_none() || a.name == b.name;
+                let name_ok = a.name.is_none() || a.text() == b.text();
                 // The last segment of the pattern may stop before the path's selectors.
                 let last = k + 1 == self.segments.len();
                 let sel_ok = (a.selectors.len() == b.selectors.len()
@@ -433,8 +448,8 @@ impl FieldPath {
 }
 
 /// The values of every field named `name` at any depth of `fields`, in wire order.
-fn deep<'a>(fields: &'a [Field], name: &str, out: &mut Vec<Cow<'a, Value>>) {
-    fn inside<'a>(v: &'a Value, name: &str, out: &mut Vec<Cow<'a, Value>>) {
+fn deep<'a>(fields: &'a [Field], name: &TreeName, out: &mut Vec<Cow<'a, Value>>) {
+    fn inside<'a>(v: &'a Value, name: &TreeName, out: &mut Vec<Cow<'a, Value>>) {
         match v {
             Value::Group(g) => deep(g, name, out),
             Value::List(items) => items.iter().for_each(|i| inside(i, name, out)),
@@ -442,7 +457,7 @@ fn deep<'a>(fields: &'a [Field], name: &str, out: &mut Vec<Cow<'a, Value>>) {
         }
     }
     for f in fields {
-        if f.name == name {
+        if name.names(f) {
             out.push(Cow::Borrowed(&f.value));
         } else {
             inside(&f.value, name, out);
@@ -568,6 +583,100 @@ mod tests {
 
     fn p(s: &str) -> FieldPath {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn segments_find_fields_by_entry_and_named_apart_ones_by_name() {
+        let one = |path: &str, m: &[Field]| {
+            p(path)
+                .resolve(m)
+                .into_iter()
+                .map(|c| c.into_owned())
+                .collect::<Vec<_>>()
+        };
+        // A read that failed inside `orientation` left its members flat at the top,
+        // each with its member's entry: found by the name the tree prints, at the top
+        // or at any depth, not under the group that never closed.
+        let flat = vec![
+            f("object_id", Value::ObjectId(7)),
+            f("orientation.w", Value::Float(1.0)),
+            f("orientation.x", Value::Float(0.5)),
+        ];
+        assert_eq!(one("w", &flat), [Value::Float(1.0)]);
+        assert_eq!(one("x", &flat), [Value::Float(0.5)]);
+        assert!(one("orientation.w", &flat).is_empty());
+        assert!(one("orientation", &flat).is_empty());
+        // A record left flat by a failed read is a `record`, not the list.
+        let record = Field::new(
+            field!("subsystems", "record"),
+            sub("hull", 50.0),
+            Span::new(0, 1),
+        );
+        let flat = vec![record, f("subsystems.index", Value::Uint(2))];
+        assert!(one("subsystems", &flat).is_empty());
+        assert_eq!(one("condition_pct", &flat), [Value::Float(50.0)]);
+        assert_eq!(one("index", &flat), [Value::Uint(2)]);
+        // A layout child, by the layout's key under its record's `children_pct`.
+        let mut hull = match sub("hull", 50.0) {
+            Value::Group(g) => g,
+            _ => unreachable!(),
+        };
+        hull.push(f(
+            "subsystems.children_pct",
+            Value::Group(vec![
+                f("subsystems.children_pct.port_impulse", Value::Float(25.0)),
+                f("subsystems.children_pct.name", Value::Float(75.0)),
+            ]),
+        ));
+        let m = vec![f("subsystems", Value::List(vec![Value::Group(hull)]))];
+        assert_eq!(
+            one("subsystems[hull].children_pct.port_impulse", &m),
+            [Value::Float(25.0)]
+        );
+        // A child keyed like a registered name is found by its key only.
+        assert_eq!(
+            one("subsystems[0].children_pct.name", &m),
+            [Value::Float(75.0)]
+        );
+        assert_eq!(one("port_impulse", &m), [Value::Float(25.0)]);
+        assert!(one("subsystems[hull].children_pct.child", &m).is_empty());
+        // A nested checksum tree carries the top level's entries.
+        let files = |hash: u64| {
+            f(
+                "files",
+                Value::Group(vec![f(
+                    "files.file",
+                    Value::Group(vec![f("files.file.name_hash", Value::Uint(hash))]),
+                )]),
+            )
+        };
+        let m = vec![
+            files(1),
+            f(
+                "subdirs",
+                Value::Group(vec![f(
+                    "subdirs.subdir",
+                    Value::Group(vec![f("file_count", Value::Uint(1)), files(2)]),
+                )]),
+            ),
+        ];
+        assert_eq!(
+            one("subdirs.subdir.files.file.name_hash", &m),
+            [Value::Uint(2)]
+        );
+        assert_eq!(one("files.file.name_hash", &m), [Value::Uint(1)]);
+        assert_eq!(one("subdirs.subdir.file_count", &m), [Value::Uint(1)]);
+        assert_eq!(one("file_count", &m), [Value::Uint(1)]);
+        // Another game's fields (no entries) by their names.
+        let sm = vec![
+            f("sm_speed", Value::Float(3.0)),
+            f("sm_body", Value::Group(vec![f("sm_mass", Value::Uint(9))])),
+        ];
+        assert_eq!(sm[0].id, FieldId::OTHER_GAME);
+        assert_eq!(one("sm_speed", &sm), [Value::Float(3.0)]);
+        assert_eq!(one("sm_body.sm_mass", &sm), [Value::Uint(9)]);
+        assert_eq!(one("sm_mass", &sm), [Value::Uint(9)]);
+        assert!(one("speed", &sm).is_empty());
     }
 
     #[test]

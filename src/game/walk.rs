@@ -220,16 +220,6 @@ impl EntrySet {
     pub fn contains(&self, id: FieldId) -> bool {
         self.entries[..self.len as usize].contains(&(id.index() as u8))
     }
-
-    /// Whether one of the entries has this path: for the fields a failed read left
-    /// flat. Those carry their own (member) entries, but a path resolved against the
-    /// whole tree finds them by their name at the top level (`game::path` compares
-    /// names), and a selection must find what the whole tree does.
-    fn contains_name(&self, name: &str) -> bool {
-        self.entries[..self.len as usize]
-            .iter()
-            .any(|&i| GAME_FIELDS[i as usize].name == name)
-    }
 }
 
 /// The visitor that keeps only the top-level fields of the names it was given, each
@@ -237,8 +227,9 @@ impl EntrySet {
 /// record's `key`). What it drops is not built where building costs something:
 /// [`Visitor::wants`] says no to the text, bytes and derived trees of other names.
 ///
-/// Its fields are the whole tree's top-level fields of those names, in order, so a path
-/// that starts at one of them finds what it finds in the whole tree.
+/// Its fields are the whole tree's top-level fields of those names, in order (and every
+/// member a failed read left flat), so a path that starts at one of them finds what it
+/// finds in the whole tree.
 #[derive(Debug)]
 pub struct Selective {
     names: EntrySet,
@@ -262,18 +253,13 @@ impl Selective {
     }
 
     /// The fields kept. Groups a failed read left open stay flat, as in a
-    /// [`TreeBuilder`]'s tree, so their members are top-level fields: kept by name.
+    /// [`TreeBuilder`]'s tree, so their members are top-level fields, each with its
+    /// member's entry (`orientation.w`, printed `w`): a path's first name finds them
+    /// in the whole tree, and a bare name below them. Such a group never closed, so
+    /// its own entry, which decides, is unknown: its members are all kept, as while
+    /// it was open, and a path finds among them what it finds in the whole tree.
     pub fn into_fields(self) -> Vec<Field> {
-        let mut fields = self.tree.into_fields();
-        if let Some(&outer) = self.open.first() {
-            let mut i = 0;
-            let names = self.names;
-            fields.retain(|f| {
-                i += 1;
-                i <= outer || names.contains_name(&f.name)
-            });
-        }
-        fields
+        self.tree.into_fields()
     }
 
     /// Note a field handed over, kept or not: what a [`TreeBuilder`] would answer for
@@ -436,7 +422,8 @@ mod tests {
         );
         s.skipped(Span::new(22, 25));
         assert_eq!(s.last_span(), Some(Span::new(22, 25)));
-        // A read that fails inside a group leaves it open, its members flat at the top.
+        // A read that fails inside a group leaves it open, its members flat at the top:
+        // the group's entry is never known, so all of them are kept, wanted or not.
         s.begin();
         s.field(
             field!("position").id,
@@ -453,7 +440,7 @@ mod tests {
         assert_eq!(s.furthest_end(), Some(41));
         let fields = s.into_fields();
         let names: Vec<&str> = fields.iter().map(|f| f.name.as_ref()).collect();
-        assert_eq!(names, ["position", "contacts", "position"]);
+        assert_eq!(names, ["position", "contacts", "position", "force"]);
         let Value::Group(inner) = &fields[1].value else {
             panic!("not a group: {:?}", fields[1].value)
         };

@@ -604,10 +604,37 @@ fn message_fields(m: &Value) -> &Value {
 
 type Predicate = fn(&Value, &Value) -> bool;
 
+/// The values a dotted path of names reads in a message's JSON fields, as the manual
+/// says a path reads them: each name a member of the groups reached so far, a repeated
+/// name (a JSON array) or a list of groups standing for each of its elements.
+fn path_values(fields: &Value, names: &[&str]) -> Vec<Value> {
+    let mut current = vec![fields.clone()];
+    for name in names {
+        let mut next = Vec::new();
+        for v in &current {
+            let groups = match v {
+                Value::Array(items) => items.iter().collect(),
+                v => vec![v],
+            };
+            for g in groups {
+                match g.get(name) {
+                    Some(Value::Array(items)) => next.extend(items.iter().cloned()),
+                    Some(x) => next.push(x.clone()),
+                    None => {}
+                }
+            }
+        }
+        current = next;
+    }
+    current
+}
+
 /// Expressions that read decoded fields, each with its meaning read off the full JSON
-/// records: a field on either side of a test, a path into a list, a bare name found
-/// below the top (in a list, in a checksum tree's groups).
-const FIELD_READING: [(&str, Predicate); 7] = [
+/// records: a field on either side of a test, a path into a list (by key, by position,
+/// by a layout's child key), a bare name found below the top (in a list, in a checksum
+/// tree's groups), a path into a nested checksum tree (whose fields carry the top
+/// level's registry entries).
+const FIELD_READING: [(&str, Predicate); 10] = [
     ("speed > 1", |_, m| {
         bare_values(message_fields(m), "speed")
             .iter()
@@ -642,6 +669,25 @@ const FIELD_READING: [(&str, Predicate); 7] = [
     }),
     ("name_hash", |_, m| {
         !bare_values(message_fields(m), "name_hash").is_empty()
+    }),
+    // A list's element by its position.
+    ("subsystems[0].condition_pct < 100", |_, m| {
+        message_fields(m)["subsystems"][0]["condition_pct"]
+            .as_f64()
+            .is_some_and(|c| c < 100.0)
+    }),
+    // A checksum tree nested in a subdirectory's group, down to a repeated name.
+    ("subdirs.subdir.files.file.name_hash", |_, m| {
+        !path_values(
+            message_fields(m),
+            &["subdirs", "subdir", "files", "file", "name_hash"],
+        )
+        .is_empty()
+    }),
+    ("subdirs.subdir.file_count > 0", |_, m| {
+        path_values(message_fields(m), &["subdirs", "subdir", "file_count"])
+            .iter()
+            .any(|v| v.as_u64().is_some_and(|n| n > 0))
     }),
 ];
 
@@ -814,4 +860,101 @@ fn field_reading_filters_write_what_the_full_records_say() {
             "only {warned_kept} warned StateUpdates kept"
         );
     }
+}
+
+/// A pcap of one BC datagram per game message, each in a reliable 0x32 message from
+/// the server to a client.
+fn capture_of(games: &[Vec<u8>]) -> Vec<u8> {
+    use bcwire::capture::{link_type, CaptureWriter, Endian, TsResolution};
+    use bcwire::net::build::{frame_udp, BuildOptions};
+    use bcwire::transport::cipher;
+    use bcwire::transport::packet::{emit_packet, DataMessage, MessageBody};
+    let server: std::net::SocketAddr = "10.0.0.1:22101".parse().unwrap();
+    let client: std::net::SocketAddr = "10.1.0.1:40001".parse().unwrap();
+    let mut w = CaptureWriter::pcap(
+        Vec::new(),
+        link_type::ETHERNET,
+        TsResolution::MICRO,
+        Endian::Little,
+        65_535,
+    )
+    .unwrap();
+    for (i, game) in games.iter().enumerate() {
+        let body =
+            MessageBody::Data(DataMessage::new(Some(i as u16), false, None, game.len()).unwrap());
+        let mut d = emit_packet(1, &[(&body, game.as_slice())]).unwrap();
+        cipher::encrypt(&mut d);
+        let opts = BuildOptions {
+            ip_id: i as u32 + 1,
+            ..BuildOptions::default()
+        };
+        for f in frame_udp(link_type::ETHERNET, server, client, &d, &opts).unwrap() {
+            let t = 1_700_000_000_000_000_000 + i as i64 * 10_000_000;
+            w.write_frame(0, t, f.len() as u32, &f).unwrap();
+        }
+    }
+    w.into_inner()
+}
+
+/// An object creation whose read fails inside `orientation` leaves the members read so
+/// far flat at the top of its fields (`w`, `x`, each with its member's entry). Every
+/// command, whatever it builds, selects for `w` and `orientation.w` what the full
+/// records say: `w` is a field at the top, `orientation` is not.
+// Catches: a selective decode that drops the members a failed read left flat, or a
+// path that finds them under the group that never closed.
+#[test]
+fn members_a_failed_read_left_flat_are_found_as_the_records_show_them() {
+    // 0x02 ObjCreate: owner slot, the ship class id, object id, species (Akira),
+    // position, then `orientation` cut inside its second member.
+    let mut create = vec![0x02, 0x00, 0x08, 0x80, 0x00, 0x00];
+    create.extend_from_slice(&0x3FFF_FFFFu32.to_le_bytes());
+    create.push(1);
+    for v in [1.0f32, 2.0, 3.0, 0.5] {
+        create.extend_from_slice(&v.to_le_bytes());
+    }
+    create.extend_from_slice(&[0x00, 0x00]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("flat.pcap");
+    std::fs::write(&file, capture_of(&[create])).unwrap();
+    let file = file.to_str().unwrap();
+    let all = all_messages(file);
+    let fields = message_fields(&all[0].1);
+    assert_eq!(fields["w"].as_f64(), Some(0.5), "{fields}");
+    assert!(fields.get("orientation").is_none(), "{fields}");
+    let cases: [(&str, Predicate); 4] = [
+        ("w > 0", |_, m| {
+            bare_values(message_fields(m), "w")
+                .iter()
+                .any(|v| v.as_f64().is_some_and(|w| w > 0.0))
+        }),
+        ("w", |_, m| !bare_values(message_fields(m), "w").is_empty()),
+        ("orientation.w", |_, m| {
+            !path_values(message_fields(m), &["orientation", "w"]).is_empty()
+        }),
+        ("position[2] == 3 and w", |_, m| {
+            let f = message_fields(m);
+            f["position"][2].as_f64() == Some(3.0) && !bare_values(f, "w").is_empty()
+        }),
+    ];
+    for (expr, pred) in cases {
+        let want = expected(&all, pred);
+        assert_eq!(selected(file, expr), want, "decode -Y {expr:?}");
+        let (code, out, err) = run(&["stats", "--format", "json", "-Y", expr, file]);
+        assert_eq!(code, 0, "{err}");
+        let s: Value = serde_json::from_str(&out).unwrap();
+        let counted = s["directions"]["c2s"]["messages"].as_u64().unwrap()
+            + s["directions"]["s2c"]["messages"].as_u64().unwrap();
+        assert_eq!(counted as usize, want.len(), "stats -Y {expr:?}");
+        let (code, out, err) = run(&[
+            "decode", "--format", "csv", "--fields", "frame", "-Y", expr, file,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            out.lines().skip(1).count(),
+            want.len(),
+            "--fields -Y {expr:?}"
+        );
+    }
+    assert_eq!(selected(file, "w").len(), 1);
+    assert!(selected(file, "orientation.w").is_empty());
 }
