@@ -61,6 +61,9 @@ const MAX_SPARE_PAYLOADS: usize = 768;
 /// Larger buffers are freed rather than kept, so the spares stay small (384 KiB at
 /// most) and do not grow with the longest datagrams a long capture happens to have.
 const MAX_SPARE_CAPACITY: usize = 512;
+/// Room a new payload buffer is made with: game datagrams are mostly under 256 bytes,
+/// so a reused buffer seldom has to grow for a longer datagram than its first one.
+const NEW_PAYLOAD_CAPACITY: usize = 256;
 
 /// Decodes frames one at a time; holds the fragment reassembly state.
 #[derive(Debug)]
@@ -209,7 +212,10 @@ impl NetDecoder {
         match UdpSlice::from_slice(payload.payload) {
             Ok(udp) => NetOutcome::Datagram(Datagram {
                 payload: {
-                    let mut buf = self.spare.pop().unwrap_or_default();
+                    let mut buf = self
+                        .spare
+                        .pop()
+                        .unwrap_or_else(|| Vec::with_capacity(NEW_PAYLOAD_CAPACITY));
                     buf.extend_from_slice(udp.payload());
                     buf
                 },

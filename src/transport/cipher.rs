@@ -308,15 +308,20 @@ thread_local! {
 /// Decrypt bytes 1.. of datagrams in place, `W` lanes side by side.
 ///
 /// Each lane deciphers a run of datagrams laid end to end, so that no lane idles while
-/// a longer datagram finishes in another: each body (bytes 1..) goes after the lane
-/// with the least work so far, longest first, so that the lanes end within a few
-/// bytes of each other (longest processing time first; the lanes' loads are a small
-/// heap). The bodies are copied whole into their lane's run (lane-major, one copy per
-/// body), a step-major array marks the step where each body starts and its lane starts
-/// afresh, and [`BLOCK`] steps at a time the block is turned into step order (`W`
-/// bytes a step, one per lane), run through [`Lanes::step`] and turned back. Once
-/// fewer than [`MIN_LIVE`] lanes have work left, the rest of each goes on one byte at
-/// a time from its lane's state. The plaintext is then copied back, one copy per body.
+/// a longer datagram finishes in another: the bodies (bytes 1..) are dealt to the
+/// lanes longest first, the deal running back and forth over them (lanes 0..W, then
+/// W..0, and so on), so that a lane dealt a longer body in one pass is dealt a shorter
+/// one in the next and the lanes end close together. Dealing costs a few instructions
+/// a body; giving each body to the least loaded lane (longest processing time first,
+/// a heap of the lanes' loads) ended the lanes a little closer but cost far more than
+/// the steps it saved (stock capture, 100,000 datagrams: 1.5 % more steps, and the
+/// lanes' instructions 0.91×). The bodies are copied whole into their lane's run
+/// (lane-major, one copy per body), a step-major array marks the step where each body
+/// starts and its lane starts afresh, and [`BLOCK`] steps at a time the block is turned
+/// into step order (`W` bytes a step, one per lane), run through [`Lanes::step`] and
+/// turned back. Once fewer than [`MIN_LIVE`] lanes have work left, the rest of each
+/// goes on one byte at a time from its lane's state. The plaintext is then copied
+/// back, one copy per body.
 #[inline(always)]
 fn decrypt_lanes<const W: usize, T: Turn>(bufs: &mut [&mut [u8]], scratch: &mut Scratch, turn: T) {
     let Scratch {
@@ -336,16 +341,14 @@ fn decrypt_lanes<const W: usize, T: Turn>(bufs: &mut [&mut [u8]], scratch: &mut 
     sort_by_length(order, spare);
     place.clear();
     place.resize(bufs.len(), (0, 0));
-    // A min-heap of `load << 8 | lane` (lanes < 256): its root is the least loaded lane.
-    let mut heap: [u64; W] = std::array::from_fn(|l| l as u64);
     let mut loads = [0usize; W];
-    for &key in order.iter().rev() {
+    for (k, &key) in order.iter().rev().enumerate() {
         let (len, i) = ((key >> 32) as usize, (key & 0xFFFF_FFFF) as usize);
-        let lane = (heap[0] & 0xFF) as usize;
+        // Even passes deal lanes 0..W, odd ones W..0.
+        let (pass, at) = (k / W, k % W);
+        let lane = if pass % 2 == 0 { at } else { W - 1 - at };
         place[i] = (lane, loads[lane]);
         loads[lane] += len - 1;
-        heap[0] = (loads[lane] as u64) << 8 | lane as u64;
-        sift_down(&mut heap);
     }
     let longest = loads.iter().copied().max().unwrap_or(0);
     if longest == 0 {
@@ -559,29 +562,6 @@ fn sort_by_length(order: &mut Vec<u64>, spare: &mut Vec<u64>) {
             start[byte] += 1;
         }
         std::mem::swap(order, spare);
-    }
-}
-
-/// Restores the heap order of `heap` after its root grew.
-#[inline(always)]
-fn sift_down<const W: usize>(heap: &mut [u64; W]) {
-    let mut i = 0;
-    loop {
-        let left = 2 * i + 1;
-        if left >= W {
-            break;
-        }
-        let right = left + 1;
-        let child = if right < W && heap[right] < heap[left] {
-            right
-        } else {
-            left
-        };
-        if heap[i] <= heap[child] {
-            break;
-        }
-        heap.swap(i, child);
-        i = child;
     }
 }
 
