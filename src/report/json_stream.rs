@@ -17,7 +17,8 @@
 
 use super::json_prims::{
     bool_json, f64_json, hex_bytes_json, hex_twin_json, i64_json, key_bytes, natural_width,
-    opt_u64_json, plain_str_json, seconds_json, str_json, u64_json, FloatCache,
+    opt_u64_json, plain_str_json, seconds_json, str_json, u64_json, FloatCache, FrameText,
+    TimeText,
 };
 use super::json_state_update::TypedWriter;
 use crate::diag::{Direction, Warning};
@@ -356,6 +357,9 @@ pub struct PacketWriter {
     opcodes: Box<[Option<OpcodeText>]>,
     floats: FloatCache,
     typed: TypedWriter,
+    /// The text of the last record's frame number and whole seconds.
+    frames: FrameText,
+    times: TimeText,
     /// The input the records come from, written as `"file"` when several are read.
     pub file: Option<String>,
 }
@@ -378,6 +382,8 @@ impl PacketWriter {
             opcodes: vec![None; 256].into_boxed_slice(),
             typed: TypedWriter::new(ships, &mut floats),
             floats,
+            frames: FrameText::default(),
+            times: TimeText::default(),
             file: None,
         }
     }
@@ -801,17 +807,28 @@ impl PacketWriter {
         keep: &dyn Fn(&MessageRecord) -> bool,
     ) {
         let mut o = Obj::new(out);
-        plain_str_json(o.key(key!("type")), "packet");
-        if let Some(f) = &self.file {
-            str_json(o.key(key!("file")), f);
+        match &self.file {
+            None => {
+                // `"type":"packet","frame":` in one copy.
+                o.key(joined!(
+                    ",\"type\":\"packet\",\"",
+                    Fact::Frame.name(),
+                    "\":"
+                ));
+            }
+            Some(f) => {
+                plain_str_json(o.key(key!("type")), "packet");
+                str_json(o.key(key!("file")), f);
+                o.key(key!(Fact::Frame.name()));
+            }
         }
-        u64_json(o.key(key!(Fact::Frame.name())), p.frame);
-        seconds_json(
+        self.frames.write(o.out, p.frame);
+        self.times.write(
             o.key(key!(Fact::Time.name())),
             super::json::time_seconds(p.ts_ns),
             p.ts_ns,
+            key!(Fact::TimeNs.name()),
         );
-        i64_json(o.key(key!(Fact::TimeNs.name())), p.ts_ns);
         self.ends(o.key(key!(Fact::Src.name())), p, client_name);
         if let Some(c) = &p.comment {
             str_json(o.key(key!("comment")), c);
