@@ -187,16 +187,22 @@ impl TimeText {
     /// A capture time `ns` nanoseconds since the epoch: its seconds as [`seconds_json`]
     /// writes them (`v` = `ns` / 10^9), then `ns_key` and `ns` as an integer.
     ///
-    /// When [`seconds_json`] writes whole microseconds by position (a time from one
-    /// second up, in whole microseconds, that reads back), both numbers are the same
-    /// digits: the whole seconds (kept here), then the six of the microseconds, trimmed
-    /// of their trailing zeros for the seconds and followed by `000` for the
-    /// nanoseconds. The tests compare with serde_json and itoa.
-    pub(crate) fn write(&mut self, out: &mut Vec<u8>, v: f64, ns: i64, ns_key: &[u8]) {
+    /// A time from one second up in whole microseconds is written from one set of
+    /// digits: the whole seconds (kept here) and the six of the microseconds, followed
+    /// by `000` for the nanoseconds and, when [`seconds_json`] writes the seconds by
+    /// position (their six-decimal text reads back as `v`), trimmed of their trailing
+    /// zeros for the seconds. The tests compare with serde_json and itoa.
+    pub(crate) fn write<const K: usize>(
+        &mut self,
+        out: &mut Vec<u8>,
+        v: f64,
+        ns: i64,
+        ns_key: &[u8; K],
+    ) {
         use crate::report::json_float::PAIRS;
         const MAX_US: i64 = (1 << 32) * 1_000_000;
         let us = ns / 1000;
-        if ns % 1000 != 0 || !(1_000_000..=MAX_US).contains(&us) || us as f64 / 1e6 != v {
+        if ns % 1000 != 0 || !(1_000_000..=MAX_US).contains(&us) {
             seconds_json(out, v, ns);
             out.extend_from_slice(ns_key);
             i64_json(out, ns);
@@ -204,31 +210,36 @@ impl TimeText {
         }
         let whole = (us / 1_000_000) as u64;
         if whole != self.whole {
+            // At most ten digits (below 2^32), written to find them, then taken off.
             let at = out.len();
             u64_json(out, whole);
-            // At most ten digits (below 2^32).
             let text = &out[at..];
             self.text[..text.len()].copy_from_slice(text);
             self.len = text.len() as u8;
             self.whole = whole;
-        } else {
-            push_prefix(out, &self.text, self.len as usize);
+            out.truncate(at);
         }
         let frac = (us % 1_000_000) as usize;
         let pair = |i: usize| [PAIRS[2 * i], PAIRS[2 * i + 1]];
         let [a, b] = pair(frac / 10_000);
         let [c, d] = pair(frac / 100 % 100);
         let [e, f] = pair(frac % 100);
-        if frac == 0 {
-            out.extend_from_slice(b".0");
+        if us as f64 / 1e6 != v {
+            // Not the six-decimal text: `seconds_json` writes the shortest one.
+            f64_json(out, v);
         } else {
-            let text = [b'.', a, b, c, d, e, f, b'0'];
-            // The point and the digits up to the last that is not 0.
-            let mut len = 7;
-            while text[len - 1] == b'0' {
-                len -= 1;
+            push_prefix(out, &self.text, self.len as usize);
+            if frac == 0 {
+                out.extend_from_slice(b".0");
+            } else {
+                let text = [b'.', a, b, c, d, e, f, b'0'];
+                // The point and the digits up to the last that is not 0.
+                let mut len = 7;
+                while text[len - 1] == b'0' {
+                    len -= 1;
+                }
+                push_prefix(out, &text, len);
             }
-            push_prefix(out, &text, len);
         }
         out.extend_from_slice(ns_key);
         push_prefix(out, &self.text, self.len as usize);

@@ -956,11 +956,13 @@ impl PacketWriter {
             }
         }
         self.frames.write(o.out, p.frame);
+        const TIME_NS: &str = Fact::TimeNs.name();
+        static TIME_NS_KEY: [u8; TIME_NS.len() + 4] = key_bytes(TIME_NS);
         self.times.write(
             o.key(key!(Fact::Time.name())),
             super::json::time_seconds(p.ts_ns),
             p.ts_ns,
-            key!(Fact::TimeNs.name()),
+            &TIME_NS_KEY,
         );
         self.ends(o.key(key!(Fact::Src.name())), p, client_name);
         if let Some(c) = &p.comment {
@@ -1534,6 +1536,11 @@ mod typed_state_update_tests {
         writer.fields(&mut from_tree, tree);
         let mut from_type = Vec::new();
         typed.fields(&mut from_type, su, floats);
+        // Again: the second time from the texts the writer kept (records, power
+        // blocks, directions, speeds, the object's head).
+        let mut again = Vec::new();
+        typed.fields(&mut again, su, floats);
+        assert_eq!(from_type, again);
         (
             String::from_utf8_lossy(&from_tree).into_owned(),
             String::from_utf8_lossy(&from_type).into_owned(),
