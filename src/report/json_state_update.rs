@@ -15,9 +15,10 @@
 //! component), and, as they are met, of the axes a pair of directions gives and of
 //! each wire value of a speed.
 //!
-//! Why this file is long: about 825 lines, its tests in `json_stream` beside the
+//! Why this file is long: about 915 lines, its tests in `json_stream` beside the
 //! field-tree writer they compare with; one writer of one record type, whose kept
-//! texts (records, power blocks, directions, speeds, object heads) share its class's.
+//! texts (blocks, records, power blocks, directions, speeds, object heads) share its
+//! class's.
 
 use super::json_prims::{
     bool_json, f32_json, hex_bytes_json, hex_twin_json, key_bytes, natural_width, push_prefix,
@@ -551,10 +552,56 @@ fn subsystem_block(
     records: &mut RecordCache,
     condition: &ByteTexts,
 ) {
+    // The whole block's text, kept by its class, start and records: a ship sends the
+    // same few blocks over and over while nothing is damaged (three in four blocks of
+    // a battle are one met before).
+    let RecordCache {
+        blocks, block_key, ..
+    } = records;
+    block_key.clear();
+    block_key.extend_from_slice(&class.species_id.to_le_bytes());
+    block_key.push(block.start);
+    for rec in &block.records {
+        match RecordKey::of(class.species_id, rec) {
+            Some(k) if block_key.len() < BlockText::MAX_KEY => block_key.extend_from_slice(&k.0),
+            // A record with more children than a key holds, or too many records.
+            _ => return records_json(out, block, class, text, records, condition),
+        }
+    }
+    let slot = BlockText::slot_of(block_key);
+    if blocks[slot].key == *block_key {
+        out.extend_from_slice(&blocks[slot].text);
+        return;
+    }
+    let start = out.len();
+    records_json(out, block, class, text, records, condition);
+    let text = &out[start..];
+    let RecordCache {
+        blocks, block_key, ..
+    } = records;
+    let kept = &mut blocks[slot];
+    kept.key.clear();
+    kept.text.clear();
+    if text.len() <= BlockText::MAX_TEXT {
+        kept.key.extend_from_slice(block_key);
+        kept.text.extend_from_slice(text);
+    }
+}
+
+/// [`subsystem_block`] written record by record (each record's text kept).
+fn records_json(
+    out: &mut Vec<u8>,
+    block: &SubsystemBlock,
+    class: &ShipClass,
+    text: &ClassText,
+    records: &mut RecordCache,
+    condition: &ByteTexts,
+) {
     let RecordCache {
         slots,
         summary,
         scratch,
+        ..
     } = records;
     out.extend_from_slice(key!(su_names::SUBSYSTEMS_START_INDEX));
     u64_json(out, block.start as u64);
@@ -731,9 +778,43 @@ struct RecordText {
     summary: Vec<u8>,
 }
 
+/// A kept subsystem block: its key (species, start, each record's [`RecordKey`]) and
+/// its text, from `,"subsystems_start_index":` to the end of the summary.
+struct BlockText {
+    key: Vec<u8>,
+    text: Vec<u8>,
+}
+
+impl BlockText {
+    const SLOTS: usize = 1024;
+    /// Keys of blocks of up to 8 records are kept (a block of the stock classes holds 1
+    /// to 5).
+    const MAX_KEY: usize = 3 + 8 * RecordKey::LEN;
+    /// Longest text kept (bounds the cache at about 4 MB).
+    const MAX_TEXT: usize = 4096;
+
+    fn slot_of(key: &[u8]) -> usize {
+        let mut h = key.len() as u64;
+        let mut chunks = key.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+        let mut w = [0u8; 8];
+        w[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        (h >> 54) as usize % BlockText::SLOTS
+    }
+}
+
 /// The text of recent subsystem records, by a hash of their key. A ship's records
 /// change a few at a time, so most of a block is written as it was last time.
 struct RecordCache {
+    /// Whole blocks (see [`subsystem_block`]).
+    blocks: Box<[BlockText]>,
+    /// Reused for the key of the block being written.
+    block_key: Vec<u8>,
     slots: Box<[RecordText]>,
     /// Reused for the text of a subsystem summary, and of one record's part.
     summary: Vec<u8>,
@@ -747,6 +828,13 @@ impl RecordCache {
 
     fn new() -> RecordCache {
         RecordCache {
+            blocks: (0..BlockText::SLOTS)
+                .map(|_| BlockText {
+                    key: Vec::new(),
+                    text: Vec::new(),
+                })
+                .collect(),
+            block_key: Vec::new(),
             slots: (0..RecordCache::SLOTS)
                 .map(|_| RecordText {
                     key: RecordKey::EMPTY,
