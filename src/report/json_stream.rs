@@ -1726,12 +1726,12 @@ mod head_tests {
             let r = rng.next();
             // Mostly a few small values (kept heads are hit), sometimes any.
             let small = |shift: u32, n: u64| ((r >> shift) % n) as usize;
-            let (offset, length) = if r % 64 == 0 {
+            let (offset, length) = if r.is_multiple_of(64) {
                 (small(8, 200_000), small(28, 200_000))
             } else {
                 (2 + small(8, 6), 10 + small(16, 12))
             };
-            let flags_len = if r % 7 == 0 {
+            let flags_len = if r.is_multiple_of(7) {
                 (r >> 40) as u16
             } else {
                 length as u16
@@ -1755,7 +1755,11 @@ mod head_tests {
                 _ => {}
             }
             let g = GameMessage {
-                opcode: if r % 3 == 0 { (r >> 20) as u8 } else { 0x1C },
+                opcode: if r.is_multiple_of(3) {
+                    (r >> 20) as u8
+                } else {
+                    0x1C
+                },
                 name: names[small(52, names.len() as u64)],
                 length: if r % 128 == 1 {
                     small(30, 100_000)
