@@ -153,7 +153,8 @@ pub(super) struct TypedWriter {
     /// Per flags byte: `,"flags":N,"flags_hex":"0xNN","flag_names":"…"` and its length
     /// (a fixed size, copied without a call).
     flags: Box<[([u8; FLAGS_TEXT], u8)]>,
-    /// The opening `{"object_id":N,"object_id_hex":"0x…"` of recent objects.
+    /// The opening `{"object_id":N,"object_id_hex":"0x…","game_time":` of recent
+    /// objects.
     ids: Box<[IdText]>,
     /// The text of `"forward"`, `"up"` and `"right"` for recent pairs of directions.
     axes: Box<[AxesText]>,
@@ -194,8 +195,8 @@ struct IdText {
 }
 
 impl IdText {
-    /// `{"object_id":4294967295,"object_id_hex":"0xFFFFFFFF"` is 52 bytes.
-    const MAX: usize = 56;
+    /// `{"object_id":4294967295,"object_id_hex":"0xFFFFFFFF","game_time":` is 65 bytes.
+    const MAX: usize = 72;
     const SLOTS: usize = 256;
 }
 
@@ -312,7 +313,8 @@ impl TypedWriter {
         }
     }
 
-    /// `{"object_id":N,"object_id_hex":"0x…"`, kept for the object's next update.
+    /// `{"object_id":N,"object_id_hex":"0x…","game_time":`, kept for the object's next
+    /// update.
     fn object_id(ids: &mut [IdText], out: &mut Vec<u8>, id: u32) {
         let kept = &mut ids[(id.wrapping_mul(0x9E37_79B1) >> 24) as usize % IdText::SLOTS];
         if kept.len == 0 || kept.id != id {
@@ -320,7 +322,8 @@ impl TypedWriter {
             u64_json(&mut t, id as u64);
             key(&mut t, su_names::OBJECT_ID_HEX);
             hex_twin_json(&mut t, id as u64, 8);
-            // At most 52 bytes (ten digits and eight hex digits).
+            key(&mut t, su_names::GAME_TIME);
+            // At most 65 bytes (ten digits and eight hex digits).
             kept.id = id;
             kept.len = t.len() as u8;
             kept.text[..t.len()].copy_from_slice(&t);
@@ -350,7 +353,6 @@ impl TypedWriter {
                 .or_insert_with(|| ClassText::of(c))
         });
         Self::object_id(ids, out, su.object_id);
-        out.extend_from_slice(key!(su_names::GAME_TIME));
         floats.write(out, su.game_time as f64);
         let (flags_text, len) = &flags[su.flags as usize];
         push_prefix(out, flags_text, *len as usize);

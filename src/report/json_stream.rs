@@ -336,7 +336,7 @@ type EndsText = (Option<Box<str>>, Box<[u8]>);
 const OBJECT_SLOTS: usize = 256;
 
 /// An object's description as the names gave it (the same `Rc` while it stands), and
-/// its JSON string.
+/// its `"object"` key and JSON string.
 type ObjectText = (u32, Rc<str>, Box<[u8]>);
 
 /// An opcode's name and the text [`PacketWriter::opcode_head`] made with it.
@@ -565,8 +565,8 @@ impl PacketWriter {
         }
     }
 
-    /// An object's description as a JSON string, kept per object while the names give
-    /// the same description (the same `Rc`, which the slot holds on to).
+    /// `,"object":` and an object's description as a JSON string, kept per object while
+    /// the names give the same description (the same `Rc`, which the slot holds on to).
     fn object(&mut self, out: &mut Vec<u8>, id: u32, name: Rc<str>) {
         let slot = (id.wrapping_mul(0x9E37_79B1) >> 24) as usize % OBJECT_SLOTS;
         let kept = &mut self.objects[slot];
@@ -576,6 +576,7 @@ impl PacketWriter {
             }
             _ => {
                 let start = out.len();
+                out.extend_from_slice(key!(Fact::Object.name()));
                 str_json(out, &name);
                 *kept = Some((id, name, out[start..].into()));
             }
@@ -849,7 +850,7 @@ fn message_rest(
         (Some(g), _) => {
             if let Some(id) = super::json::object_of(g) {
                 if let Some(n) = names(id) {
-                    w.object(o.key(key!(Fact::Object.name())), id, n);
+                    w.object(o.out, id, n);
                 }
             }
             w.game_fields(o.key(key!("fields")), g);
@@ -884,8 +885,8 @@ fn message_rest(
     }
     let game_warnings: &[Warning] = game.map_or(&[], |g| &g.warnings);
     if msg.warnings.is_empty() && game_warnings.is_empty() {
-        o.key(b",\"warnings\":[]");
-        o.end();
+        // The key, the empty list and the object's end in one copy.
+        o.key(b",\"warnings\":[]}");
         return;
     }
     warnings_json(
@@ -990,7 +991,9 @@ impl PacketWriter {
                 }
                 messages_json(self, o.key(key!("messages")), g, names, keep);
                 if g.warnings.is_empty() {
-                    o.key(b",\"warnings\":[]");
+                    // The key, the empty list and the record's end in one copy.
+                    o.key(b",\"warnings\":[]}");
+                    return;
                 } else {
                     warnings_json(o.key(key!("warnings")), g.warnings.iter());
                 }
