@@ -172,6 +172,128 @@ pub(crate) fn seconds_json(out: &mut Vec<u8>, v: f64, ns: i64) {
     push_prefix(out, &text, len);
 }
 
+/// The text of the capture times of one second, kept for the next record: a
+/// capture's times come in order, many a second, so their whole seconds repeat.
+#[derive(Default)]
+pub(crate) struct TimeText {
+    /// The whole seconds `text` holds (0: none yet; a time under a second is written
+    /// without the cache).
+    whole: u64,
+    len: u8,
+    text: [u8; 16],
+}
+
+impl TimeText {
+    /// A capture time `ns` nanoseconds since the epoch: its seconds as [`seconds_json`]
+    /// writes them (`v` = `ns` / 10^9), then `ns_key` and `ns` as an integer.
+    ///
+    /// A time from one second up in whole microseconds is written from one set of
+    /// digits: the whole seconds (kept here) and the six of the microseconds, followed
+    /// by `000` for the nanoseconds and, when [`seconds_json`] writes the seconds by
+    /// position (their six-decimal text reads back as `v`), trimmed of their trailing
+    /// zeros for the seconds. The tests compare with serde_json and itoa.
+    pub(crate) fn write<const K: usize>(
+        &mut self,
+        out: &mut Vec<u8>,
+        v: f64,
+        ns: i64,
+        ns_key: &[u8; K],
+    ) {
+        use crate::report::json_float::PAIRS;
+        const MAX_US: i64 = (1 << 32) * 1_000_000;
+        let us = ns / 1000;
+        if ns % 1000 != 0 || !(1_000_000..=MAX_US).contains(&us) {
+            seconds_json(out, v, ns);
+            out.extend_from_slice(ns_key);
+            i64_json(out, ns);
+            return;
+        }
+        let whole = (us / 1_000_000) as u64;
+        if whole != self.whole {
+            // At most ten digits (below 2^32), written to find them, then taken off.
+            let at = out.len();
+            u64_json(out, whole);
+            let text = &out[at..];
+            self.text[..text.len()].copy_from_slice(text);
+            self.len = text.len() as u8;
+            self.whole = whole;
+            out.truncate(at);
+        }
+        let frac = (us % 1_000_000) as usize;
+        let pair = |i: usize| [PAIRS[2 * i], PAIRS[2 * i + 1]];
+        let [a, b] = pair(frac / 10_000);
+        let [c, d] = pair(frac / 100 % 100);
+        let [e, f] = pair(frac % 100);
+        if us as f64 / 1e6 != v {
+            // Not the six-decimal text: `seconds_json` writes the shortest one.
+            f64_json(out, v);
+        } else {
+            push_prefix(out, &self.text, self.len as usize);
+            if frac == 0 {
+                out.extend_from_slice(b".0");
+            } else {
+                let text = [b'.', a, b, c, d, e, f, b'0'];
+                // The point and the digits up to the last that is not 0.
+                let mut len = 7;
+                while text[len - 1] == b'0' {
+                    len -= 1;
+                }
+                push_prefix(out, &text, len);
+            }
+        }
+        out.extend_from_slice(ns_key);
+        push_prefix(out, &self.text, self.len as usize);
+        out.extend_from_slice(&[a, b, c, d, e, f, b'0', b'0', b'0']);
+    }
+}
+
+/// The text of the last frame number written, counted on in decimal when the next is
+/// the one after it (a capture's records come in frame order).
+#[derive(Default)]
+pub(crate) struct FrameText {
+    /// The frame `text` holds (0: none yet; frames count from 1).
+    frame: u64,
+    /// The digits: `text[..len]`.
+    len: u8,
+    text: [u8; 20],
+}
+
+impl FrameText {
+    /// `frame` as [`u64_json`] writes it.
+    pub(crate) fn write(&mut self, out: &mut Vec<u8>, frame: u64) {
+        if self.frame == 0 || self.frame.checked_add(1) != Some(frame) {
+            let at = out.len();
+            u64_json(out, frame);
+            let text = &out[at..];
+            self.len = text.len() as u8;
+            self.text[..text.len()].copy_from_slice(text);
+            self.frame = frame;
+            return;
+        }
+        // Add one to the digits: trailing nines become zeros, the digit before them
+        // goes up by one; when all were nines, the number is a 1 and one zero more
+        // (at most 20 digits, as `u64::MAX` has).
+        let len = self.len as usize;
+        let mut i = len;
+        loop {
+            if i == 0 {
+                self.text[0] = b'1';
+                self.text[len] = b'0';
+                self.len += 1;
+                break;
+            }
+            i -= 1;
+            if self.text[i] != b'9' {
+                self.text[i] += 1;
+                break;
+            }
+            self.text[i] = b'0';
+        }
+        self.frame = frame;
+        push_prefix(out, &self.text, self.len as usize);
+    }
+}
+
 /// An `f32` value as [`FloatCache::write`] writes it, without the cache: for values
 /// that seldom repeat (a position, a position delta), where looking them up and
 /// keeping them costs more than it saves.
@@ -444,6 +566,117 @@ mod tests {
         ] {
             let (ours, reference) = seconds(ns);
             assert_eq!(ours, reference, "{ns} ns");
+        }
+    }
+
+    /// Capture times written with their kept whole seconds, as serde_json writes the
+    /// seconds (`f64`) and itoa the nanoseconds: times in order (within a second,
+    /// across seconds, with gaps), in and out of whole microseconds, and the bounds of
+    /// the positional text.
+    #[test]
+    fn times_match_serde_json_and_itoa() {
+        let mut kept = TimeText::default();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let bound = (1i64 << 32) * 1_000_000_000;
+        let check = |kept: &mut TimeText, ns: i64| {
+            let v = ns as f64 / 1e9;
+            let mut ours = Vec::new();
+            kept.write(&mut ours, v, ns, b",\"ns\":");
+            let reference = format!(
+                "{},\"ns\":{}",
+                serde_json::to_string(&v).unwrap(),
+                itoa::Buffer::new().format(ns)
+            );
+            assert_eq!(String::from_utf8(ours).unwrap(), reference, "{ns} ns");
+        };
+        for base in [
+            1_014_854_400_000_000_000i64,
+            1_764_000_000_000_000_000,
+            bound - 3_000_000_000,
+            999_000_000,
+            0,
+        ] {
+            let mut ns = base;
+            for _ in 0..300_000 {
+                let r = next();
+                // Steps of whole microseconds mostly, sometimes nanoseconds, sometimes
+                // a jump of seconds.
+                ns += match r % 16 {
+                    0 => (r >> 8) as i64 % 1000,
+                    1 => (r >> 8) as i64 % 5_000_000_000,
+                    _ => ((r >> 8) % 40_000) as i64 * 1000,
+                };
+                check(&mut kept, ns);
+            }
+        }
+        for ns in [
+            0,
+            1000,
+            10_000,
+            999_999_000,
+            1_000_000_000,
+            1_000_001_000,
+            -1000,
+            -1_000_000_000,
+            i64::MIN,
+            i64::MAX,
+            bound - 1000,
+            bound,
+            bound + 1000,
+            1_000_000_000,
+        ] {
+            check(&mut kept, ns);
+        }
+    }
+
+    /// Frame numbers counted on in decimal read as itoa writes them: runs of frames in
+    /// order across every power of ten, and jumps.
+    #[test]
+    fn frames_match_itoa() {
+        let mut kept = FrameText::default();
+        let check = |kept: &mut FrameText, frame: u64| {
+            let mut ours = Vec::new();
+            kept.write(&mut ours, frame);
+            assert_eq!(
+                ours,
+                itoa::Buffer::new().format(frame).as_bytes(),
+                "{frame}"
+            );
+        };
+        for frame in 1..200_000u64 {
+            check(&mut kept, frame);
+        }
+        let mut p = 10u64;
+        while let Some(next) = p.checked_mul(10) {
+            for frame in p - 3..p + 3 {
+                check(&mut kept, frame);
+            }
+            for frame in next - 3..next + 3 {
+                check(&mut kept, frame);
+            }
+            p = next;
+        }
+        for frame in [
+            5,
+            4,
+            0,
+            1,
+            0,
+            99,
+            100,
+            u64::MAX - 2,
+            u64::MAX - 1,
+            u64::MAX,
+            0,
+            1,
+        ] {
+            check(&mut kept, frame);
         }
     }
 

@@ -14,6 +14,11 @@
 //! of every value a byte can stand for (a condition, a power byte, a direction
 //! component), and, as they are met, of the axes a pair of directions gives and of
 //! each wire value of a speed.
+//!
+//! Why this file is long: about 915 lines, its tests in `json_stream` beside the
+//! field-tree writer they compare with; one writer of one record type, whose kept
+//! texts (blocks, records, power blocks, directions, speeds, object heads) share its
+//! class's.
 
 use super::json_prims::{
     bool_json, f32_json, hex_bytes_json, hex_twin_json, key_bytes, natural_width, push_prefix,
@@ -142,9 +147,14 @@ pub(super) struct TypedWriter {
     power: ByteTexts,
     direction: ByteTexts,
     records: RecordCache,
-    /// Per flags byte: `,"flags":N,"flags_hex":"0xNN","flag_names":"…"`.
-    flags: Box<[Box<[u8]>]>,
-    /// The opening `{"object_id":N,"object_id_hex":"0x…"` of recent objects.
+    /// The text of recent power blocks, by a hash of their [`PowerKey`]. Power
+    /// settings change seldom: nearly every block is one met before.
+    powers: Box<[PowerText]>,
+    /// Per flags byte: `,"flags":N,"flags_hex":"0xNN","flag_names":"…"` and its length
+    /// (a fixed size, copied without a call).
+    flags: Box<[([u8; FLAGS_TEXT], u8)]>,
+    /// The opening `{"object_id":N,"object_id_hex":"0x…","game_time":` of recent
+    /// objects.
     ids: Box<[IdText]>,
     /// The text of `"forward"`, `"up"` and `"right"` for recent pairs of directions.
     axes: Box<[AxesText]>,
@@ -152,6 +162,9 @@ pub(super) struct TypedWriter {
     /// most, the length in the last byte (0: not yet met).
     speeds: Box<[[u8; SPEED_TEXT]]>,
 }
+
+/// Bytes per entry of [`TypedWriter::flags`]: all eight flags' text is 84.
+const FLAGS_TEXT: usize = 96;
 
 /// Bytes per entry of [`TypedWriter::speeds`].
 const SPEED_TEXT: usize = 16;
@@ -182,8 +195,8 @@ struct IdText {
 }
 
 impl IdText {
-    /// `{"object_id":4294967295,"object_id_hex":"0xFFFFFFFF"` is 52 bytes.
-    const MAX: usize = 56;
+    /// `{"object_id":4294967295,"object_id_hex":"0xFFFFFFFF","game_time":` is 65 bytes.
+    const MAX: usize = 72;
     const SLOTS: usize = 256;
 }
 
@@ -198,6 +211,12 @@ impl TypedWriter {
             }),
             direction: ByteTexts::new(floats, |b| Dir3([b, 0, 0]).vector()[0] as f64),
             records: RecordCache::new(),
+            powers: (0..PowerKey::SLOTS)
+                .map(|_| PowerText {
+                    key: PowerKey::EMPTY,
+                    text: Vec::new(),
+                })
+                .collect(),
             flags: (0..=255u8)
                 .map(|f| {
                     let mut t = b",\"flags\":".to_vec();
@@ -206,7 +225,11 @@ impl TypedWriter {
                     hex_twin_json(&mut t, f as u64, 2);
                     key(&mut t, su_names::FLAG_NAMES);
                     flag_names_json(&mut t, f);
-                    t.into_boxed_slice()
+                    // The names are fixed: the typed-writer test writes every flags byte.
+                    assert!(t.len() <= FLAGS_TEXT, "flags {f}: {t:?}");
+                    let mut text = [0u8; FLAGS_TEXT];
+                    text[..t.len()].copy_from_slice(&t);
+                    (text, t.len() as u8)
                 })
                 .collect(),
             ids: vec![
@@ -290,7 +313,8 @@ impl TypedWriter {
         }
     }
 
-    /// `{"object_id":N,"object_id_hex":"0x…"`, kept for the object's next update.
+    /// `{"object_id":N,"object_id_hex":"0x…","game_time":`, kept for the object's next
+    /// update.
     fn object_id(ids: &mut [IdText], out: &mut Vec<u8>, id: u32) {
         let kept = &mut ids[(id.wrapping_mul(0x9E37_79B1) >> 24) as usize % IdText::SLOTS];
         if kept.len == 0 || kept.id != id {
@@ -298,7 +322,8 @@ impl TypedWriter {
             u64_json(&mut t, id as u64);
             key(&mut t, su_names::OBJECT_ID_HEX);
             hex_twin_json(&mut t, id as u64, 8);
-            // At most 52 bytes (ten digits and eight hex digits).
+            key(&mut t, su_names::GAME_TIME);
+            // At most 65 bytes (ten digits and eight hex digits).
             kept.id = id;
             kept.len = t.len() as u8;
             kept.text[..t.len()].copy_from_slice(&t);
@@ -315,6 +340,7 @@ impl TypedWriter {
             power,
             direction,
             records,
+            powers,
             flags,
             ids,
             axes,
@@ -327,9 +353,9 @@ impl TypedWriter {
                 .or_insert_with(|| ClassText::of(c))
         });
         Self::object_id(ids, out, su.object_id);
-        out.extend_from_slice(key!(su_names::GAME_TIME));
         floats.write(out, su.game_time as f64);
-        out.extend_from_slice(&flags[su.flags as usize]);
+        let (flags_text, len) = &flags[su.flags as usize];
+        push_prefix(out, flags_text, *len as usize);
         let shown = su.shown.as_deref();
         let failed = shown.and_then(|s| s.failed.as_deref());
         if let Some(p) = su.position {
@@ -384,32 +410,111 @@ impl TypedWriter {
             shown_field(out, f);
         }
         if let Some(pairs) = &su.power {
-            out.extend_from_slice(key!(su_names::POWER_BLOCK));
-            out.push(b'[');
-            for (k, p) in pairs.iter().enumerate() {
-                if k > 0 {
-                    out.push(b',');
-                }
-                match text.and_then(|t| t.power_head.get(p.index as usize)) {
-                    Some(head) => out.extend_from_slice(head),
-                    None => {
-                        out.extend_from_slice(b"{\"index\":");
-                        u64_json(out, p.index as u64);
-                        key(out, su_names::VALUE);
+            match PowerKey::of(su.species, pairs) {
+                Some(k) => {
+                    let slot = &mut powers[k.slot()];
+                    if slot.key != k {
+                        slot.key = PowerKey::EMPTY;
+                        slot.text.clear();
+                        power_block(&mut slot.text, pairs, text, power);
+                        if slot.text.len() <= PowerText::MAX {
+                            slot.key = k;
+                        }
+                    }
+                    out.extend_from_slice(&slot.text);
+                    if slot.key == PowerKey::EMPTY {
+                        // Too long to keep (never from a real class): let go.
+                        slot.text = Vec::new();
                     }
                 }
-                u64_json(out, p.value as u64);
-                out.extend_from_slice(key!(su_names::POWER_PCT_INTERPRETED));
-                power.write(out, p.value);
-                out.push(b'}');
+                None => power_block(out, pairs, text, power),
             }
-            out.push(b']');
         }
         if let Some(rest) = shown.and_then(|s| s.rest.as_ref()) {
             shown_field(out, rest);
         }
         out.push(b'}');
     }
+}
+
+/// `,"power_block":[…]`: each setting's entry, its key and name from the class's text.
+fn power_block(
+    out: &mut Vec<u8>,
+    pairs: &[PowerSetting],
+    text: Option<&ClassText>,
+    power: &ByteTexts,
+) {
+    out.extend_from_slice(key!(su_names::POWER_BLOCK));
+    out.push(b'[');
+    for (k, p) in pairs.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        match text.and_then(|t| t.power_head.get(p.index as usize)) {
+            Some(head) => out.extend_from_slice(head),
+            None => {
+                out.extend_from_slice(b"{\"index\":");
+                u64_json(out, p.index as u64);
+                key(out, su_names::VALUE);
+            }
+        }
+        u64_json(out, p.value as u64);
+        out.extend_from_slice(key!(su_names::POWER_PCT_INTERPRETED));
+        power.write(out, p.value);
+        out.push(b'}');
+    }
+    out.push(b']');
+}
+
+/// What a power block's text depends on: the update's species (which gives the class
+/// and its names) and every setting, in a fixed-size key (blocks of more settings than
+/// fit are written without the cache).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct PowerKey([u8; PowerKey::LEN]);
+
+impl PowerKey {
+    const LEN: usize = 40;
+    /// Never a block's key: its count byte is beyond any that fits.
+    const EMPTY: PowerKey = PowerKey([0xFF; PowerKey::LEN]);
+    const SLOTS: usize = 256;
+
+    fn of(species: Option<u16>, pairs: &[PowerSetting]) -> Option<PowerKey> {
+        // Species present and value, count: 4 bytes before the settings.
+        const HEAD: usize = 4;
+        if HEAD + 2 * pairs.len() > PowerKey::LEN {
+            return None;
+        }
+        let mut k = [0u8; PowerKey::LEN];
+        k[0] = species.is_some() as u8;
+        k[1..3].copy_from_slice(&species.unwrap_or(0).to_le_bytes());
+        k[3] = pairs.len() as u8;
+        for (i, p) in pairs.iter().enumerate() {
+            k[HEAD + 2 * i] = p.index;
+            k[HEAD + 2 * i + 1] = p.value;
+        }
+        Some(PowerKey(k))
+    }
+
+    fn slot(&self) -> usize {
+        let mut h: u64 = 0;
+        for c in self.0.chunks_exact(8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+        (h >> 56) as usize % PowerKey::SLOTS
+    }
+}
+
+/// A kept power block: its key and its text.
+struct PowerText {
+    key: PowerKey,
+    text: Vec<u8>,
+}
+
+impl PowerText {
+    /// Longest text kept (18 settings of a class's longest names fit).
+    const MAX: usize = 2048;
 }
 
 /// `,"name":value` of a field kept in [`Shown`]: a number, bytes or a list of texts
@@ -449,10 +554,56 @@ fn subsystem_block(
     records: &mut RecordCache,
     condition: &ByteTexts,
 ) {
+    // The whole block's text, kept by its class, start and records: a ship sends the
+    // same few blocks over and over while nothing is damaged (three in four blocks of
+    // a battle are one met before).
+    let RecordCache {
+        blocks, block_key, ..
+    } = records;
+    block_key.clear();
+    block_key.extend_from_slice(&class.species_id.to_le_bytes());
+    block_key.push(block.start);
+    for rec in &block.records {
+        match RecordKey::of(class.species_id, rec) {
+            Some(k) if block_key.len() < BlockText::MAX_KEY => block_key.extend_from_slice(&k.0),
+            // A record with more children than a key holds, or too many records.
+            _ => return records_json(out, block, class, text, records, condition),
+        }
+    }
+    let slot = BlockText::slot_of(block_key);
+    if blocks[slot].key == *block_key {
+        out.extend_from_slice(&blocks[slot].text);
+        return;
+    }
+    let start = out.len();
+    records_json(out, block, class, text, records, condition);
+    let text = &out[start..];
+    let RecordCache {
+        blocks, block_key, ..
+    } = records;
+    let kept = &mut blocks[slot];
+    kept.key.clear();
+    kept.text.clear();
+    if text.len() <= BlockText::MAX_TEXT {
+        kept.key.extend_from_slice(block_key);
+        kept.text.extend_from_slice(text);
+    }
+}
+
+/// [`subsystem_block`] written record by record (each record's text kept).
+fn records_json(
+    out: &mut Vec<u8>,
+    block: &SubsystemBlock,
+    class: &ShipClass,
+    text: &ClassText,
+    records: &mut RecordCache,
+    condition: &ByteTexts,
+) {
     let RecordCache {
         slots,
         summary,
         scratch,
+        ..
     } = records;
     out.extend_from_slice(key!(su_names::SUBSYSTEMS_START_INDEX));
     u64_json(out, block.start as u64);
@@ -629,9 +780,43 @@ struct RecordText {
     summary: Vec<u8>,
 }
 
+/// A kept subsystem block: its key (species, start, each record's [`RecordKey`]) and
+/// its text, from `,"subsystems_start_index":` to the end of the summary.
+struct BlockText {
+    key: Vec<u8>,
+    text: Vec<u8>,
+}
+
+impl BlockText {
+    const SLOTS: usize = 1024;
+    /// Keys of blocks of up to 8 records are kept (a block of the stock classes holds 1
+    /// to 5).
+    const MAX_KEY: usize = 3 + 8 * RecordKey::LEN;
+    /// Longest text kept (bounds the cache at about 4 MB).
+    const MAX_TEXT: usize = 4096;
+
+    fn slot_of(key: &[u8]) -> usize {
+        let mut h = key.len() as u64;
+        let mut chunks = key.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+        let mut w = [0u8; 8];
+        w[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        (h >> 54) as usize % BlockText::SLOTS
+    }
+}
+
 /// The text of recent subsystem records, by a hash of their key. A ship's records
 /// change a few at a time, so most of a block is written as it was last time.
 struct RecordCache {
+    /// Whole blocks (see [`subsystem_block`]).
+    blocks: Box<[BlockText]>,
+    /// Reused for the key of the block being written.
+    block_key: Vec<u8>,
     slots: Box<[RecordText]>,
     /// Reused for the text of a subsystem summary, and of one record's part.
     summary: Vec<u8>,
@@ -645,6 +830,13 @@ impl RecordCache {
 
     fn new() -> RecordCache {
         RecordCache {
+            blocks: (0..BlockText::SLOTS)
+                .map(|_| BlockText {
+                    key: Vec::new(),
+                    text: Vec::new(),
+                })
+                .collect(),
+            block_key: Vec::new(),
             slots: (0..RecordCache::SLOTS)
                 .map(|_| RecordText {
                     key: RecordKey::EMPTY,

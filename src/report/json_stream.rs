@@ -11,13 +11,14 @@
 //! escapes, `\u00xx` for other control characters). Keys are written in the order of
 //! the contract (`docs/json.md`), decoded fields in wire order.
 //!
-//! Why this file is long: the writer ends at about 965 lines; the rest is tests against `serde_json`
+//! Why this file is long: the writer ends at about 1115 lines; the rest is tests against `serde_json`
 //! as a reference (escapes, floats, integers, the fields object) and of the StateUpdate
 //! writer against the field-tree writer.
 
 use super::json_prims::{
     bool_json, f64_json, hex_bytes_json, hex_twin_json, i64_json, key_bytes, natural_width,
-    opt_u64_json, plain_str_json, seconds_json, str_json, u64_json, FloatCache,
+    opt_u64_json, plain_str_json, push_prefix, seconds_json, str_json, u64_json, FloatCache,
+    FrameText, TimeText,
 };
 use super::json_state_update::TypedWriter;
 use crate::diag::{Direction, Warning};
@@ -335,11 +336,30 @@ type EndsText = (Option<Box<str>>, Box<[u8]>);
 const OBJECT_SLOTS: usize = 256;
 
 /// An object's description as the names gave it (the same `Rc` while it stands), and
-/// its JSON string.
+/// its `"object"` key and JSON string.
 type ObjectText = (u32, Rc<str>, Box<[u8]>);
 
 /// An opcode's name and the text [`PacketWriter::opcode_head`] made with it.
 type OpcodeText = (&'static str, Box<[u8]>);
+
+/// The text [`PacketWriter::head`] keeps for one unreliable data message (`len` 0:
+/// empty): by offset, length, flags and game length (`key`), opcode, and the address
+/// and length of its name (the name a decoder gives is a constant).
+#[derive(Clone, Copy)]
+struct HeadText {
+    key: u64,
+    opcode: u8,
+    name: (usize, usize),
+    len: u16,
+    text: [u8; HeadText::MAX],
+}
+
+impl HeadText {
+    /// The head of a message with five-digit offset and lengths and a name of 40
+    /// letters is about 270 bytes: longer ones are not kept.
+    const MAX: usize = 288;
+    const SLOTS: usize = 1024;
+}
 
 /// Writes `"type":"packet"` records and decoded fields, keeping the [`Layout`] of each
 /// sequence of field names seen and the text of recent f32 values: one per output
@@ -354,8 +374,13 @@ pub struct PacketWriter {
     objects: Box<[Option<ObjectText>]>,
     /// Per opcode, the text [`PacketWriter::opcode_head`] writes.
     opcodes: Box<[Option<OpcodeText>]>,
+    /// The text [`PacketWriter::head`] writes, for recent messages.
+    heads: Box<[HeadText]>,
     floats: FloatCache,
     typed: TypedWriter,
+    /// The text of the last record's frame number and whole seconds.
+    frames: FrameText,
+    times: TimeText,
     /// The input the records come from, written as `"file"` when several are read.
     pub file: Option<String>,
 }
@@ -376,8 +401,21 @@ impl PacketWriter {
             ends: FxHashMap::default(),
             objects: vec![None; OBJECT_SLOTS].into_boxed_slice(),
             opcodes: vec![None; 256].into_boxed_slice(),
+            heads: vec![
+                HeadText {
+                    key: 0,
+                    opcode: 0,
+                    name: (0, 0),
+                    len: 0,
+                    text: [0; HeadText::MAX],
+                };
+                HeadText::SLOTS
+            ]
+            .into_boxed_slice(),
             typed: TypedWriter::new(ships, &mut floats),
             floats,
+            frames: FrameText::default(),
+            times: TimeText::default(),
             file: None,
         }
     }
@@ -405,6 +443,88 @@ impl PacketWriter {
         plain_str_json(out, name);
         out.extend_from_slice(key!(Fact::GameLength.name()));
         *slot = Some((name, out[at..].into()));
+    }
+
+    /// An unreliable data message's text from `{` up to the value of `"game_length"`,
+    /// written from the kept text when it has one (`false`: not such a message, write it
+    /// key by key). That text depends only on the offset, the lengths and the opcode and
+    /// its name, which a battle repeats (some thousands of distinct heads in a hundred
+    /// thousand frames), so it is kept by those.
+    fn head(&mut self, out: &mut Vec<u8>, msg: &MessageRecord) -> bool {
+        let (
+            0x32,
+            false,
+            None,
+            false,
+            Some(g),
+            TransportInfo::Data {
+                flags_len,
+                reliable: false,
+                ordered: false,
+                seq: None,
+                fragment: None,
+            },
+        ) = (
+            msg.transport_type,
+            msg.retransmission,
+            msg.original_frame,
+            msg.keepalive,
+            &msg.game,
+            &msg.transport,
+        )
+        else {
+            return false;
+        };
+        if (msg.offset | msg.length | g.length) > 0xFFFF {
+            return false;
+        }
+        let key = msg.offset as u64
+            | (msg.length as u64) << 16
+            | (*flags_len as u64) << 32
+            | (g.length as u64) << 48;
+        let name = (g.name.as_ptr() as usize, g.name.len());
+        let h = (key ^ (g.opcode as u64) << 56).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = (h >> 54) as usize % HeadText::SLOTS;
+        let kept = &self.heads[slot];
+        if kept.len > 0 && kept.key == key && kept.opcode == g.opcode && kept.name == name {
+            push_prefix(out, &kept.text, kept.len as usize);
+            return true;
+        }
+        let start = out.len();
+        let mut o = Obj::new(out);
+        u64_json(o.key(key!(Fact::Offset.name())), msg.offset as u64);
+        u64_json(o.key(key!(Fact::Length.name())), msg.length as u64);
+        o.key(joined!(
+            ",\"",
+            Fact::TransportType.name(),
+            "\":50,\"transport_name\":\"data\",\"",
+            Fact::Reliable.name(),
+            "\":false,\"ordered\":false,\"flags_len\":"
+        ));
+        u64_json(o.out, *flags_len as u64);
+        o.out.extend_from_slice(joined!(
+            ",\"",
+            Fact::Seq.name(),
+            "\":null,\"",
+            Fact::Fragment.name(),
+            "\":null,\"",
+            Fact::Retransmission.name(),
+            "\":false"
+        ));
+        self.opcode_head(o.key(key!(Fact::Opcode.name())), g.opcode, g.name);
+        u64_json(out, g.length as u64);
+        let text = &out[start..];
+        let kept = &mut self.heads[slot];
+        if text.len() <= HeadText::MAX {
+            kept.key = key;
+            kept.opcode = g.opcode;
+            kept.name = name;
+            kept.len = text.len() as u16;
+            kept.text[..text.len()].copy_from_slice(text);
+        } else {
+            kept.len = 0;
+        }
+        true
     }
 
     /// The value of `"src"` up to that of `"client_name"` (when the client is named):
@@ -445,8 +565,8 @@ impl PacketWriter {
         }
     }
 
-    /// An object's description as a JSON string, kept per object while the names give
-    /// the same description (the same `Rc`, which the slot holds on to).
+    /// `,"object":` and an object's description as a JSON string, kept per object while
+    /// the names give the same description (the same `Rc`, which the slot holds on to).
     fn object(&mut self, out: &mut Vec<u8>, id: u32, name: Rc<str>) {
         let slot = (id.wrapping_mul(0x9E37_79B1) >> 24) as usize % OBJECT_SLOTS;
         let kept = &mut self.objects[slot];
@@ -456,6 +576,7 @@ impl PacketWriter {
             }
             _ => {
                 let start = out.len();
+                out.extend_from_slice(key!(Fact::Object.name()));
                 str_json(out, &name);
                 *kept = Some((id, name, out[start..].into()));
             }
@@ -574,6 +695,11 @@ fn message_json(
     msg: &MessageRecord,
     names: &dyn Fn(u32) -> Option<Rc<str>>,
 ) {
+    if w.head(out, msg) {
+        // `{` up to the value of `"game_length"` written from the kept text.
+        message_rest(w, Obj { out, first: false }, msg, names);
+        return;
+    }
     let mut o = Obj::new(out);
     u64_json(o.key(key!(Fact::Offset.name())), msg.offset as u64);
     u64_json(o.key(key!(Fact::Length.name())), msg.length as u64);
@@ -702,15 +828,29 @@ fn message_tail(
         bool_json(a.key(key!("duplicate")), *duplicate);
         a.end();
     }
+    if let Some(g) = game {
+        // `"opcode"` to `"game_length":`, the same text for every message of an
+        // opcode: kept per opcode.
+        w.opcode_head(o.key(key!(Fact::Opcode.name())), g.opcode, g.name);
+        u64_json(o.out, g.length as u64);
+    }
+    message_rest(w, o, msg, names);
+}
+
+/// The keys of a message after `"game_length"` (or after `"ack"` when it has no game
+/// message), and its end.
+fn message_rest(
+    w: &mut PacketWriter,
+    mut o: Obj,
+    msg: &MessageRecord,
+    names: &dyn Fn(u32) -> Option<Rc<str>>,
+) {
+    let game = msg.game.as_ref();
     match (game, &msg.transport) {
         (Some(g), _) => {
-            // `"opcode"` to `"game_length":`, the same text for every message of an
-            // opcode: kept per opcode.
-            w.opcode_head(o.key(key!(Fact::Opcode.name())), g.opcode, g.name);
-            u64_json(o.out, g.length as u64);
             if let Some(id) = super::json::object_of(g) {
                 if let Some(n) = names(id) {
-                    w.object(o.key(key!(Fact::Object.name())), id, n);
+                    w.object(o.out, id, n);
                 }
             }
             w.game_fields(o.key(key!("fields")), g);
@@ -745,8 +885,8 @@ fn message_tail(
     }
     let game_warnings: &[Warning] = game.map_or(&[], |g| &g.warnings);
     if msg.warnings.is_empty() && game_warnings.is_empty() {
-        o.key(b",\"warnings\":[]");
-        o.end();
+        // The key, the empty list and the object's end in one copy.
+        o.key(b",\"warnings\":[]}");
         return;
     }
     warnings_json(
@@ -801,17 +941,30 @@ impl PacketWriter {
         keep: &dyn Fn(&MessageRecord) -> bool,
     ) {
         let mut o = Obj::new(out);
-        plain_str_json(o.key(key!("type")), "packet");
-        if let Some(f) = &self.file {
-            str_json(o.key(key!("file")), f);
+        match &self.file {
+            None => {
+                // `"type":"packet","frame":` in one copy.
+                o.key(joined!(
+                    ",\"type\":\"packet\",\"",
+                    Fact::Frame.name(),
+                    "\":"
+                ));
+            }
+            Some(f) => {
+                plain_str_json(o.key(key!("type")), "packet");
+                str_json(o.key(key!("file")), f);
+                o.key(key!(Fact::Frame.name()));
+            }
         }
-        u64_json(o.key(key!(Fact::Frame.name())), p.frame);
-        seconds_json(
+        self.frames.write(o.out, p.frame);
+        const TIME_NS: &str = Fact::TimeNs.name();
+        static TIME_NS_KEY: [u8; TIME_NS.len() + 4] = key_bytes(TIME_NS);
+        self.times.write(
             o.key(key!(Fact::Time.name())),
             super::json::time_seconds(p.ts_ns),
             p.ts_ns,
+            &TIME_NS_KEY,
         );
-        i64_json(o.key(key!(Fact::TimeNs.name())), p.ts_ns);
         self.ends(o.key(key!(Fact::Src.name())), p, client_name);
         if let Some(c) = &p.comment {
             str_json(o.key(key!("comment")), c);
@@ -838,7 +991,9 @@ impl PacketWriter {
                 }
                 messages_json(self, o.key(key!("messages")), g, names, keep);
                 if g.warnings.is_empty() {
-                    o.key(b",\"warnings\":[]");
+                    // The key, the empty list and the record's end in one copy.
+                    o.key(b",\"warnings\":[]}");
+                    return;
                 } else {
                     warnings_json(o.key(key!("warnings")), g.warnings.iter());
                 }
@@ -1384,6 +1539,11 @@ mod typed_state_update_tests {
         writer.fields(&mut from_tree, tree);
         let mut from_type = Vec::new();
         typed.fields(&mut from_type, su, floats);
+        // Again: the second time from the texts the writer kept (records, power
+        // blocks, directions, speeds, the object's head).
+        let mut again = Vec::new();
+        typed.fields(&mut again, su, floats);
+        assert_eq!(from_type, again);
         (
             String::from_utf8_lossy(&from_tree).into_owned(),
             String::from_utf8_lossy(&from_type).into_owned(),
@@ -1513,5 +1673,111 @@ mod typed_state_update_tests {
             warned > 10_000 && raw > 1_000 && failed > 1_000 && rest > 1_000,
             "warned {warned}, raw {raw}, failed {failed}, rest {rest}"
         );
+    }
+}
+
+#[cfg(test)]
+mod head_tests {
+    use super::*;
+    use crate::report::test_rng::Rng;
+    use serde_json::json;
+
+    /// A message entry as `docs/json.md` lays it out, built with serde_json: the
+    /// transport keys of a data message, its game message's opcode, name and length,
+    /// empty fields and warnings.
+    fn contract(msg: &MessageRecord, g: &GameMessage, flags_len: u16) -> String {
+        let mut m = serde_json::Map::new();
+        m.insert("offset".into(), json!(msg.offset));
+        m.insert("length".into(), json!(msg.length));
+        m.insert("transport_type".into(), json!(50));
+        m.insert("transport_name".into(), json!("data"));
+        m.insert("reliable".into(), json!(false));
+        m.insert("ordered".into(), json!(false));
+        m.insert("flags_len".into(), json!(flags_len));
+        m.insert("seq".into(), json!(null));
+        m.insert("fragment".into(), json!(null));
+        m.insert("retransmission".into(), json!(msg.retransmission));
+        if let Some(f) = msg.original_frame {
+            m.insert("original_frame".into(), json!(f));
+        }
+        if msg.keepalive {
+            m.insert("keepalive".into(), json!(true));
+        }
+        m.insert("opcode".into(), json!(g.opcode));
+        m.insert("opcode_hex".into(), json!(format!("0x{:02X}", g.opcode)));
+        m.insert("name".into(), json!(g.name));
+        m.insert("game_length".into(), json!(g.length));
+        m.insert("fields".into(), json!({}));
+        m.insert("warnings".into(), json!([]));
+        serde_json::to_string(&serde_json::Value::Object(m)).unwrap()
+    }
+
+    /// Unreliable data messages written one after another through one writer, whose
+    /// kept heads are hit, replaced and bypassed, read as the contract lays them out:
+    /// offsets and lengths from 0 to past 16 bits, every opcode, names of one text at
+    /// two addresses, a name too long to keep, retransmissions and keepalive repeats
+    /// (written key by key).
+    #[test]
+    fn unreliable_data_heads_match_the_contract() {
+        let long: &'static str = Box::leak("Long".repeat(80).into_boxed_str());
+        let twin: &'static str = Box::leak(String::from("StateUpdate").into_boxed_str());
+        let names = ["StateUpdate", twin, "ChecksumRequest", "Unknown", long];
+        let mut rng = Rng(0x5EED_4EAD);
+        let mut w = PacketWriter::default();
+        let no_names = |_: u32| None;
+        for i in 0..200_000u64 {
+            let r = rng.next();
+            // Mostly a few small values (kept heads are hit), sometimes any.
+            let small = |shift: u32, n: u64| ((r >> shift) % n) as usize;
+            let (offset, length) = if r.is_multiple_of(64) {
+                (small(8, 200_000), small(28, 200_000))
+            } else {
+                (2 + small(8, 6), 10 + small(16, 12))
+            };
+            let flags_len = if r.is_multiple_of(7) {
+                (r >> 40) as u16
+            } else {
+                length as u16
+            };
+            let mut msg = MessageRecord::blank(offset, length);
+            msg.transport_type = 0x32;
+            msg.transport = TransportInfo::Data {
+                flags_len,
+                reliable: false,
+                ordered: false,
+                seq: None,
+                fragment: None,
+            };
+            match (r >> 48) % 50 {
+                0 => msg.original_frame = Some(i),
+                1 => msg.keepalive = true,
+                2 => {
+                    msg.retransmission = true;
+                    msg.original_frame = Some(i / 2);
+                }
+                _ => {}
+            }
+            let g = GameMessage {
+                opcode: if r.is_multiple_of(3) {
+                    (r >> 20) as u8
+                } else {
+                    0x1C
+                },
+                name: names[small(52, names.len() as u64)],
+                length: if r % 128 == 1 {
+                    small(30, 100_000)
+                } else {
+                    length.saturating_sub(3)
+                },
+                fields: Vec::new(),
+                warnings: Vec::new(),
+                body: None,
+            };
+            let expected = contract(&msg, &g, flags_len);
+            msg.game = Some(g);
+            let mut out = Vec::new();
+            message_json(&mut w, &mut out, &msg, &no_names);
+            assert_eq!(String::from_utf8(out).unwrap(), expected, "message {i}");
+        }
     }
 }
