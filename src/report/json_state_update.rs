@@ -466,6 +466,18 @@ fn power_block(
     out.push(b']');
 }
 
+/// A kept text's slot hash over its key, eight bytes at a time (the keys' lengths are
+/// multiples of eight): the high bits pick the slot.
+fn key_hash(key: &[u8]) -> u64 {
+    let mut h: u64 = 0;
+    for c in key.chunks_exact(8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    h
+}
+
 /// What a power block's text depends on: the update's species (which gives the class
 /// and its names) and every setting, in a fixed-size key (blocks of more settings than
 /// fit are written without the cache).
@@ -496,13 +508,7 @@ impl PowerKey {
     }
 
     fn slot(&self) -> usize {
-        let mut h: u64 = 0;
-        for c in self.0.chunks_exact(8) {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-        (h >> 56) as usize % PowerKey::SLOTS
+        (key_hash(&self.0) >> 56) as usize % PowerKey::SLOTS
     }
 }
 
@@ -850,13 +856,7 @@ impl RecordCache {
     }
 
     fn slot_of(key: &RecordKey) -> usize {
-        let mut h: u64 = 0;
-        for c in key.0.chunks_exact(8) {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-        (h >> 54) as usize % RecordCache::SLOTS
+        (key_hash(&key.0) >> 54) as usize % RecordCache::SLOTS
     }
 }
 

@@ -494,23 +494,7 @@ impl PacketWriter {
         let mut o = Obj::new(out);
         u64_json(o.key(key!(Fact::Offset.name())), msg.offset as u64);
         u64_json(o.key(key!(Fact::Length.name())), msg.length as u64);
-        o.key(joined!(
-            ",\"",
-            Fact::TransportType.name(),
-            "\":50,\"transport_name\":\"data\",\"",
-            Fact::Reliable.name(),
-            "\":false,\"ordered\":false,\"flags_len\":"
-        ));
-        u64_json(o.out, *flags_len as u64);
-        o.out.extend_from_slice(joined!(
-            ",\"",
-            Fact::Seq.name(),
-            "\":null,\"",
-            Fact::Fragment.name(),
-            "\":null,\"",
-            Fact::Retransmission.name(),
-            "\":false"
-        ));
+        unreliable_data_head(&mut o, *flags_len);
         self.opcode_head(o.key(key!(Fact::Opcode.name())), g.opcode, g.name);
         u64_json(out, g.length as u64);
         let text = &out[start..];
@@ -715,29 +699,33 @@ fn message_json(
         },
     ) = (msg.transport_type, msg.retransmission, &msg.transport)
     {
-        // An unreliable data message (most of a battle): the keys and values from
-        // `"transport_type"` to `"retransmission"` in three copies.
-        o.key(joined!(
-            ",\"",
-            Fact::TransportType.name(),
-            "\":50,\"transport_name\":\"data\",\"",
-            Fact::Reliable.name(),
-            "\":false,\"ordered\":false,\"flags_len\":"
-        ));
-        u64_json(o.out, *flags_len as u64);
-        o.out.extend_from_slice(joined!(
-            ",\"",
-            Fact::Seq.name(),
-            "\":null,\"",
-            Fact::Fragment.name(),
-            "\":null,\"",
-            Fact::Retransmission.name(),
-            "\":false"
-        ));
+        unreliable_data_head(&mut o, *flags_len);
     } else {
         transport_head(&mut o, msg);
     }
     message_tail(w, o, msg, names);
+}
+
+/// The keys and values from `"transport_type"` to `"retransmission"` of an unreliable
+/// data message (most of a battle), in three copies.
+fn unreliable_data_head(o: &mut Obj, flags_len: u16) {
+    o.key(joined!(
+        ",\"",
+        Fact::TransportType.name(),
+        "\":50,\"transport_name\":\"data\",\"",
+        Fact::Reliable.name(),
+        "\":false,\"ordered\":false,\"flags_len\":"
+    ));
+    u64_json(o.out, flags_len as u64);
+    o.out.extend_from_slice(joined!(
+        ",\"",
+        Fact::Seq.name(),
+        "\":null,\"",
+        Fact::Fragment.name(),
+        "\":null,\"",
+        Fact::Retransmission.name(),
+        "\":false"
+    ));
 }
 
 /// The keys of a message from `"transport_type"` to `"retransmission"`.
