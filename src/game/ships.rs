@@ -78,7 +78,28 @@ impl ShipCatalog {
 
     /// The class for a species id; aliases (Enterprise → Sovereign …) resolve to the
     /// class they share a layout with unless the alias id has its own definition.
+    ///
+    /// Inlined for its usual answer, a stock class at its own place (see
+    /// [`ShipCatalog::at_place`]), asked for every StateUpdate: the call cost about
+    /// as much as the lookup.
+    #[inline]
     pub fn class(&self, species: u16) -> Option<&ShipClass> {
+        self.at_place(species)
+            .or_else(|| self.class_elsewhere(species))
+    }
+
+    /// The stock ids run 1, 2, 3 … with no gap, so class `n` is usually at `n - 1`.
+    #[inline]
+    fn at_place(&self, species: u16) -> Option<&ShipClass> {
+        (species as usize)
+            .checked_sub(1)
+            .and_then(|i| self.classes.get(i))
+            .filter(|c| c.species_id == species)
+    }
+
+    /// [`ShipCatalog::class`] for a species not at its place: added by a layout file
+    /// past a gap, an alias, or unknown.
+    fn class_elsewhere(&self, species: u16) -> Option<&ShipClass> {
         if let Some(c) = self.direct(species) {
             return Some(c);
         }
@@ -87,13 +108,7 @@ impl ShipCatalog {
     }
 
     fn direct(&self, species: u16) -> Option<&ShipClass> {
-        // The stock ids run 1, 2, 3 … with no gap, so class `n` is usually at `n - 1`:
-        // looked up for every StateUpdate, where the search was a visible share.
-        if let Some(c) = (species as usize)
-            .checked_sub(1)
-            .and_then(|i| self.classes.get(i))
-            .filter(|c| c.species_id == species)
-        {
+        if let Some(c) = self.at_place(species) {
             return Some(c);
         }
         self.classes
