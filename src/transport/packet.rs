@@ -362,6 +362,13 @@ pub fn parse_into(plain: &[u8], out: &mut Packet) {
         return;
     };
     out.msg_count = count;
+    // The list gets its room once rather than growing push by push (a fresh list grew
+    // about 5,000 times in 100,000 stock datagrams). Every message that lets the walk
+    // go on takes at least 2 bytes and only the last may take 1, so a datagram of
+    // `len` bytes holds at most `(len - 1) / 2`: a large announced count in a short
+    // datagram asks for no more than the bytes allow.
+    out.messages
+        .reserve(usize::from(count).min((plain.len() - 1) / 2));
     let mut pos = 2;
     let mut clean_end = true;
     for _ in 0..count {
