@@ -5,7 +5,7 @@
 //! the subsystem power bits share packed bytes. Compressed values keep their raw wire
 //! form in [`StateUpdate`] so that [`encode`] reproduces the decoded bytes exactly.
 //!
-//! Why this file is long: the decoder ends at about 715 lines; the rest is tests on the seed
+//! Why this file is long: the decoder ends at about 755 lines; the rest is tests on the seed
 //! examples, the real captures' blocks and hostile inputs.
 
 use super::dirty::flag_names;
@@ -239,6 +239,38 @@ pub fn decode_counting(
     decode_keeping(msg, species, catalog, &mut Lean, pool, Keep::Counts)
 }
 
+/// [`decode_counting`], written into `slot`: the pipeline decodes into its record's
+/// place, and a returned message was copied there whole (some 150 bytes per message).
+pub fn decode_counting_into(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    pool: &mut UpdatePool,
+    slot: &mut Option<GameMessage>,
+) {
+    let (warnings, su) = decode_parts(msg, species, catalog, &mut Lean, pool, Keep::Counts);
+    // Emptied first: the message is then built where it lies, with no drop of an old
+    // one in between (the pipeline hands a reset record, whose slot is empty).
+    if slot.is_some() {
+        *slot = None;
+    }
+    *slot = Some(message_of(msg, warnings, su));
+}
+
+/// The message of a StateUpdate decode: its warnings and typed value (none when the
+/// header did not read).
+#[inline(always)]
+fn message_of(msg: &[u8], warnings: Vec<Warning>, su: Option<Box<StateUpdate>>) -> GameMessage {
+    GameMessage {
+        opcode: OPCODE,
+        name: "StateUpdate",
+        length: msg.len(),
+        fields: Vec::new(),
+        warnings,
+        body: su.map(Body::StateUpdate),
+    }
+}
+
 /// What a decode keeps in the typed value besides the header and motion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Keep {
@@ -259,6 +291,20 @@ fn decode_keeping(
     pool: &mut UpdatePool,
     keep: Keep,
 ) -> GameMessage {
+    let (warnings, su) = decode_parts(msg, species, catalog, visitor, pool, keep);
+    message_of(msg, warnings, su)
+}
+
+/// [`decode_keeping`] up to its message: the warnings and the typed value.
+#[inline(always)]
+fn decode_parts(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    visitor: &mut dyn Visitor,
+    pool: &mut UpdatePool,
+    keep: Keep,
+) -> (Vec<Warning>, Option<Box<StateUpdate>>) {
     #[cfg(test)]
     tests::DECODES.with(|n| n.set(n.get() + 1));
     let mut su = match pool.boxes.pop() {
@@ -318,14 +364,7 @@ fn decode_keeping(
         ));
         f.rest(field!("undecoded"));
     }
-    GameMessage {
-        opcode: OPCODE,
-        name: "StateUpdate",
-        length: msg.len(),
-        fields: Vec::new(),
-        warnings,
-        body: header_ok.then(|| Body::StateUpdate(su)),
-    }
+    (warnings, header_ok.then_some(su))
 }
 
 /// The top-level fields of a decoded subsystem block ([`walk_block_fields`]).

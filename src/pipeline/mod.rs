@@ -853,11 +853,11 @@ impl Datagram<'_> {
     ) {
         let st = &mut *self.st;
         let ctx = DecodeContext::new(&st.registry, &self.config.ships).with_trees(self.trees);
-        let game = slot.insert(opcodes::decode_reusing(
-            payload,
-            &ctx,
-            self.spares.updates(),
-        ));
+        opcodes::decode_into(payload, &ctx, self.spares.updates(), slot);
+        // Always filled by the decode; nothing to feed on otherwise.
+        let Some(game) = slot.as_mut() else {
+            return;
+        };
         if delivered {
             let time = ts_ns as f64 / 1e9;
             if st.registry.observe(game, frame, &self.config.ships) {

@@ -161,8 +161,11 @@ impl MessageRecord {
         self.original_frame = None;
         self.keepalive = false;
         self.order = None;
-        if self.game.is_some() {
-            self.game = None;
+        match &self.game {
+            // Nothing to free: forgotten, which writes `None` and no more.
+            Some(g) if g.owns_nothing() => std::mem::forget(self.game.take()),
+            Some(_) => self.game = None,
+            None => {}
         }
         if self.assembled.is_some() {
             self.assembled = None;
@@ -359,6 +362,29 @@ mod tests {
         assert!(
             rec.warnings.capacity() > 0,
             "the warning list keeps its storage"
+        );
+    }
+
+    /// A record whose game message owns nothing (a StateUpdate whose box went back to
+    /// the pool) is reset by forgetting the message: it still ends up blank.
+    #[test]
+    fn a_record_forgets_a_message_that_owns_nothing() {
+        let mut rec = MessageRecord::blank(0, 1);
+        let mut game = crate::game::opcodes::decode(
+            &[0x1C, 1, 0, 0, 0, 0, 0, 0, 0, 0],
+            &crate::game::opcodes::DecodeContext::new(
+                &crate::game::objects::ObjectRegistry::default(),
+                &crate::game::ships::ShipCatalog::stock(),
+            )
+            .with_trees(crate::game::opcodes::FieldTrees::None),
+        );
+        assert!(game.take_state_update().is_some(), "a typed StateUpdate");
+        assert!(game.owns_nothing());
+        rec.game = Some(game);
+        rec.reset(5, 6);
+        assert_eq!(
+            format!("{rec:?}"),
+            format!("{:?}", MessageRecord::blank(5, 6))
         );
     }
 

@@ -243,6 +243,25 @@ pub fn decode_reusing(msg: &[u8], ctx: &DecodeContext, spare: &mut UpdatePool) -
     m
 }
 
+/// [`decode_reusing`], written into `slot`: a counting StateUpdate decode (the bulk of
+/// what statistics decode) fills the slot itself rather than returning a message to
+/// be copied into it.
+pub fn decode_into(
+    msg: &[u8],
+    ctx: &DecodeContext,
+    spare: &mut UpdatePool,
+    slot: &mut Option<GameMessage>,
+) {
+    if msg.first() == Some(&op::STATE_UPDATE) && matches!(ctx.trees, FieldTrees::Counts) {
+        let species = object_id_at(msg, 1)
+            .and_then(|id| ctx.registry.species(id))
+            .map(u16::from);
+        stateupdate::decode_counting_into(msg, species, ctx.catalog, spare, slot);
+    } else {
+        *slot = Some(decode_reusing(msg, ctx, spare));
+    }
+}
+
 /// Decode a StateUpdate with the fields `ctx.trees` asks for. Each way returns the
 /// decoder's message in place: the message is large, and moving it shows in a profile.
 #[inline(always)]

@@ -146,6 +146,27 @@ fn state_update_goes_to_its_decoder() {
     assert_eq!(m.name, "StateUpdate");
 }
 
+/// Decoding into a record's slot gives what a returned decode gives, whatever the
+/// slot held: a counting StateUpdate (written in place), a short one, another opcode.
+#[test]
+fn decoding_into_a_slot_gives_the_returned_message() {
+    let registry = ObjectRegistry::default();
+    let catalog = ShipCatalog::stock();
+    let ctx = DecodeContext::new(&registry, &catalog).with_trees(FieldTrees::Counts);
+    let messages = [
+        hex("1cffffff3fcccc4c3e2000ffffff20ffffffffffff20"),
+        hex("1cffffff3fcccc4c3e00"),
+        hex("1cffff"),
+        hex("0728810000d800800000000000050000400000000000000000"),
+    ];
+    let mut slot = None;
+    for msg in messages.iter().chain(messages.iter().rev()) {
+        let want = decode_reusing(msg, &ctx, &mut UpdatePool::new());
+        decode_into(msg, &ctx, &mut UpdatePool::new(), &mut slot);
+        assert_eq!(slot.as_ref(), Some(&want), "{msg:02x?}");
+    }
+}
+
 // Every opcode, every truncation: never a panic, always a located warning or a
 // clean decode, and the bytes are all accounted for.
 #[test]
