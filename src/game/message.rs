@@ -51,7 +51,17 @@ impl GameMessage {
     /// the check lets a record forget one instead of running its out-of-line drop.
     #[inline]
     pub fn owns_nothing(&self) -> bool {
-        self.fields.capacity() == 0 && self.warnings.capacity() == 0 && self.body.is_none()
+        // Every field named, none skipped: a field added to the message stops the build
+        // here until this check covers what it owns (else a forgotten message leaks it).
+        let GameMessage {
+            opcode: _,
+            name: _,
+            length: _,
+            fields,
+            warnings,
+            body,
+        } = self;
+        fields.capacity() == 0 && warnings.capacity() == 0 && body.is_none()
     }
 
     /// Take the StateUpdate's box out (to reuse its allocation for a later message).
