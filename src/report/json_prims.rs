@@ -513,6 +513,17 @@ impl FloatCache {
 mod tests {
     use super::*;
 
+    /// A fixed pseudo-random sequence (xorshift64), the same in every run.
+    fn xorshift() -> impl FnMut() -> u64 {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
     fn seconds(ns: i64) -> (String, String) {
         let v = ns as f64 / 1e9;
         let mut ours = Vec::new();
@@ -531,13 +542,7 @@ mod tests {
             let (ours, reference) = seconds(us * 1000);
             assert_eq!(ours, reference, "{us} us");
         }
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift();
         let bound = (1i64 << 32) * 1_000_000_000;
         for _ in 0..1_000_000 {
             let r = next();
@@ -576,13 +581,7 @@ mod tests {
     #[test]
     fn times_match_serde_json_and_itoa() {
         let mut kept = TimeText::default();
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift();
         let bound = (1i64 << 32) * 1_000_000_000;
         let check = |kept: &mut TimeText, ns: i64| {
             let v = ns as f64 / 1e9;

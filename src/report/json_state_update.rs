@@ -466,14 +466,24 @@ fn power_block(
     out.push(b']');
 }
 
-/// A kept text's slot hash over its key, eight bytes at a time (the keys' lengths are
-/// multiples of eight): the high bits pick the slot.
+/// A kept text's slot hash over its key, eight bytes at a time (a last short piece
+/// padded with zeros, the length mixed in first so that padding cannot collide): the
+/// high bits pick the slot.
 fn key_hash(key: &[u8]) -> u64 {
-    let mut h: u64 = 0;
-    for c in key.chunks_exact(8) {
+    let step = |h: u64, w: [u8; 8]| {
+        (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95)
+    };
+    let mut h = key.len() as u64;
+    let mut chunks = key.chunks_exact(8);
+    for c in &mut chunks {
         let mut w = [0u8; 8];
         w.copy_from_slice(c);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        h = step(h, w);
+    }
+    if !chunks.remainder().is_empty() {
+        let mut w = [0u8; 8];
+        w[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        h = step(h, w);
     }
     h
 }
@@ -802,17 +812,7 @@ impl BlockText {
     const MAX_TEXT: usize = 4096;
 
     fn slot_of(key: &[u8]) -> usize {
-        let mut h = key.len() as u64;
-        let mut chunks = key.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-        let mut w = [0u8; 8];
-        w[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
-        (h >> 54) as usize % BlockText::SLOTS
+        (key_hash(key) >> 54) as usize % BlockText::SLOTS
     }
 }
 

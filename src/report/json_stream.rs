@@ -717,7 +717,13 @@ fn unreliable_data_head(o: &mut Obj, flags_len: u16) {
         "\":false,\"ordered\":false,\"flags_len\":"
     ));
     u64_json(o.out, flags_len as u64);
-    o.out.extend_from_slice(joined!(
+    unreliable_tail(o);
+}
+
+/// `"seq"`, `"fragment"` and `"retransmission"` of an unreliable message that is not a
+/// resend, in one copy.
+fn unreliable_tail(o: &mut Obj) {
+    o.key(joined!(
         ",\"",
         Fact::Seq.name(),
         "\":null,\"",
@@ -763,17 +769,7 @@ fn transport_head(o: &mut Obj, msg: &MessageRecord) {
     }
     match (msg.seq(), msg.fragment(), msg.retransmission) {
         // An unreliable message (most of a battle): the three in one copy.
-        (None, None, false) => {
-            o.key(joined!(
-                ",\"",
-                Fact::Seq.name(),
-                "\":null,\"",
-                Fact::Fragment.name(),
-                "\":null,\"",
-                Fact::Retransmission.name(),
-                "\":false"
-            ));
-        }
+        (None, None, false) => unreliable_tail(o),
         (seq, fragment, retransmission) => {
             opt_u64_json(o.key(key!(Fact::Seq.name())), seq.map(u64::from));
             fragment_json(o.key(key!(Fact::Fragment.name())), fragment);
