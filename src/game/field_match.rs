@@ -99,7 +99,8 @@ impl TreeName {
     }
 
     /// Whether some registry entry's fields carry this name.
-    pub fn has_entries(&self) -> bool {
+    #[cfg(test)]
+    fn has_entries(&self) -> bool {
         self.tests
             .iter()
             .any(|t| matches!(t, Test::Yes | Test::ListOfName))
