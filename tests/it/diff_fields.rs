@@ -11,7 +11,6 @@ use bcwire::report::names::Names;
 use bcwire::synth::{self, Format, SynthArgs};
 use bcwire::transport::cipher;
 use serde_json::Value;
-use std::path::PathBuf;
 
 /// The first delivered host StateUpdate with a speed and a decoded subsystem block.
 #[derive(Default)]
@@ -67,13 +66,13 @@ impl Sink for Pick {
 }
 
 /// A directory of the calling test's own: the tests of this crate run at once in one
-/// process, and one removing a shared folder would pull files from under another.
-fn dir() -> PathBuf {
+/// process, and one removing a shared folder would pull files from under another. It is
+/// removed when the returned guard drops, at the end of the test.
+fn dir() -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix("bcwire-diff-fields-")
         .tempdir()
         .expect("temp dir")
-        .keep()
 }
 
 /// `capture` with the datagram `plain` replaced by `changed` (same length), enciphered.
@@ -150,7 +149,8 @@ fn a_changed_field_is_found_and_a_changed_clock_is_not() {
     let mut speed = p.plain.clone();
     speed[p.at..p.at + p.len].copy_from_slice(&faster);
 
-    let d = dir();
+    let guard = dir();
+    let d = guard.path();
     let a = d.join("a.pcap");
     let b_clock = d.join("b_clock.pcap");
     let b_speed = d.join("b_speed.pcap");
@@ -195,7 +195,6 @@ fn a_changed_field_is_found_and_a_changed_clock_is_not() {
     // A capture against itself.
     let (code, j) = diff_json(&[a, a]);
     assert_eq!(code, 0, "{j}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// `captures/sample.pcapng` with frame `drop` left out, as a classic pcap.
@@ -227,7 +226,8 @@ fn without_frame(drop: u64) -> Vec<u8> {
 #[test]
 fn a_lost_message_is_reported_alone_and_the_rest_still_aligns() {
     let sample = format!("{}/captures/sample.pcapng", env!("CARGO_MANIFEST_DIR"));
-    let d = dir().join("lost");
+    let guard = dir();
+    let d = guard.path().join("lost");
     std::fs::create_dir_all(&d).unwrap();
     // Frames carrying one delivered StateUpdate each, early, middle and late in a flow.
     for frame in [300u64, 800, 2500] {
@@ -255,7 +255,6 @@ fn a_lost_message_is_reported_alone_and_the_rest_still_aligns() {
             assert!(div["b_opcode"].is_null(), "frame {frame}: {div}");
         }
     }
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
