@@ -30,6 +30,7 @@ done
 seed="$shared/captures/openbc/b2_valentines_replay/b2_valentines_replay.pcap"
 [ -f "$seed" ] || { echo "bench: seed capture not found ($seed); set BCWIRE_SHARED" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is needed (apt-get install time)" >&2; exit 2; }
+command -v python3 >/dev/null 2>&1 || { echo "bench: python3 is needed (it times the commands)" >&2; exit 2; }
 
 echo "building (release) ..." >&2
 (cd "$root" && cargo build --release --quiet --bin bcwire --example bare_read --example make_bench_capture)
@@ -49,23 +50,47 @@ fi
 
 # measure NAME CMD...: runs CMD (stdout to /dev/null) BENCH_REPEAT times, records the
 # least CPU and the least wall time of the runs (the runs least disturbed by other work
-# on a shared machine) and the largest peak RSS.
+# on a shared machine), then once more under /usr/bin/time for its peak RSS.
+#
+# The times come from wait4(2) on the finished command, in microseconds, and a
+# monotonic clock around it: /usr/bin/time prints hundredths of a second, and the bare
+# read loop over a million frames takes a few of them, so a ratio to it would be mostly
+# rounding. The peak RSS cannot come from the same run: a child forked from the timing
+# interpreter reports the interpreter's pages as its own peak.
 repeat="${BENCH_REPEAT:-1}"
 declare -A CPU WALL RSS
+# run_timed OUT CMD...: writes "user_s sys_s wall_s" of one run of CMD to OUT.
+run_timed() {
+    python3 - "$@" <<'PY'
+import os, subprocess, sys, time
+out, cmd = sys.argv[1], sys.argv[2:]
+start = time.perf_counter()
+with open(out + ".stderr", "wb") as err:
+    child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+    # The usage of this child alone (with the threads it ran).
+    _, status, usage = os.wait4(child.pid, 0)
+wall = time.perf_counter() - start
+with open(out, "w") as f:
+    f.write(f"{usage.ru_utime:.6f} {usage.ru_stime:.6f} {wall:.6f}\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+PY
+}
 measure() {
     local name="$1"; shift
     local t="$dir/time.txt" k
     unset 'CPU[$name]' 'WALL[$name]' 'RSS[$name]'
     for ((k = 0; k < repeat; k++)); do
-        /usr/bin/time -o "$t" -f "%U %S %e %M" "$@" >/dev/null 2>"$dir/stderr.txt" || {
-            echo "bench: $name failed: $(tail -3 "$dir/stderr.txt")" >&2; return 1; }
-        read -r u s e m <"$t"
+        run_timed "$t" "$@" || {
+            echo "bench: $name failed: $(tail -3 "$t.stderr")" >&2; return 1; }
+        read -r u s e <"$t"
         CPU[$name]=$(awk -v u="$u" -v s="$s" -v b="${CPU[$name]:-}" \
-            'BEGIN{c=u+s; if (b != "" && b+0 < c) c=b; printf "%.3f", c}')
+            'BEGIN{c=u+s; if (b != "" && b+0 < c) c=b; printf "%.4f", c}')
         WALL[$name]=$(awk -v e="$e" -v b="${WALL[$name]:-}" \
-            'BEGIN{if (b != "" && b+0 < e) e=b; print e}')
-        RSS[$name]=$(( m > ${RSS[$name]:-0} ? m : ${RSS[$name]:-0} ))
+            'BEGIN{if (b != "" && b+0 < e) e=b; printf "%.4f", e}')
     done
+    /usr/bin/time -o "$t" -f "%M" "$@" >/dev/null 2>"$t.stderr" || {
+        echo "bench: $name failed: $(tail -3 "$t.stderr")" >&2; return 1; }
+    RSS[$name]=$(tail -1 "$t")
 }
 ratio3() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b+0 == 0) print "-"; else printf "%.2f", a/b }'; }
 # verdict LABEL VALUE OP LIMIT [NOTE]: one target line, "pass" or "FAIL".
