@@ -52,6 +52,10 @@ pub struct RelayLinker<C> {
     /// [`MAX_PENDING`] originals in [`BUCKETS`] buckets that is rare. (A map from
     /// fingerprint to count did the same with a hash, a probe and an insert or removal
     /// per message, which cost more than the rest of the linker.)
+    ///
+    /// Empty until the first original is remembered: a sink that links no relays
+    /// never feeds the linker, and a capture that opens sessions often (a long-running
+    /// server's) would otherwise zero 32 KB of buckets for every session it opens.
     counts: Box<[u16]>,
     evicted: u64,
 }
@@ -70,7 +74,7 @@ impl<C> Default for RelayLinker<C> {
     fn default() -> Self {
         RelayLinker {
             pending: VecDeque::new(),
-            counts: vec![0; BUCKETS].into_boxed_slice(),
+            counts: Box::default(),
             evicted: 0,
         }
     }
@@ -129,6 +133,9 @@ impl<C: Copy + PartialEq> RelayLinker<C> {
                     self.forget_oldest();
                     self.evicted += 1;
                 }
+                if self.counts.is_empty() {
+                    self.counts = vec![0; BUCKETS].into_boxed_slice();
+                }
                 // At most MAX_PENDING originals are counted, far below u16::MAX.
                 if let Some(n) = self.counts.get_mut(bucket(&print)) {
                     *n = n.saturating_add(1);
@@ -144,6 +151,7 @@ impl<C: Copy + PartialEq> RelayLinker<C> {
                 None
             }
             Direction::S2C => {
+                // No buckets yet: no original either.
                 if self.counts.get(bucket(&print)).is_none_or(|&n| n == 0) {
                     return None;
                 }
@@ -241,6 +249,22 @@ mod tests {
         assert_eq!(l.observe(S2C, 3, &a, 15, 4.0), None);
         assert_eq!(l.pending(), 0);
         assert!(l.counts.iter().all(|&n| n == 0));
+    }
+
+    /// The buckets are made with the first original: host messages alone, as a
+    /// session's first ones are, link nothing and allocate nothing.
+    #[test]
+    fn buckets_come_with_the_first_original() {
+        let mut l = RelayLinker::<u8>::new();
+        let stop = hex("0828810000d8008000");
+        assert_eq!(l.observe(S2C, 2, &stop, 10, 0.0), None);
+        assert!(l.counts.is_empty());
+        assert_eq!(l.observe(C2S, 1, &stop, 11, 0.1), None);
+        assert_eq!(l.counts.len(), BUCKETS);
+        assert_eq!(
+            l.observe(S2C, 2, &stop, 12, 0.2).unwrap().original_frame,
+            11
+        );
     }
 
     #[test]

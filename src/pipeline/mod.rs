@@ -954,6 +954,11 @@ impl Pipeline {
             last_ts_ns: s.activity.last_ts_ns,
             clients: Vec::new(),
         };
+        // Beyond the sessions listed, the summary only counts its clients' departures
+        // and figures ([`Pipeline::add_session_summary`]): the texts only a listed
+        // session shows (ships, phase, name) are not built. A server's capture opens
+        // thousands of sessions.
+        let listed = self.summary.sessions.len() < MAX_SESSIONS_LISTED;
         for (ci, c) in s.clients.iter().enumerate() {
             let f = self.streams.finish_client(&(si, ci), end_ns);
             if let Some(f) = &f {
@@ -970,7 +975,7 @@ impl Pipeline {
             }
             let slot = st.as_ref().and_then(|st| st.slots.get(&ci).copied());
             let ships = match (&st, slot) {
-                (Some(st), Some(slot)) => {
+                (Some(st), Some(slot)) if listed => {
                     let mut own: Vec<_> = st
                         .registry
                         .ship_log()
@@ -1004,7 +1009,7 @@ impl Pipeline {
             let mut cs = ClientSummary {
                 index: ci,
                 addr: Some(c.addr),
-                name: f.as_ref().and_then(|f| f.name.clone()),
+                name: f.as_ref().filter(|_| listed).and_then(|f| f.name.clone()),
                 peer_id: f.as_ref().and_then(|f| f.assigned_peer_id).or(c.peer_id),
                 slot,
                 ships,
@@ -1016,6 +1021,7 @@ impl Pipeline {
                 boot_reason,
                 phase: st
                     .as_ref()
+                    .filter(|_| listed)
                     .and_then(|st| st.phases.get(ci)?.as_ref())
                     .map(|p| p.phase().to_string()),
                 dirs: Default::default(),

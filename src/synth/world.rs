@@ -8,7 +8,7 @@ use super::rng::Rng;
 use crate::game::opcodes::objects::{SubsystemBlob, SubsystemState};
 use crate::game::opcodes::ship_layouts::{creation_layout, EntryFormat};
 use crate::game::ships::{RecordFormat, ShipCatalog, ShipClass};
-use crate::game::subsys::{PowerSetting, SubsystemRecord};
+use crate::game::subsys::{Children, PowerSetting, SubsystemRecord};
 use std::rc::Rc;
 
 /// First object id of player slot 0; each slot owns 0x40000 ids (opcodes.md §2).
@@ -379,7 +379,7 @@ impl Ship {
             .enumerate()
             .map(|(i, e)| {
                 let s = &self.systems[i];
-                let children: Vec<u8> = s.children.iter().map(|c| byte(*c)).collect();
+                let children: Children = s.children.iter().map(|c| byte(*c)).collect();
                 match e.format {
                     EntryFormat::Base => SubsystemState::Base {
                         condition: byte(s.condition),

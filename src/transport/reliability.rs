@@ -56,6 +56,10 @@ pub const WRAP_SLACK: u32 = 8;
 /// forgotten message can only turn a very late copy or ACK into "new"/"unknown".
 pub const MAX_ENTRIES_PER_STREAM: usize = 1024;
 
+/// Emptied streams kept for reuse ([`Tracker::spare`]): a session's streams (two per
+/// client) end together, and the next session's start soon after.
+const MAX_SPARE_STREAMS: usize = 16;
+
 /// Unacknowledged messages kept for the end report beyond those still in the tables
 /// (superseded by seq reuse or forgotten); more are only counted.
 pub const MAX_REPORTED_UNACKED: usize = 4096;
@@ -274,9 +278,13 @@ impl Position {
 }
 
 impl Stream {
-    /// Moves the messages of this stream that were never acknowledged into `out`.
-    fn collect_unacked<K: Clone>(self, stream: &K, out: &mut Vec<Unacked<K>>) {
-        for (key, e) in self.entries {
+    /// Moves the messages of this stream that were never acknowledged into `out`,
+    /// leaving the stream empty (its tables keep their room).
+    fn collect_unacked<K: Clone>(&mut self, stream: &K, out: &mut Vec<Unacked<K>>) {
+        self.order.clear();
+        self.position = Default::default();
+        self.next_generation = 0;
+        for (key, e) in self.entries.drain() {
             if e.ack.is_none() {
                 out.push(Unacked {
                     stream: stream.clone(),
@@ -301,6 +309,11 @@ fn counter_index(c: Counter) -> usize {
 #[derive(Debug)]
 pub struct Tracker<K> {
     streams: HashMap<K, Stream>,
+    /// Streams of ended sessions, emptied, for the next streams to start with: a
+    /// server's capture opens sessions all along, and each new stream otherwise grew
+    /// its tables from nothing again (rehashing at every doubling) and freed them at
+    /// its end. At most [`MAX_SPARE_STREAMS`].
+    spare: Vec<Stream>,
     dropped: Vec<Unacked<K>>,
     dropped_not_listed: u64,
 }
@@ -315,13 +328,17 @@ impl<K: Hash + Eq + Clone> Tracker<K> {
     pub fn new() -> Tracker<K> {
         Tracker {
             streams: HashMap::default(),
+            spare: Vec::new(),
             dropped: Vec::new(),
             dropped_not_listed: 0,
         }
     }
 
     fn stream(&mut self, key: &K) -> &mut Stream {
-        self.streams.entry(key.clone()).or_default()
+        let Tracker { streams, spare, .. } = self;
+        streams
+            .entry(key.clone())
+            .or_insert_with(|| spare.pop().unwrap_or_default())
     }
 
     fn remember_dropped(&mut self, stream: &K, key: SeqKey, e: &Entry) {
@@ -467,8 +484,11 @@ impl<K: Hash + Eq + Clone> Tracker<K> {
                 true
             }
         });
-        if let Some(s) = self.streams.remove(stream) {
+        if let Some(mut s) = self.streams.remove(stream) {
             s.collect_unacked(stream, &mut unacked);
+            if self.spare.len() < MAX_SPARE_STREAMS {
+                self.spare.push(s);
+            }
         }
         unacked.sort_by_key(|u| (u.first.frame, u.first.time_ns, u.key));
         unacked
@@ -477,7 +497,7 @@ impl<K: Hash + Eq + Clone> Tracker<K> {
     /// Every reliable message never acknowledged, in order of first sighting.
     pub fn finish(self) -> ReliabilityReport<K> {
         let mut unacked = self.dropped;
-        for (stream, s) in self.streams {
+        for (stream, mut s) in self.streams {
             s.collect_unacked(&stream, &mut unacked);
         }
         unacked.sort_by_key(|u| (u.first.frame, u.first.time_ns, u.key));

@@ -300,3 +300,37 @@ fn memory_is_bounded_and_forgotten_messages_still_reported() {
     assert_eq!(r.unacked.len(), 2500);
     assert_eq!(r.unacked_not_listed, 0);
 }
+
+// A stream that starts on the tables of an ended one (`Tracker::spare`) knows nothing
+// of it: no resend, position or unacked message carries over. Catches: an emptied
+// stream keeping its counter position (a first message reported as a gap or late) or
+// entries (a new message taken for a resend).
+#[test]
+fn a_stream_reusing_an_ended_ones_tables_starts_afresh() {
+    let mut t = Tracker::new();
+    for seq in 0..40u16 {
+        t.on_message(&1u8, data(seq), &[seq as u8], 0, u64::from(seq));
+    }
+    let ended = t.finish_stream(&1u8);
+    assert_eq!(ended.len(), 40);
+    assert_eq!(t.spare.len(), 1);
+    // The same numbers and bytes again, on a new stream and on the ended stream's key.
+    for key in [2u8, 1u8] {
+        assert_eq!(
+            t.on_message(&key, data(5), &[5], 0, 100),
+            Delivery::New {
+                reuse: None,
+                order: SeqOrder::InOrder
+            }
+        );
+        assert_eq!(t.on_ack(&key, data(6), 0, 101), AckOutcome::Unknown);
+    }
+    assert!(t.spare.is_empty());
+    let left = t.finish_stream(&1u8);
+    assert_eq!(
+        left.iter()
+            .map(|u| (u.key, u.first.frame))
+            .collect::<Vec<_>>(),
+        [(data(5), 100)]
+    );
+}

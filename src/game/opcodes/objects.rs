@@ -13,6 +13,7 @@ use crate::game::field::{Span, Value};
 use crate::game::reader::{DecodeResult, FieldReader};
 use crate::game::registry::field;
 use crate::game::ships::ShipCatalog;
+use crate::game::subsys::Children;
 use crate::game::writer::Writer;
 
 pub const CLASS_SHIP: u32 = 0x0000_8008;
@@ -40,22 +41,24 @@ impl ObjectPrefix {
     }
 }
 
-/// One top-level subsystem record of a creation blob.
+/// One top-level subsystem record of a creation blob. Its child conditions are held
+/// inline as in a StateUpdate's records ([`Children`]): a few bytes each, and a heap
+/// allocation per record made a ship's creation cost a dozen of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SubsystemState {
     Base {
         condition: u8,
-        children: Vec<u8>,
+        children: Children,
     },
     Power {
         condition: u8,
-        children: Vec<u8>,
+        children: Children,
         main_battery: u8,
         backup_battery: u8,
     },
     Powered {
         condition: u8,
-        children: Vec<u8>,
+        children: Children,
         /// Requested power percent; negative = switched off.
         power: i8,
         /// Weapon systems only: a packed bit and a byte of unknown meaning.
@@ -487,9 +490,9 @@ impl ShipBody {
 }
 
 /// `n` condition bytes as one list field (always a list, however many children).
-fn children(f: &mut FieldReader, n: u8) -> DecodeResult<Vec<u8>> {
+fn children(f: &mut FieldReader, n: u8) -> DecodeResult<Children> {
     let at = f.r.pos();
-    let v = f.r.bytes(n as usize, "children")?.to_vec();
+    let v = Children::from_slice(f.r.bytes(n as usize, "children")?);
     if f.keeps_fields() {
         let items = v.iter().map(|&c| Value::Uint(c as u64)).collect();
         f.push(field!("subsystems.children"), Value::List(items), at);

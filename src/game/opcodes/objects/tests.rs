@@ -44,7 +44,7 @@ fn akira_capture_decodes_to_the_last_byte() {
                 r[5],
                 SubsystemState::Powered {
                     condition: 0xFF,
-                    children: vec![0xFF; 8],
+                    children: Children::from_elem(0xFF, 8),
                     power: 100,
                     weapon: Some((false, 1)),
                 }
@@ -220,17 +220,17 @@ fn constructed_ship(
         .map(|e| match e.format {
             EntryFormat::Base => SubsystemState::Base {
                 condition: 0xFF,
-                children: vec![0xFF; e.children as usize],
+                children: Children::from_elem(0xFF, e.children as usize),
             },
             EntryFormat::Power => SubsystemState::Power {
                 condition: 0xFF,
-                children: vec![],
+                children: Children::new(),
                 main_battery: 0xFF,
                 backup_battery: 0x80,
             },
             EntryFormat::Powered => SubsystemState::Powered {
                 condition: 0xFE,
-                children: vec![0xFF; e.children as usize],
+                children: Children::from_elem(0xFF, e.children as usize),
                 power: -100,
                 weapon: e.weapon.then_some((true, 1)),
             },
