@@ -21,8 +21,8 @@
 //! class's.
 
 use super::json_prims::{
-    bool_json, f32_json, hex_bytes_json, hex_twin_json, key_bytes, natural_width, push_prefix,
-    str_json, u64_json, FloatCache,
+    bool_json, f32_json, hex_bytes_json, hex_twin_json, key_bytes, natural_width, needs_escape,
+    push_prefix, str_json, u64_json, FloatCache,
 };
 use crate::game::dirty::FLAG_NAMES;
 use crate::game::field::{Field, Value};
@@ -32,7 +32,6 @@ use crate::game::stateupdate::{Cf16, Dir3, StateUpdate, SubsystemData};
 use crate::game::subsys::{
     byte_pct, push_record_summary, PowerSetting, SubsystemBlock, SubsystemRecord,
 };
-use rustc_hash::FxHashMap;
 
 /// `,"name":` for a constant name, as one static array: one copy of a length the
 /// compiler knows.
@@ -141,8 +140,9 @@ impl ClassText {
 /// Writes the fields of StateUpdates decoded with one ship catalog.
 pub(super) struct TypedWriter {
     ships: ShipCatalog,
-    /// By species id of the class (an alias shares its class's entry).
-    classes: FxHashMap<u16, ClassText>,
+    /// By species id of the class (an alias shares its class's entry), indexed by it:
+    /// at most 65,536 entries, one per species id of the catalog's classes.
+    classes: Vec<Option<ClassText>>,
     condition: ByteTexts,
     power: ByteTexts,
     direction: ByteTexts,
@@ -204,7 +204,7 @@ impl TypedWriter {
     pub(super) fn new(ships: &ShipCatalog, floats: &mut FloatCache) -> TypedWriter {
         TypedWriter {
             ships: ships.clone(),
-            classes: FxHashMap::default(),
+            classes: Vec::new(),
             condition: ByteTexts::new(floats, byte_pct),
             power: ByteTexts::new(floats, |b| {
                 PowerSetting { index: 0, value: b }.interpreted_pct()
@@ -348,9 +348,11 @@ impl TypedWriter {
         } = self;
         let class = su.species.and_then(|s| ships.class(s));
         let text = class.map(|c| {
-            &*classes
-                .entry(c.species_id)
-                .or_insert_with(|| ClassText::of(c))
+            let i = c.species_id as usize;
+            if classes.len() <= i {
+                classes.resize_with(i + 1, || None);
+            }
+            &*classes[i].get_or_insert_with(|| ClassText::of(c))
         });
         Self::object_id(ids, out, su.object_id);
         floats.write(out, su.game_time as f64);
@@ -749,6 +751,11 @@ fn summary_json(
 ) {
     scratch.clear();
     push_record_summary(scratch, rec, entry);
+    if !needs_escape(scratch.as_bytes()) {
+        // Nearly always (names from the catalog): the text as it is.
+        out.extend_from_slice(scratch.as_bytes());
+        return;
+    }
     let start = out.len();
     str_json(out, scratch);
     // Without the quotes str_json put around it.

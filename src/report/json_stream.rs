@@ -430,7 +430,8 @@ impl PacketWriter {
     fn opcode_head(&mut self, out: &mut Vec<u8>, opcode: u8, name: &'static str) {
         let slot = &mut self.opcodes[opcode as usize];
         if let Some((kept, text)) = slot {
-            if *kept == name {
+            // The same constant nearly always: its address settles it without a compare.
+            if std::ptr::eq(*kept, name) || *kept == name {
                 out.extend_from_slice(text);
                 return;
             }
