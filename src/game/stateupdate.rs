@@ -248,7 +248,32 @@ pub fn decode_counting_into(
     pool: &mut UpdatePool,
     slot: &mut Option<GameMessage>,
 ) {
-    let (warnings, su) = decode_parts(msg, species, catalog, &mut Lean, pool, Keep::Counts);
+    decode_lean_into(msg, species, catalog, pool, Keep::Counts, slot);
+}
+
+/// [`decode_shown`] with no fields wanted, written into `slot` as
+/// [`decode_counting_into`] writes: the JSON writers' decode of every StateUpdate.
+pub fn decode_shown_into(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    pool: &mut UpdatePool,
+    slot: &mut Option<GameMessage>,
+) {
+    decode_lean_into(msg, species, catalog, pool, Keep::Shown, slot);
+}
+
+/// A decode that hands no fields over, written into `slot`.
+#[inline(always)]
+fn decode_lean_into(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    pool: &mut UpdatePool,
+    keep: Keep,
+    slot: &mut Option<GameMessage>,
+) {
+    let (warnings, su) = decode_parts(msg, species, catalog, &mut Lean, pool, keep);
     // Emptied first: the message is then built where it lies, with no drop of an old
     // one in between (the pipeline hands a reset record, whose slot is empty).
     if slot.is_some() {
