@@ -214,21 +214,30 @@ pub fn walk_block(r: &mut Reader<'_>, class: &ShipClass) -> DecodeResult<BlockRe
 }
 
 /// The block's start index byte, checked against `class`'s list.
+#[inline]
 fn start_index(r: &mut Reader<'_>, class: &ShipClass) -> DecodeResult<u8> {
     let start = r.u8("subsystem start index")?;
     let n = class.len();
     if start as usize >= n {
-        let mut e = r.error(
-            "subsystem start index",
-            format!(
-                "an index below {n} ({} has {n} entries)",
-                class.display_name
-            ),
-        );
-        e.offset -= 1;
-        return Err(e);
+        return Err(start_beyond_list(r, class));
     }
     Ok(start)
+}
+
+/// The error of a start index past the end of `class`'s list, the index just read.
+#[cold]
+#[inline(never)]
+fn start_beyond_list(r: &Reader<'_>, class: &ShipClass) -> Box<DecodeError> {
+    let n = class.len();
+    let mut e = r.error(
+        "subsystem start index",
+        format!(
+            "an index below {n} ({} has {n} entries)",
+            class.display_name
+        ),
+    );
+    e.offset -= 1;
+    e
 }
 
 /// A record's read error, its field named after the list entry being read.
@@ -259,7 +268,11 @@ fn read_record(
     let n = entry.children.len();
     let head = 1 + n + 2 * usize::from(entry.format == RecordFormat::Power);
     if r.remaining() < head {
-        return read_record_reads(r, index, entry, span);
+        // The span is written here rather than handed to the cold read, so that a
+        // read without spans keeps none in memory.
+        let (rec, read) = read_record_reads(r, index, entry)?;
+        *span = read;
+        return Ok(rec);
     }
     span.start = r.pos();
     let b = r.bytes(head, "condition")?;
@@ -294,9 +307,11 @@ fn read_record_reads(
     r: &mut Reader<'_>,
     index: u8,
     entry: &SubsystemLayout,
-    span: &mut RecordSpan,
-) -> DecodeResult<SubsystemRecord> {
-    span.start = r.pos();
+) -> DecodeResult<(SubsystemRecord, RecordSpan)> {
+    let mut span = RecordSpan {
+        start: r.pos(),
+        ..RecordSpan::default()
+    };
     let condition = r.u8("condition")?;
     let children = Children::from_slice(r.bytes(entry.children.len(), "child conditions")?);
     let mut rec = SubsystemRecord {
@@ -314,11 +329,11 @@ fn read_record_reads(
             rec.batteries = [r.u8("main battery")?, r.u8("backup battery")?];
         }
         RecordFormat::Powered | RecordFormat::Shield => {
-            read_power_data(r, entry, &mut rec, span)?;
+            read_power_data(r, entry, &mut rec, &mut span)?;
         }
     }
     span.end = r.pos();
-    Ok(rec)
+    Ok((rec, span))
 }
 
 /// The has-power-data bit, the power percent it announces and a shield's facings,
