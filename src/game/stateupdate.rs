@@ -367,29 +367,15 @@ fn decode_parts(
             d.fail(e);
         }
     }
-    let Decoder {
-        mut f,
-        mut warnings,
-        mut su,
-        ..
-    } = d;
-    if keep == Keep::Shown && !warnings.is_empty() {
+    // Finished in place: taking the decoder apart first copied its reader.
+    if keep == Keep::Shown && !d.warnings.is_empty() {
         // Says "written from this value" even where the tree shows nothing more.
-        su.shown.get_or_insert_with(Box::default);
+        d.su.shown.get_or_insert_with(Box::default);
     }
     if !header_ok {
-        let at = f.r.pos();
-        warnings.push(Warning::new(
-            Code::DecodeError,
-            Some(at),
-            format!(
-                "StateUpdate header needs 10 bytes, message has {}",
-                msg.len()
-            ),
-        ));
-        f.rest(field!("undecoded"));
+        d.header_failed(msg.len());
     }
-    (warnings, header_ok.then_some(su))
+    (d.warnings, header_ok.then_some(d.su))
 }
 
 /// The top-level fields of a decoded subsystem block ([`walk_block_fields`]).
@@ -422,6 +408,20 @@ impl<'a> Decoder<'a, '_, '_> {
     fn warn(&mut self, code: Code, offset: usize, message: String) {
         self.warnings
             .push(Warning::new(code, Some(offset), message));
+    }
+
+    /// A message too short for the header (`len` bytes): said, and its bytes kept raw
+    /// in the tree.
+    #[cold]
+    #[inline(never)]
+    fn header_failed(&mut self, len: usize) {
+        let at = self.f.r.pos();
+        self.warnings.push(Warning::new(
+            Code::DecodeError,
+            Some(at),
+            format!("StateUpdate header needs 10 bytes, message has {len}"),
+        ));
+        self.f.rest(field!("undecoded"));
     }
 
     /// Record a failed read and keep the rest of the message as raw bytes.
