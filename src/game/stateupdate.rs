@@ -755,10 +755,15 @@ impl<'a> Decoder<'a, '_, '_> {
             Value::List(names.into_iter().map(Value::Text).collect()),
             Span::new(at, at),
         );
-        if self.keep_shown {
-            self.shown().raw_block.push(fits.clone());
+        if self.keep_shown && !self.f.keeps_fields() {
+            // Nobody takes the field but the typed value: moved there, not copied.
+            self.shown().raw_block.push(fits);
+        } else {
+            if self.keep_shown {
+                self.shown().raw_block.push(fits.clone());
+            }
+            self.f.push_field(fits);
         }
-        self.f.push_field(fits);
         if self.keep_records {
             self.su.subsystems = Some(SubsystemData::Raw {
                 start,
