@@ -3,6 +3,10 @@
 //! One reader per message: packed booleans share a group byte across interleaved byte
 //! reads, so the bit state must live as long as the message. Every read reports where it
 //! was, so errors are located and fields carry spans.
+//!
+//! Why this file is long: the code ends at about 765 lines; the rest is tests. Each
+//! read comes twice, on the bare reader and on the field reader that hands it with
+//! its span to a visitor, and both share the one packed-bit state.
 
 use super::compressed::{cf16_decode, cv3_decode};
 use super::field::{Field, Span, Value};
@@ -147,20 +151,35 @@ impl<'a> Reader<'a> {
     /// Take `n` bytes.
     #[inline]
     pub fn bytes(&mut self, n: usize, field: &'static str) -> DecodeResult<&'a [u8]> {
-        if self.remaining() < n {
-            return Err(self.too_short(field, n));
+        // Two comparisons (the position within the buffer, `n` within the rest) where
+        // slicing `pos..pos + n` made three, an overflow check among them.
+        let buf: &'a [u8] = self.buf;
+        match buf.get(self.pos..).and_then(|rest| rest.get(..n)) {
+            Some(s) => {
+                self.pos += n;
+                Ok(s)
+            }
+            None => Err(self.too_short(field, n)),
         }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
+    }
+
+    /// Take `N` bytes as an array: a fixed-size group of fields (a header, a vector)
+    /// checked once rather than once a field. Fails as [`Reader::bytes`] of `N` does.
+    #[inline]
+    pub fn take<const N: usize>(&mut self, field: &'static str) -> DecodeResult<[u8; N]> {
+        let rest = self.buf.get(self.pos..);
+        match rest.and_then(|rest| rest.first_chunk::<N>()) {
+            Some(a) => {
+                self.pos += N;
+                Ok(*a)
+            }
+            None => Err(self.too_short(field, N)),
+        }
     }
 
     #[inline]
     fn array<const N: usize>(&mut self, field: &'static str) -> DecodeResult<[u8; N]> {
-        let s = self.bytes(N, field)?;
-        let mut a = [0u8; N];
-        a.copy_from_slice(s);
-        Ok(a)
+        self.take(field)
     }
 
     /// Everything up to the end of the message.
@@ -380,6 +399,27 @@ impl<'a, 'v> FieldReader<'a, 'v> {
         } else {
             std::mem::forget(value);
         }
+    }
+
+    /// [`FieldReader::push_plain`] for a value read over `span` as part of a group
+    /// taken at once ([`Reader::take`]).
+    #[inline(always)]
+    pub fn push_plain_over(&mut self, name: FieldName, value: Value, span: Span) {
+        debug_assert!(!matches!(
+            value,
+            Value::Text(_) | Value::Bytes(_) | Value::List(_) | Value::Group(_)
+        ));
+        if self.keep {
+            self.keep_over(name, value, span);
+        } else {
+            std::mem::forget(value);
+        }
+    }
+
+    #[inline(never)]
+    fn keep_over(&mut self, name: FieldName, value: Value, span: Span) {
+        self.visitor
+            .field(name.id, Cow::Borrowed(name.local), value, span);
     }
 
     /// A field read from `start` that the visitor does not want: its span only.

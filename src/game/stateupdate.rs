@@ -5,7 +5,7 @@
 //! the subsystem power bits share packed bytes. Compressed values keep their raw wire
 //! form in [`StateUpdate`] so that [`encode`] reproduces the decoded bytes exactly.
 //!
-//! Why this file is long: the decoder ends at about 755 lines; the rest is tests on the seed
+//! Why this file is long: the decoder ends at about 815 lines; the rest is tests on the seed
 //! examples, the real captures' blocks and hostile inputs.
 
 use super::dirty::flag_names;
@@ -248,7 +248,32 @@ pub fn decode_counting_into(
     pool: &mut UpdatePool,
     slot: &mut Option<GameMessage>,
 ) {
-    let (warnings, su) = decode_parts(msg, species, catalog, &mut Lean, pool, Keep::Counts);
+    decode_lean_into(msg, species, catalog, pool, Keep::Counts, slot);
+}
+
+/// [`decode_shown`] with no fields wanted, written into `slot` as
+/// [`decode_counting_into`] writes: the JSON writers' decode of every StateUpdate.
+pub fn decode_shown_into(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    pool: &mut UpdatePool,
+    slot: &mut Option<GameMessage>,
+) {
+    decode_lean_into(msg, species, catalog, pool, Keep::Shown, slot);
+}
+
+/// A decode that hands no fields over, written into `slot`.
+#[inline(always)]
+fn decode_lean_into(
+    msg: &[u8],
+    species: Option<u16>,
+    catalog: &ShipCatalog,
+    pool: &mut UpdatePool,
+    keep: Keep,
+    slot: &mut Option<GameMessage>,
+) {
+    let (warnings, su) = decode_parts(msg, species, catalog, &mut Lean, pool, keep);
     // Emptied first: the message is then built where it lies, with no drop of an old
     // one in between (the pipeline hands a reset record, whose slot is empty).
     if slot.is_some() {
@@ -342,29 +367,15 @@ fn decode_parts(
             d.fail(e);
         }
     }
-    let Decoder {
-        mut f,
-        mut warnings,
-        mut su,
-        ..
-    } = d;
-    if keep == Keep::Shown && !warnings.is_empty() {
+    // Finished in place: taking the decoder apart first copied its reader.
+    if keep == Keep::Shown && !d.warnings.is_empty() {
         // Says "written from this value" even where the tree shows nothing more.
-        su.shown.get_or_insert_with(Box::default);
+        d.su.shown.get_or_insert_with(Box::default);
     }
     if !header_ok {
-        let at = f.r.pos();
-        warnings.push(Warning::new(
-            Code::DecodeError,
-            Some(at),
-            format!(
-                "StateUpdate header needs 10 bytes, message has {}",
-                msg.len()
-            ),
-        ));
-        f.rest(field!("undecoded"));
+        d.header_failed(msg.len());
     }
-    (warnings, header_ok.then_some(su))
+    (d.warnings, header_ok.then_some(d.su))
 }
 
 /// The top-level fields of a decoded subsystem block ([`walk_block_fields`]).
@@ -399,6 +410,20 @@ impl<'a> Decoder<'a, '_, '_> {
             .push(Warning::new(code, Some(offset), message));
     }
 
+    /// A message too short for the header (`len` bytes): said, and its bytes kept raw
+    /// in the tree.
+    #[cold]
+    #[inline(never)]
+    fn header_failed(&mut self, len: usize) {
+        let at = self.f.r.pos();
+        self.warnings.push(Warning::new(
+            Code::DecodeError,
+            Some(at),
+            format!("StateUpdate header needs 10 bytes, message has {len}"),
+        ));
+        self.f.rest(field!("undecoded"));
+    }
+
     /// Record a failed read and keep the rest of the message as raw bytes.
     fn fail(&mut self, e: Box<DecodeError>) {
         self.warn(Code::DecodeError, e.offset, e.to_string());
@@ -431,13 +456,33 @@ impl<'a> Decoder<'a, '_, '_> {
 
     fn header(&mut self) -> DecodeResult<()> {
         // Check the length first so a short message yields no half header.
-        if self.f.r.remaining() < HEADER_LEN - 1 {
-            return Err(self.f.r.error("header", "9 bytes after the opcode"));
-        }
-        self.su.object_id = self.f.object_id(field!("object_id"))?;
-        self.su.game_time = self.f.f32(field!("game_time"))?;
+        // The nine bytes taken in one step: one bounds check instead of one a field.
         let at = self.f.r.pos();
-        self.su.flags = self.f.hex8(field!("flags"))?;
+        let Ok(h) = self.f.r.take::<{ HEADER_LEN - 1 }>("header") else {
+            return Err(self.f.r.error("header", "9 bytes after the opcode"));
+        };
+        let object_id = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+        let game_time = f32::from_le_bytes([h[4], h[5], h[6], h[7]]);
+        let flags = h[8];
+        self.f.push_plain_over(
+            field!("object_id"),
+            Value::ObjectId(object_id),
+            Span::new(at, at + 4),
+        );
+        self.f.push_plain_over(
+            field!("game_time"),
+            Value::Float(game_time as f64),
+            Span::new(at + 4, at + 8),
+        );
+        self.f.push_plain_over(
+            field!("flags"),
+            Value::Hex(flags as u64),
+            Span::new(at + 8, at + 9),
+        );
+        self.su.object_id = object_id;
+        self.su.game_time = game_time;
+        self.su.flags = flags;
+        let at = at + 8;
         const FLAG_NAMES: FieldName = field!("flag_names");
         if self.f.wants(FLAG_NAMES.id) {
             self.f
@@ -451,10 +496,21 @@ impl<'a> Decoder<'a, '_, '_> {
         let fields = self.f.keeps_fields();
         if flags & flag::POSITION != 0 {
             // Check the whole vector first so a short message loses no bytes.
-            if self.f.r.remaining() < 12 {
+            let at = self.f.r.pos();
+            let Ok(p) = self.f.r.take::<12>("position") else {
                 return Err(self.f.r.error("position", "12 bytes (3 × f32)"));
-            }
-            self.su.position = Some(self.f.vec3_f32(field!("position"))?);
+            };
+            let position = [
+                f32::from_le_bytes([p[0], p[1], p[2], p[3]]),
+                f32::from_le_bytes([p[4], p[5], p[6], p[7]]),
+                f32::from_le_bytes([p[8], p[9], p[10], p[11]]),
+            ];
+            self.f.push_plain_over(
+                field!("position"),
+                Value::Vec3(position),
+                Span::new(at, at + 12),
+            );
+            self.su.position = Some(position);
             if self.f.bit(field!("hash_present"))? {
                 let at = self.f.r.pos();
                 let h = self.f.r.u16("integrity_hash")?;
@@ -464,13 +520,14 @@ impl<'a> Decoder<'a, '_, '_> {
             }
         }
         if flags & flag::DELTA != 0 {
-            if self.f.r.remaining() < 5 {
-                return Err(self.f.r.error("delta", "5 bytes (cv4)"));
-            }
             let at = self.f.r.pos();
-            let dir = self.dir3("delta")?;
-            let magnitude = Cf16(self.f.r.u16("delta")?);
-            let d = Delta { dir, magnitude };
+            let Ok(b) = self.f.r.take::<5>("delta") else {
+                return Err(self.f.r.error("delta", "5 bytes (cv4)"));
+            };
+            let d = Delta {
+                dir: Dir3([b[0], b[1], b[2]]),
+                magnitude: Cf16(u16::from_le_bytes([b[3], b[4]])),
+            };
             // The decoded vectors and the speed below only serve fields: a lean decode
             // keeps the wire form and skips the float arithmetic.
             if fields {
@@ -500,7 +557,7 @@ impl<'a> Decoder<'a, '_, '_> {
         }
         if flags & flag::SPEED != 0 {
             let at = self.f.r.pos();
-            let s = Cf16(self.f.r.u16("speed")?);
+            let s = Cf16(u16::from_le_bytes(self.f.r.take("speed")?));
             if fields {
                 self.f
                     .push(field!("speed"), Value::Float(s.value() as f64), at);
@@ -540,8 +597,7 @@ impl<'a> Decoder<'a, '_, '_> {
     }
 
     fn dir3(&mut self, field: &'static str) -> DecodeResult<Dir3> {
-        let b = self.f.r.bytes(3, field)?;
-        Ok(Dir3([b[0], b[1], b[2]]))
+        Ok(Dir3(self.f.r.take(field)?))
     }
 
     fn subsystem_block(&mut self) -> DecodeResult<()> {
@@ -699,10 +755,15 @@ impl<'a> Decoder<'a, '_, '_> {
             Value::List(names.into_iter().map(Value::Text).collect()),
             Span::new(at, at),
         );
-        if self.keep_shown {
-            self.shown().raw_block.push(fits.clone());
+        if self.keep_shown && !self.f.keeps_fields() {
+            // Nobody takes the field but the typed value: moved there, not copied.
+            self.shown().raw_block.push(fits);
+        } else {
+            if self.keep_shown {
+                self.shown().raw_block.push(fits.clone());
+            }
+            self.f.push_field(fits);
         }
-        self.f.push_field(fits);
         if self.keep_records {
             self.su.subsystems = Some(SubsystemData::Raw {
                 start,

@@ -6,7 +6,7 @@
 //! one [`Reader`] / [`Writer`]: the has-power-data bits share packed bytes with the
 //! header's hash and cloak bits.
 //!
-//! Why this file is long: the code ends at about 860 lines; the rest is tests on the protocol
+//! Why this file is long: the code ends at about 970 lines; the rest is tests on the protocol
 //! reference's worked blocks.
 
 use super::class_layout::{RecordFormat, ShipClass, SubsystemLayout};
@@ -86,7 +86,7 @@ pub struct SubsystemBlock {
 }
 
 /// Where a record's parts are in the message (for field spans).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RecordSpan {
     pub start: usize,
     pub end: usize,
@@ -134,6 +134,21 @@ pub fn read_block_into(
     r: &mut Reader<'_>,
     class: &ShipClass,
     keep_spans: bool,
+    records: Vec<SubsystemRecord>,
+) -> DecodeResult<BlockRead> {
+    // One copy of the loop for each: without spans their places are never worked out.
+    if keep_spans {
+        read_records::<true>(r, class, records)
+    } else {
+        read_records::<false>(r, class, records)
+    }
+}
+
+/// [`read_block_into`], keeping the records' spans when `SPANS`.
+#[inline(always)]
+fn read_records<const SPANS: bool>(
+    r: &mut Reader<'_>,
+    class: &ShipClass,
     mut records: Vec<SubsystemRecord>,
 ) -> DecodeResult<BlockRead> {
     let start = start_index(r, class)?;
@@ -146,14 +161,15 @@ pub fn read_block_into(
         // list sized for any stock class is never grown again when it is reused.
         records = Vec::with_capacity(most.max(RECORDS_REUSED));
     }
-    let mut spans = Vec::with_capacity(if keep_spans { most } else { 0 });
+    let mut spans = Vec::with_capacity(if SPANS { most } else { 0 });
     let mut i = start as usize;
     let mut wrapped = false;
     while !r.is_empty() {
         let Some(entry) = class.entry(i) else { break };
-        let (rec, span) = read_record(r, i as u8, entry).map_err(|e| in_entry(e, entry))?;
+        let mut span = RecordSpan::default();
+        let rec = read_record(r, i as u8, entry, &mut span).map_err(|e| in_entry(e, entry))?;
         records.push(rec);
-        if keep_spans {
+        if SPANS {
             spans.push(span);
         }
         i = if i + 1 == n { 0 } else { i + 1 }; // no division per record
@@ -172,7 +188,9 @@ pub fn read_block_into(
 /// [`read_block_with`] without keeping the records or spans ([`BlockRead::block`]'s
 /// list stays empty): the same bytes read, the same errors, the same fit. The records
 /// are skipped, not built: building each on the stack to drop it was most of the cost
-/// of counting a StateUpdate.
+/// of counting a StateUpdate. Inlined into its caller, which then sees the lists are
+/// empty and runs no drop of them.
+#[inline]
 pub fn walk_block(r: &mut Reader<'_>, class: &ShipClass) -> DecodeResult<BlockRead> {
     let start = start_index(r, class)?;
     let n = class.len();
@@ -198,21 +216,30 @@ pub fn walk_block(r: &mut Reader<'_>, class: &ShipClass) -> DecodeResult<BlockRe
 }
 
 /// The block's start index byte, checked against `class`'s list.
+#[inline]
 fn start_index(r: &mut Reader<'_>, class: &ShipClass) -> DecodeResult<u8> {
     let start = r.u8("subsystem start index")?;
     let n = class.len();
     if start as usize >= n {
-        let mut e = r.error(
-            "subsystem start index",
-            format!(
-                "an index below {n} ({} has {n} entries)",
-                class.display_name
-            ),
-        );
-        e.offset -= 1;
-        return Err(e);
+        return Err(start_beyond_list(r, class));
     }
     Ok(start)
+}
+
+/// The error of a start index past the end of `class`'s list, the index just read.
+#[cold]
+#[inline(never)]
+fn start_beyond_list(r: &Reader<'_>, class: &ShipClass) -> Box<DecodeError> {
+    let n = class.len();
+    let mut e = r.error(
+        "subsystem start index",
+        format!(
+            "an index below {n} ({} has {n} entries)",
+            class.display_name
+        ),
+    );
+    e.offset -= 1;
+    e
 }
 
 /// A record's read error, its field named after the list entry being read.
@@ -229,12 +256,64 @@ fn in_entry(mut e: Box<DecodeError>, entry: &SubsystemLayout) -> Box<DecodeError
     e
 }
 
+/// One record, and where its parts are into `span`. The bytes before the
+/// has-power-data bit (condition, children, batteries) are taken in one step when
+/// they are all there, as [`skip_record`] does; a record cut short there takes the
+/// reads one by one, for their error.
+#[inline(always)]
 fn read_record(
     r: &mut Reader<'_>,
     index: u8,
     entry: &SubsystemLayout,
+    span: &mut RecordSpan,
+) -> DecodeResult<SubsystemRecord> {
+    let n = entry.children.len();
+    let head = 1 + n + 2 * usize::from(entry.format == RecordFormat::Power);
+    if r.remaining() < head {
+        // The span is written here rather than handed to the cold read, so that a
+        // read without spans keeps none in memory.
+        let (rec, read) = read_record_reads(r, index, entry)?;
+        *span = read;
+        return Ok(rec);
+    }
+    span.start = r.pos();
+    let b = r.bytes(head, "condition")?;
+    let mut rec = SubsystemRecord {
+        index,
+        format: entry.format,
+        condition: b[0],
+        // Most records have no children: no copy then.
+        children: if n == 0 {
+            Children::new()
+        } else {
+            Children::from_slice(&b[1..1 + n])
+        },
+        power_pct: None,
+        batteries: [0; 2],
+        facings: [0; 6],
+    };
+    if entry.format == RecordFormat::Power {
+        rec.batteries = [b[1 + n], b[2 + n]];
+    }
+    if matches!(entry.format, RecordFormat::Powered | RecordFormat::Shield) {
+        read_power_data(r, entry, &mut rec, span)?;
+    }
+    span.end = r.pos();
+    Ok(rec)
+}
+
+/// [`read_record`] read by read: the record's error where it is cut short.
+#[cold]
+#[inline(never)]
+fn read_record_reads(
+    r: &mut Reader<'_>,
+    index: u8,
+    entry: &SubsystemLayout,
 ) -> DecodeResult<(SubsystemRecord, RecordSpan)> {
-    let start = r.pos();
+    let mut span = RecordSpan {
+        start: r.pos(),
+        ..RecordSpan::default()
+    };
     let condition = r.u8("condition")?;
     let children = Children::from_slice(r.bytes(entry.children.len(), "child conditions")?);
     let mut rec = SubsystemRecord {
@@ -246,32 +325,38 @@ fn read_record(
         batteries: [0; 2],
         facings: [0; 6],
     };
-    let mut span = RecordSpan {
-        start,
-        end: start,
-        bit_at: None,
-        pct_at: None,
-    };
     match entry.format {
         RecordFormat::Base => {}
         RecordFormat::Power => {
             rec.batteries = [r.u8("main battery")?, r.u8("backup battery")?];
         }
         RecordFormat::Powered | RecordFormat::Shield => {
-            let has = r.bit("has-power-data bit")?;
-            span.bit_at = Some(r.last_bit_pos());
-            if has {
-                span.pct_at = Some(r.pos());
-                rec.power_pct = Some(r.u8("power percent")?);
-            }
-            if entry.format == RecordFormat::Shield {
-                let f = r.bytes(6, "shield facings")?;
-                rec.facings.copy_from_slice(f);
-            }
+            read_power_data(r, entry, &mut rec, &mut span)?;
         }
     }
     span.end = r.pos();
     Ok((rec, span))
+}
+
+/// The has-power-data bit, the power percent it announces and a shield's facings,
+/// into `rec`, their places into `span`.
+#[inline(always)]
+fn read_power_data(
+    r: &mut Reader<'_>,
+    entry: &SubsystemLayout,
+    rec: &mut SubsystemRecord,
+    span: &mut RecordSpan,
+) -> DecodeResult<()> {
+    let has = r.bit("has-power-data bit")?;
+    span.bit_at = Some(r.last_bit_pos());
+    if has {
+        span.pct_at = Some(r.pos());
+        rec.power_pct = Some(r.u8("power percent")?);
+    }
+    if entry.format == RecordFormat::Shield {
+        rec.facings = r.take("shield facings")?;
+    }
+    Ok(())
 }
 
 /// Write a 0x20 block (start index and records) into the message's writer.

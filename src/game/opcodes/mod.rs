@@ -257,6 +257,15 @@ pub fn decode_into(
             .and_then(|id| ctx.registry.species(id))
             .map(u16::from);
         stateupdate::decode_counting_into(msg, species, ctx.catalog, spare, slot);
+    } else if msg.first() == Some(&op::STATE_UPDATE)
+        && msg.len() >= stateupdate::HEADER_LEN
+        && ctx.trees == FieldTrees::TYPED_STATE_UPDATES
+    {
+        // The JSON writers' StateUpdate: into the slot too.
+        let species = object_id_at(msg, 1)
+            .and_then(|id| ctx.registry.species(id))
+            .map(u16::from);
+        stateupdate::decode_shown_into(msg, species, ctx.catalog, spare, slot);
     } else {
         *slot = Some(decode_reusing(msg, ctx, spare));
     }
