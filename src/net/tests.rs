@@ -338,3 +338,83 @@ fn cut_frames_never_panic() {
         }
     }
 }
+
+/// What etherparse makes of an IP packet when it is an unfragmented IPv4 UDP datagram:
+/// the oracle of the hand-read fast path.
+fn etherparse_udp(ip: &[u8]) -> Option<(SocketAddr, SocketAddr, Vec<u8>)> {
+    let IpSlice::Ipv4(v4) = IpSlice::from_slice(ip).ok()? else {
+        return None;
+    };
+    let h = v4.header();
+    if h.is_fragmenting_payload() || v4.payload().ip_number != IpNumber::UDP {
+        return None;
+    }
+    let udp = UdpSlice::from_slice(v4.payload().payload).ok()?;
+    Some((
+        SocketAddr::new(IpAddr::V4(h.source_addr()), udp.source_port()),
+        SocketAddr::new(IpAddr::V4(h.destination_addr()), udp.destination_port()),
+        udp.payload().to_vec(),
+    ))
+}
+
+#[test]
+fn plain_ipv4_udp_is_read_as_etherparse_reads_it() {
+    let (src, dst) = v4();
+    let [ip] = &frame_udp(
+        link_type::RAW,
+        src,
+        dst,
+        &payload(40),
+        &BuildOptions::default(),
+    )
+    .unwrap()[..] else {
+        panic!("one frame expected");
+    };
+    let plain = PlainUdp::of(ip).expect("a plain IPv4 UDP packet");
+    assert_eq!(plain.payload, &payload(40)[..]);
+    // Every header byte that the fast path reads or etherparse checks, set to values
+    // around its edges, one or two at a time, with link padding and cut frames.
+    let values = [
+        0u8, 1, 4, 5, 7, 8, 0x11, 0x1C, 0x20, 0x3F, 0x40, 0x45, 0x46, 0x80, 0xFF,
+    ];
+    let mut seen_plain = 0;
+    let mut seen_other = 0;
+    let mut check = |packet: &[u8]| {
+        let want = etherparse_udp(packet);
+        match PlainUdp::of(packet) {
+            Some(p) => {
+                seen_plain += 1;
+                let got = (
+                    SocketAddr::new(IpAddr::V4(p.src), p.src_port),
+                    SocketAddr::new(IpAddr::V4(p.dst), p.dst_port),
+                    p.payload.to_vec(),
+                );
+                assert_eq!(Some(got), want, "{packet:02x?}");
+            }
+            None => seen_other += 1,
+        }
+    };
+    for at in [0usize, 2, 3, 6, 7, 9, 24, 25] {
+        for &v in &values {
+            let mut p = ip.clone();
+            p[at] = v;
+            check(&p);
+            p.extend_from_slice(&[0; 6]);
+            check(&p);
+            for at2 in [2usize, 3, 24, 25] {
+                for &v2 in &values {
+                    let mut q = p.clone();
+                    q[at2] = v2;
+                    check(&q);
+                    for cut in [20, 27, 28, 40, 60] {
+                        check(&q[..cut.min(q.len())]);
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        seen_plain > 100 && seen_other > 100,
+        "{seen_plain} {seen_other}"
+    );
+}
