@@ -138,16 +138,6 @@ impl NetDecoder {
             Ok(ip) => ip,
             Err(reason) => return NetOutcome::Skipped(reason),
         };
-        if let Some(plain) = PlainUdp::of(ip) {
-            return NetOutcome::Datagram(Datagram {
-                payload: self.payload_buffer(plain.payload),
-                frame: frame.number,
-                ts_ns: frame.ts_ns,
-                src: SocketAddr::new(IpAddr::V4(plain.src), plain.src_port),
-                dst: SocketAddr::new(IpAddr::V4(plain.dst), plain.dst_port),
-                fragment_frames: Vec::new(),
-            });
-        }
         // Only the IP layer is sliced here: a broken TCP header must read "not UDP".
         let sliced = match IpSlice::from_slice(ip) {
             Ok(s) => s,
@@ -242,50 +232,6 @@ impl NetDecoder {
         buf.clear();
         buf.extend_from_slice(payload);
         buf
-    }
-}
-
-/// The usual packet, read without etherparse: IPv4 with a 20-byte header, not a
-/// fragment, carrying UDP whose length fits the IP packet. Etherparse's slicing of it
-/// (about 170 instructions a frame, nearly half of the network layers' cost) checks
-/// and yields the same as this; every other packet (options, fragments, IPv6, other
-/// protocols, any length that does not fit) goes to etherparse, which also words the
-/// errors.
-struct PlainUdp<'a> {
-    src: std::net::Ipv4Addr,
-    dst: std::net::Ipv4Addr,
-    src_port: u16,
-    dst_port: u16,
-    payload: &'a [u8],
-}
-
-/// An IPv4 header without options (20 bytes) and a UDP header (8 bytes).
-const PLAIN_HEADERS: usize = 28;
-
-impl<'a> PlainUdp<'a> {
-    fn of(ip: &'a [u8]) -> Option<PlainUdp<'a>> {
-        let h: &[u8; PLAIN_HEADERS] = ip.first_chunk()?;
-        let be16 = |at: usize| u16::from_be_bytes([h[at], h[at + 1]]);
-        // Version 4 and 5 words of header; protocol UDP; neither "more fragments" nor
-        // a fragment offset (etherparse's `is_fragmenting_payload`).
-        if h[0] != 0x45 || h[9] != IpNumber::UDP.0 || be16(6) & 0x3FFF != 0 {
-            return None;
-        }
-        // The IP packet within the frame (what follows it is link padding), the UDP
-        // datagram within the IP packet: etherparse refuses either length when it does
-        // not fit, and reads a UDP length of 0 as "the rest".
-        let total = usize::from(be16(2));
-        let udp_len = usize::from(be16(24));
-        if total > ip.len() || udp_len < 8 || udp_len > total.checked_sub(20)? {
-            return None;
-        }
-        Some(PlainUdp {
-            src: std::net::Ipv4Addr::new(h[12], h[13], h[14], h[15]),
-            dst: std::net::Ipv4Addr::new(h[16], h[17], h[18], h[19]),
-            src_port: be16(20),
-            dst_port: be16(22),
-            payload: &ip[PLAIN_HEADERS..20 + udp_len],
-        })
     }
 }
 
