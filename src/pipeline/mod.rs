@@ -947,10 +947,12 @@ impl Datagram<'_> {
             self.on_stay(stay, session, client, ts_ns, frame);
         }
         let deliver = arrival.copy.is_new();
-        let mut t = MessageTally::of(&arrival);
+        let (mut t, content) = MessageTally::take(&mut arrival);
+        // Owns nothing any more (`MessageTally::take` released it all): no drop to run.
+        std::mem::forget(arrival);
         // Not read by a counting sink, but written by the linker when it runs.
         let mut relay_of = None;
-        match std::mem::replace(&mut arrival.content, Content::Nothing) {
+        match content {
             Content::Game { bytes, .. } => {
                 self.decode_game(
                     slot,
