@@ -11,6 +11,7 @@ use crate::cli::{FlowsArgs, InfoArgs, ShowArgs, StatsArgs, TableOrJson};
 use crate::pipeline::filter::{parse_duration_ns, ClientAbsent, Filter};
 use crate::pipeline::record::PacketRecord;
 use crate::pipeline::summary::CaptureSummary;
+use crate::pipeline::tally::Tally;
 use crate::pipeline::{Config, Control, FieldTrees, NullSink, Sink};
 use crate::report::info;
 use crate::report::json_stream;
@@ -349,6 +350,16 @@ impl Sink for StatsSink<'_> {
     /// Counts do not depend on which host message relays which client message.
     fn links_relays(&self) -> bool {
         false
+    }
+
+    /// Without a condition every record counts whole, and a tally holds all that is
+    /// counted of it (but for a breakdown by object, class or client).
+    fn tallies(&self) -> bool {
+        self.everything && self.stats.counts_tallies()
+    }
+
+    fn tally(&mut self, t: &Tally) {
+        self.stats.add_tally(t);
     }
 
     /// The counts are made here, of the selected records; of the summary only the

@@ -131,6 +131,21 @@ impl Sink for Observed<'_> {
         self.inner.reads_flow_counts()
     }
 
+    /// A tally holds no warnings to print: with `-v` the wrapped sink gets records.
+    fn tallies(&self) -> bool {
+        !self.verbose && self.inner.tallies()
+    }
+
+    fn tally(&mut self, t: &crate::pipeline::tally::Tally) {
+        self.seen += 1;
+        if let Some(pr) = self.progress {
+            if self.seen.is_multiple_of(4096) {
+                pr.tick();
+            }
+        }
+        self.inner.tally(t);
+    }
+
     fn session_ended(&mut self, session: usize) {
         self.inner.session_ended(session);
     }

@@ -3,8 +3,9 @@
 //! capture → net → flow → transport (decrypt, walk, reliability, reassembly) → game.
 //! State that outlives a datagram is bounded by the limits of the stage that owns it.
 //!
-//! Why this file is long: about 1,130 lines; it wires every stage for one datagram and builds the summaries at the
-//! end of each session; both read the same per-stream state, kept in one place.
+//! Why this file is long: about 1,360 lines; it wires every stage for one datagram (into
+//! a record, or into a counting sink's tally) and builds the summaries at the end of each
+//! session; both read the same per-stream state, kept in one place.
 
 mod arrival;
 pub mod display;
@@ -18,6 +19,7 @@ mod link_count;
 pub mod names;
 pub mod record;
 pub mod summary;
+pub mod tally;
 pub mod values;
 
 use crate::capture::{CaptureFormat, CaptureReader};
@@ -45,6 +47,7 @@ use front::{FrameMeta, Front, FrontEnd, Item, Returns};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::mpsc;
 use summary::{CaptureSummary, ClientSummary, DirSummary, SessionSummary};
+use tally::{MessageTally, Tally};
 
 /// Sessions listed one by one in the summary. Later ones are only counted (in
 /// [`CaptureSummary::session_count`] and the totals), so that a capture of any length is
@@ -93,6 +96,18 @@ pub trait Sink {
     fn reads_flow_counts(&self) -> bool {
         true
     }
+
+    /// Whether this sink counts no more of a datagram than its [`Tally`] holds. Such a
+    /// sink (`stats` without a selection) is handed a tally per BC or GameSpy datagram
+    /// ([`Sink::tally`]) instead of a record: no record is built for it. Honoured only
+    /// when the sink does not read the per-flow figures either
+    /// ([`Sink::reads_flow_counts`]), which are counted from records.
+    fn tallies(&self) -> bool {
+        false
+    }
+
+    /// The tally of a datagram, in place of its record (see [`Sink::tallies`]).
+    fn tally(&mut self, _t: &Tally) {}
 
     /// Session `session` can receive no more datagrams: every record of it has been
     /// handed over. Lets a sink that keeps per-session state let go of it. Sessions
@@ -200,6 +215,10 @@ pub struct Pipeline {
     link_relays: bool,
     /// The sink reads the per-flow figures ([`Sink::reads_flow_counts`]).
     count_flows: bool,
+    /// The sink is handed tallies instead of records ([`Sink::tallies`]).
+    tallies: bool,
+    /// The tally handed to such a sink, refilled for every datagram.
+    tally: Tally,
     /// Storage of the records already handed out, refilled by later ones.
     spares: Spares,
     /// The datagram record handed to the sink, refilled in place for every datagram
@@ -367,6 +386,8 @@ impl Pipeline {
             names_epoch: 0,
             link_relays: true,
             count_flows: true,
+            tallies: false,
+            tally: Tally::new(),
         }
     }
 
@@ -380,6 +401,7 @@ impl Pipeline {
         self.trees = sink.field_trees();
         self.link_relays = sink.links_relays();
         self.count_flows = sink.reads_flow_counts();
+        self.tallies = sink.tallies() && !self.count_flows;
         let read_ahead = self.config.read_ahead;
         let front = Front::new(reader, self.config.game_port, read_ahead);
         let end = if read_ahead && self.config.front_thread && front_thread_pays() {
@@ -571,6 +593,40 @@ impl Pipeline {
         let ckey = (c.session, c.client);
         let udp_len = d.payload.len();
         let stream = (c.session, c.client, c.direction);
+        if self.tallies && !matches!(c.kind, PayloadKind::NotBc(_)) {
+            self.tally.start(d.ts_ns, c.direction, udp_len);
+            match c.kind {
+                PayloadKind::Bc { peer_id } => {
+                    s.game_frames += 1;
+                    let mut plain = std::mem::take(&mut d.payload);
+                    if parsed.is_none() {
+                        cipher::decrypt(&mut plain);
+                    }
+                    self.streams
+                        .on_datagram(&ckey, c.direction, peer_id, d.ts_ns, d.frame);
+                    self.game_tally(plain, parsed, stream, d.ts_ns, d.frame);
+                    if let Some(damage) = c.damaged {
+                        self.summary.damaged_frames += 1;
+                        let w = damage_warning(damage, c.direction);
+                        self.tally.warn(std::slice::from_ref(&w));
+                        self.tally.damaged = true;
+                    }
+                }
+                // Not a datagram of a record: left out by the test above.
+                PayloadKind::NotBc(_) => {}
+                PayloadKind::GameSpy => {
+                    s.gamespy_frames += 1;
+                    self.sessions
+                        .entry(c.session)
+                        .or_default()
+                        .phase(c.client)
+                        .on_transport(TransportEvent::GameSpy, time);
+                    self.tally.gamespy = true;
+                }
+            }
+            sink.tally(&self.tally);
+            return Ok(Control::Continue);
+        }
         // Taken out of the pipeline while it is filled, and put back once the sink has
         // read it (a datagram that makes no record leaves it where it is).
         let mut rec = match c.kind {
@@ -618,28 +674,8 @@ impl Pipeline {
                 let g = rec.game_mut();
                 self.game_packet(g, plain, parsed, stream, d.ts_ns, d.frame);
                 if let Some(damage) = c.damaged {
-                    // A frame whose byte 0 cannot start a game packet: kept in its flow,
-                    // decoded as far as it goes, and said so.
                     self.summary.damaged_frames += 1;
-                    let why = damage.why;
-                    let expected = match c.direction {
-                        Direction::S2C => "the host's packets start with 0x01",
-                        Direction::C2S => "a client's packets never start with 0x00",
-                    };
-                    let message = if damage.game_flow {
-                        format!(
-                            "{why} ({expected}), yet the datagram belongs to a known game \
-                             flow: byte 0 is damaged; decoded as far as it goes"
-                        )
-                    } else {
-                        format!(
-                            "{why} ({expected}), and the flow has carried no game packet \
-                             before: byte 0 is damaged, or this is no game packet at all; \
-                             decoded as a game packet as far as it goes"
-                        )
-                    };
-                    g.warnings
-                        .insert(0, Warning::new(Code::DamagedFrame, Some(0), message));
+                    g.warnings.insert(0, damage_warning(damage, c.direction));
                 }
             }
         }
@@ -748,6 +784,71 @@ impl Pipeline {
     }
 }
 
+impl Pipeline {
+    /// [`Pipeline::game_packet`] for a sink that is handed tallies: the same stages
+    /// run on every message, and [`Pipeline::tally`] takes what they say of it.
+    fn game_tally(
+        &mut self,
+        plain: Vec<u8>,
+        parsed: &mut Option<Packet>,
+        stream: StreamKey,
+        ts_ns: i64,
+        frame: u64,
+    ) {
+        let (session, client, _) = stream;
+        let pkt = match parsed {
+            Some(p) => p,
+            None => {
+                let p = parsed.insert(self.returns.take_packet());
+                packet::parse_into(&plain, p);
+                p
+            }
+        };
+        let time = ts_ns as f64 / 1e9;
+        let Pipeline {
+            config,
+            flows,
+            sessions,
+            streams,
+            summary,
+            trees,
+            link_relays,
+            spares,
+            returns,
+            names_epoch,
+            tally,
+            ..
+        } = self;
+        let st = sessions.entry(session).or_default();
+        st.phase(client).on_transport(TransportEvent::Packet, time);
+        let mut dg = Datagram {
+            config,
+            flows,
+            st,
+            streams,
+            summary,
+            trees: *trees,
+            link_relays: *link_relays,
+            spares,
+            names_epoch,
+        };
+        if !pkt.warnings.is_empty() {
+            tally.warn(&pkt.warnings);
+            pkt.warnings.clear();
+        }
+        // One slot for every message's game message, emptied after each.
+        let mut game = None;
+        for m in &pkt.messages {
+            let t = dg.message_tally(&mut game, m, &plain, stream, ts_ns, frame);
+            tally.messages.push(t);
+        }
+        returns.payload(plain);
+        if let Some(pkt) = parsed.take() {
+            returns.packet(pkt);
+        }
+    }
+}
+
 /// One game datagram's messages being handled: the pipeline's fields they touch,
 /// borrowed apart, with the state of the datagram's session looked up once.
 struct Datagram<'p> {
@@ -781,16 +882,7 @@ impl Datagram<'_> {
         self.streams
             .on_message(&mut arrival, stream, m, plain, ts_ns, frame);
         if let Some(stay) = arrival.stay {
-            let ev = match stay {
-                StayEvent::Connect => TransportEvent::Connect,
-                StayEvent::Disconnect => TransportEvent::Disconnect,
-                StayEvent::Boot => TransportEvent::Boot,
-            };
-            self.st.phase(client).on_transport(ev, ts_ns as f64 / 1e9);
-            if stay.ends_stay() {
-                // The flow layer cannot see disconnects (they are encrypted).
-                self.flows.client_left(session, client, frame);
-            }
+            self.on_stay(stay, session, client, ts_ns, frame);
         }
         let deliver = arrival.copy.is_new();
         let content = rec.take_arrival(&mut arrival, self.trees);
@@ -832,6 +924,93 @@ impl Datagram<'_> {
                 }
             }
             Content::FragmentHeld | Content::Nothing => {}
+        }
+    }
+
+    /// [`Datagram::message`] for a sink that is handed tallies: what its record would
+    /// count, with no record filled. The game message is decoded into `slot` (empty),
+    /// and emptied again once counted, its StateUpdate's box back in the pool.
+    fn message_tally(
+        &mut self,
+        slot: &mut Option<GameMessage>,
+        m: &Message,
+        plain: &[u8],
+        stream: StreamKey,
+        ts_ns: i64,
+        frame: u64,
+    ) -> MessageTally {
+        let (session, client, dir) = stream;
+        let mut arrival = Arrival::of(m, plain);
+        self.streams
+            .on_message(&mut arrival, stream, m, plain, ts_ns, frame);
+        if let Some(stay) = arrival.stay {
+            self.on_stay(stay, session, client, ts_ns, frame);
+        }
+        let deliver = arrival.copy.is_new();
+        let (mut t, content) = MessageTally::take(&mut arrival);
+        // Owns nothing any more (`MessageTally::take` released it all): no drop to run.
+        std::mem::forget(arrival);
+        // Not read by a counting sink, but written by the linker when it runs.
+        let mut relay_of = None;
+        match content {
+            Content::Game { bytes, .. } => {
+                self.decode_game(
+                    slot,
+                    bytes,
+                    session,
+                    client,
+                    dir,
+                    frame,
+                    ts_ns,
+                    deliver,
+                    &mut relay_of,
+                );
+                if let Some(game) = slot.as_mut() {
+                    t.add_game(game, false);
+                    if let Some(su) = game.take_state_update() {
+                        self.spares.updates().recycle(su);
+                    }
+                    if game.owns_nothing() {
+                        // Nothing to free: forgotten, which writes `None` and no more.
+                        std::mem::forget(slot.take());
+                    } else {
+                        *slot = None;
+                    }
+                }
+            }
+            Content::Reassembled(done) => {
+                let mut game = None;
+                self.decode_game(
+                    &mut game,
+                    &done.payload,
+                    session,
+                    client,
+                    dir,
+                    frame,
+                    ts_ns,
+                    true,
+                    &mut relay_of,
+                );
+                if let Some(game) = &game {
+                    t.add_game(game, true);
+                }
+            }
+            Content::FragmentHeld | Content::Nothing => {}
+        }
+        t
+    }
+
+    /// A message that starts or ends the client's stay: its phase, and the flow layer,
+    /// which cannot see disconnects (they are encrypted).
+    fn on_stay(&mut self, stay: StayEvent, session: usize, client: usize, ts_ns: i64, frame: u64) {
+        let ev = match stay {
+            StayEvent::Connect => TransportEvent::Connect,
+            StayEvent::Disconnect => TransportEvent::Disconnect,
+            StayEvent::Boot => TransportEvent::Boot,
+        };
+        self.st.phase(client).on_transport(ev, ts_ns as f64 / 1e9);
+        if stay.ends_stay() {
+            self.flows.client_left(session, client, frame);
         }
     }
 
@@ -1157,6 +1336,29 @@ impl Pipeline {
         }
         self.summary
     }
+}
+
+/// The warning of a frame whose byte 0 cannot start a game packet: kept in its flow,
+/// decoded as far as it goes, and said so.
+fn damage_warning(damage: crate::flow::Damaged, direction: Direction) -> Warning {
+    let why = damage.why;
+    let expected = match direction {
+        Direction::S2C => "the host's packets start with 0x01",
+        Direction::C2S => "a client's packets never start with 0x00",
+    };
+    let message = if damage.game_flow {
+        format!(
+            "{why} ({expected}), yet the datagram belongs to a known game \
+             flow: byte 0 is damaged; decoded as far as it goes"
+        )
+    } else {
+        format!(
+            "{why} ({expected}), and the flow has carried no game packet \
+             before: byte 0 is damaged, or this is no game packet at all; \
+             decoded as a game packet as far as it goes"
+        )
+    };
+    Warning::new(Code::DamagedFrame, Some(0), message)
 }
 
 /// Open a capture by path (`-` = standard input) with a readable error.

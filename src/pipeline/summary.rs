@@ -1,6 +1,7 @@
 //! What a whole run learned about a capture: the material of `info` and `flows`.
 
 use super::record::{MessageRecord, PacketBody, PacketRecord, TransportInfo};
+use super::tally::{MessageTally, Tally};
 use crate::diag::{non_stock_count, Code, Direction};
 use crate::transport::reliability::SeqOrder;
 use std::collections::BTreeMap;
@@ -235,6 +236,44 @@ impl DirSummary {
                 }
             }
         }
+    }
+
+    /// [`DirSummary::count_datagram`] of a datagram's tally: the same figures.
+    #[inline]
+    pub fn count_datagram_tally(&mut self, t: &Tally) {
+        self.packets += 1;
+        self.bytes += t.udp_len as u64;
+        if t.gamespy {
+            self.gamespy += 1;
+        } else {
+            self.warnings += t.warnings;
+            self.non_stock += t.non_stock;
+            self.damaged += u64::from(t.damaged);
+        }
+    }
+
+    /// [`DirSummary::count_message`] of a message's tally: the same figures.
+    #[inline(always)]
+    pub fn count_message_tally(&mut self, m: &MessageTally) {
+        self.messages += 1;
+        self.warnings += m.warnings;
+        self.non_stock += m.non_stock;
+        // A reliable message is new (placed on its counter) or a copy of one seen.
+        self.reliable += u64::from(m.order.is_some() || !m.copy.is_new());
+        match m.order {
+            Some(SeqOrder::Gap { missing, .. }) => {
+                self.seq_gaps += 1;
+                self.seq_missing += u64::from(missing);
+            }
+            Some(SeqOrder::Late { .. }) => self.seq_late += 1,
+            _ => {}
+        }
+        self.retransmissions += u64::from(matches!(
+            m.copy,
+            crate::transport::stream::Copy::Resend { .. }
+        ));
+        self.acks += u64::from(m.ack);
+        self.fragment_sets_completed += u64::from(m.assembled);
     }
 
     /// A datagram of the flow too short to decode (empty, one byte), which makes no

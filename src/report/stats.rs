@@ -8,6 +8,7 @@ use crate::diag::{Code, Direction};
 use crate::game::dirty::flag_names;
 use crate::pipeline::record::{MessageRecord, PacketBody, PacketRecord, TransportInfo};
 use crate::pipeline::summary::DirSummary;
+use crate::pipeline::tally::Tally;
 use comfy_table::{Cell, Table};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -262,6 +263,48 @@ impl Stats {
         if let Some(step) = self.interval_ns.filter(|s| *s > 0) {
             let bucket = (p.ts_ns - first) / step;
             self.buckets.entry(bucket).or_default()[p.direction.index()] += delivered_here;
+        }
+    }
+
+    /// Whether [`Stats::add_tally`] counts all [`Stats::add`] would: not when the
+    /// dirty flags are broken down by object, class or client, which tallies lack.
+    pub fn counts_tallies(&self) -> bool {
+        self.by.is_none()
+    }
+
+    /// [`Stats::add`] of a datagram's tally (see [`Stats::counts_tallies`]): the same
+    /// figures, read from what the pipeline counted instead of from a record.
+    pub fn add_tally(&mut self, t: &Tally) {
+        let first = *self.first_ts_ns.get_or_insert(t.ts_ns);
+        self.last_ts_ns = Some(t.ts_ns);
+        let d = &mut self.dirs[t.direction.index()];
+        d.counts.count_datagram_tally(t);
+        if t.gamespy {
+            return;
+        }
+        let mut delivered_here = 0u64;
+        for m in &t.messages {
+            d.counts.count_message_tally(m);
+            d.transport_types.add(m.transport_type, 1);
+            d.fragments += u64::from(m.fragment);
+            d.duplicate_acks += u64::from(m.duplicate_ack);
+            let Some(game) = &m.game else {
+                continue;
+            };
+            delivered_here += 1;
+            d.object_id_conflicts += game.object_id_conflicts;
+            d.opcodes.add(game.opcode, 1);
+            d.opcode_bytes.add(game.opcode, game.length as u64);
+            if let Some((flags, start)) = game.state_update {
+                d.dirty_flags[flags as usize] += 1;
+                if let Some(s) = start {
+                    d.subsystem_start.add(s, 1);
+                }
+            }
+        }
+        if let Some(step) = self.interval_ns.filter(|s| *s > 0) {
+            let bucket = (t.ts_ns - first) / step;
+            self.buckets.entry(bucket).or_default()[t.direction.index()] += delivered_here;
         }
     }
 

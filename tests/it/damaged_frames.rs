@@ -18,6 +18,7 @@ use crate::common::*;
 use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
 use pcap_file::pcapng::{Block, PcapNgReader, PcapNgWriter};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 const SEEDS: u64 = 20;
@@ -216,6 +217,100 @@ fn every_damaged_frame_keeps_one_record_in_json_lines_and_the_table() {
             "no record without messages was produced"
         );
     }
+}
+
+/// Per direction: datagrams, GameSpy datagrams, bytes, transport messages,
+/// retransmissions, ACKs, warnings and non-stock warnings, and the transport types,
+/// counted from packet records.
+fn record_counts(recs: &[Value]) -> BTreeMap<String, ([u64; 8], BTreeMap<u64, u64>)> {
+    let mut out: BTreeMap<String, ([u64; 8], BTreeMap<u64, u64>)> = BTreeMap::new();
+    for r in recs {
+        let (n, types) = out
+            .entry(r["direction"].as_str().expect("direction").to_string())
+            .or_default();
+        n[0] += 1;
+        n[1] += u64::from(r["kind"] == "gamespy");
+        n[2] += r["udp_length"].as_u64().expect("udp_length");
+        let warn = |ws: &Value, n: &mut [u64; 8]| {
+            for w in ws.as_array().into_iter().flatten() {
+                n[6] += 1;
+                n[7] += u64::from(w["code"] == "non_stock");
+            }
+        };
+        warn(&r["warnings"], n);
+        for m in r["messages"].as_array().into_iter().flatten() {
+            n[3] += 1;
+            n[4] += u64::from(m["retransmission"] == true);
+            n[5] += u64::from(m["transport_name"] == "ack");
+            *types
+                .entry(m["transport_type"].as_u64().expect("transport_type"))
+                .or_default() += 1;
+            warn(&m["warnings"], n);
+            warn(&m["assembled"]["warnings"], n);
+        }
+    }
+    out
+}
+
+// Catches: `stats`, which counts what the pipeline tallies and builds no record, missing
+// a damaged first byte's warning, a datagram whose walk found no message, or a message
+// the records show.
+#[test]
+fn stats_of_damaged_copies_count_what_the_records_hold() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("damaged_stats");
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    let mut damaged = 0;
+    for input in inputs() {
+        let name = input
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        for seed in 0..SEEDS / 4 {
+            let copy = dir.join(format!("{seed}-{name}"));
+            damaged_copy(&input, &copy, seed);
+            let path = copy.to_str().expect("UTF-8 path");
+            let recs = records(path);
+            damaged += recs
+                .iter()
+                .filter(|r| r["warnings"][0]["code"] == "damaged_frame")
+                .count();
+            let want = record_counts(&recs);
+            let stats: Value =
+                serde_json::from_str(&bcwire_stdout(&["stats", "--format", "json", path]))
+                    .expect("stats JSON");
+            for (dir, (n, types)) in &want {
+                let d = &stats["directions"][dir];
+                let keys = [
+                    "datagrams",
+                    "gamespy_datagrams",
+                    "bytes",
+                    "messages",
+                    "retransmissions",
+                    "acks",
+                    "warnings",
+                    "non_stock",
+                ];
+                for (key, n) in keys.iter().zip(n) {
+                    assert_eq!(d[key].as_u64(), Some(*n), "{name} seed {seed} {dir}: {key}");
+                }
+                let got: BTreeMap<u64, u64> = d["transport_types"]
+                    .as_object()
+                    .expect("transport types")
+                    .iter()
+                    .map(|(k, v)| {
+                        let k = k.trim_start_matches("0x");
+                        (
+                            u64::from_str_radix(k, 16).expect("hex type"),
+                            v.as_u64().expect("count"),
+                        )
+                    })
+                    .collect();
+                assert_eq!(&got, types, "{name} seed {seed} {dir}: transport types");
+            }
+        }
+    }
+    assert!(damaged > 0, "the copies carry damaged frames");
 }
 
 /// `decode --format parquet` writes a row for every game message of those records.
