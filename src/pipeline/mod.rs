@@ -707,31 +707,29 @@ impl Pipeline {
         control
     }
 
-    /// Fill `g` (emptied by [`Spares::recycle`]) with the records of a deciphered
-    /// datagram's messages.
-    fn game_packet(
-        &mut self,
-        g: &mut GamePacket,
-        plain: Vec<u8>,
-        parsed: &mut Option<Packet>,
+    /// The transport walk of a deciphered datagram (walked here unless the front did)
+    /// and its messages' handling state, the session's state looked up once for the
+    /// datagram, not once more for each of its game messages: what
+    /// [`Pipeline::game_packet`] and [`Pipeline::game_tally`] both start with. The
+    /// walk borrows `parsed` alone, so that it can be taken back once it is read.
+    fn open_datagram<'s, 'k>(
+        &'s mut self,
+        plain: &[u8],
+        parsed: &'k mut Option<Packet>,
         stream: StreamKey,
         ts_ns: i64,
-        frame: u64,
-    ) {
+    ) -> (&'k mut Packet, Datagram<'s>, &'s mut Returns, &'s mut Tally) {
         let (session, client, _) = stream;
         // Used where it lies, and moved once, back to the front, at the end.
         let pkt = match parsed {
             Some(p) => p,
             None => {
                 let p = parsed.insert(self.returns.take_packet());
-                packet::parse_into(&plain, p);
+                packet::parse_into(plain, p);
                 p
             }
         };
         let time = ts_ns as f64 / 1e9;
-        // The session's state is looked up once for the datagram, not once more for
-        // each of its game messages: the messages are handled with the pipeline's
-        // fields borrowed apart ([`Datagram`]).
         let Pipeline {
             config,
             flows,
@@ -743,14 +741,12 @@ impl Pipeline {
             spares,
             returns,
             names_epoch,
+            tally,
             ..
         } = self;
         let st = sessions.entry(session).or_default();
         st.phase(client).on_transport(TransportEvent::Packet, time);
-        // Records of an earlier datagram, refilled in place (see MessageRecord::reset).
-        let mut messages = spares.messages(pkt.messages.len());
-        messages.truncate(pkt.messages.len());
-        let mut dg = Datagram {
+        let dg = Datagram {
             config,
             flows,
             st,
@@ -761,6 +757,24 @@ impl Pipeline {
             spares,
             names_epoch,
         };
+        (pkt, dg, returns, tally)
+    }
+
+    /// Fill `g` (emptied by [`Spares::recycle`]) with the records of a deciphered
+    /// datagram's messages.
+    fn game_packet(
+        &mut self,
+        g: &mut GamePacket,
+        plain: Vec<u8>,
+        parsed: &mut Option<Packet>,
+        stream: StreamKey,
+        ts_ns: i64,
+        frame: u64,
+    ) {
+        let (pkt, mut dg, returns, _) = self.open_datagram(&plain, parsed, stream, ts_ns);
+        // Records of an earlier datagram, refilled in place (see MessageRecord::reset).
+        let mut messages = dg.spares.messages(pkt.messages.len());
+        messages.truncate(pkt.messages.len());
         for (i, m) in pkt.messages.iter().enumerate() {
             match messages.get_mut(i) {
                 Some(rec) => rec.reset(m.offset, m.len),
@@ -795,43 +809,7 @@ impl Pipeline {
         ts_ns: i64,
         frame: u64,
     ) {
-        let (session, client, _) = stream;
-        let pkt = match parsed {
-            Some(p) => p,
-            None => {
-                let p = parsed.insert(self.returns.take_packet());
-                packet::parse_into(&plain, p);
-                p
-            }
-        };
-        let time = ts_ns as f64 / 1e9;
-        let Pipeline {
-            config,
-            flows,
-            sessions,
-            streams,
-            summary,
-            trees,
-            link_relays,
-            spares,
-            returns,
-            names_epoch,
-            tally,
-            ..
-        } = self;
-        let st = sessions.entry(session).or_default();
-        st.phase(client).on_transport(TransportEvent::Packet, time);
-        let mut dg = Datagram {
-            config,
-            flows,
-            st,
-            streams,
-            summary,
-            trees: *trees,
-            link_relays: *link_relays,
-            spares,
-            names_epoch,
-        };
+        let (pkt, mut dg, returns, tally) = self.open_datagram(&plain, parsed, stream, ts_ns);
         if !pkt.warnings.is_empty() {
             tally.warn(&pkt.warnings);
             pkt.warnings.clear();
