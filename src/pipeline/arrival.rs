@@ -14,25 +14,10 @@ impl MessageRecord {
     ///
     /// Read where it lies: the arrival was built in the caller's frame and lent to its
     /// stream, and passing it on by value copied the whole value once more per message.
-    /// Everything it owns is released here (the content handed back, a
-    /// connection-management header and the warning list dropped), so that the caller
+    /// Everything it owns is released here ([`Arrival::release`]), so that the caller
     /// can forget the remains rather than run their out-of-line drop per message.
     #[inline]
     pub fn take_arrival<'a>(&mut self, a: &mut Arrival<'a>, trees: FieldTrees) -> Content<'a> {
-        // Every field named, none skipped: a field added to `Arrival` stops the build
-        // here until this function releases what it owns (the caller forgets the rest).
-        let Arrival {
-            copy: _,
-            reliable: _,
-            order: _,
-            content: _,
-            header: _,
-            type_byte: _,
-            payload_offset: _,
-            stay: _,
-            walk_warnings: _,
-            warnings: _,
-        } = a;
         self.transport_type = a.type_byte;
         // Most messages have none: skip the out-of-line copy.
         if !a.walk_warnings.is_empty() {
@@ -41,7 +26,6 @@ impl MessageRecord {
         if !a.warnings.is_empty() {
             self.warnings.append(&mut a.warnings);
         }
-        drop(std::mem::take(&mut a.warnings));
         self.order = a.order;
         match a.copy {
             Copy::New => {}
@@ -97,9 +81,6 @@ impl MessageRecord {
             },
             Header::Unknown => TransportInfo::Unknown,
         };
-        if matches!(a.header, Header::Low(_)) {
-            a.header = Header::Unknown;
-        }
-        std::mem::replace(&mut a.content, Content::Nothing)
+        a.release()
     }
 }

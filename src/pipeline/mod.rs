@@ -842,6 +842,28 @@ struct Datagram<'p> {
 }
 
 impl Datagram<'_> {
+    /// Has the stream say what message `m` is into `arrival` (made in the caller's
+    /// frame and lent, not returned: moving it cost a copy per message), and acts on a
+    /// start or end of the client's stay it marks: the first step of
+    /// [`Datagram::message`] and [`Datagram::message_tally`].
+    #[inline(always)]
+    fn arrive<'a>(
+        &mut self,
+        arrival: &mut Arrival<'a>,
+        m: &'a Message,
+        plain: &'a [u8],
+        stream: StreamKey,
+        ts_ns: i64,
+        frame: u64,
+    ) {
+        let (session, client, _) = stream;
+        self.streams
+            .on_message(arrival, stream, m, plain, ts_ns, frame);
+        if let Some(stay) = arrival.stay {
+            self.on_stay(stay, session, client, ts_ns, frame);
+        }
+    }
+
     /// Fill `rec` (blank, already in the record's list: filling it in place saves
     /// moving a 300-byte value per message) for transport message `m`: the stream says
     /// what the message is, the record takes its transport facts, the game layer
@@ -857,11 +879,7 @@ impl Datagram<'_> {
     ) {
         let (session, client, dir) = stream;
         let mut arrival = Arrival::of(m, plain);
-        self.streams
-            .on_message(&mut arrival, stream, m, plain, ts_ns, frame);
-        if let Some(stay) = arrival.stay {
-            self.on_stay(stay, session, client, ts_ns, frame);
-        }
+        self.arrive(&mut arrival, m, plain, stream, ts_ns, frame);
         let deliver = arrival.copy.is_new();
         let content = rec.take_arrival(&mut arrival, self.trees);
         // Owns nothing any more (`take_arrival` released it all): no drop to run.
@@ -919,11 +937,7 @@ impl Datagram<'_> {
     ) -> MessageTally {
         let (session, client, dir) = stream;
         let mut arrival = Arrival::of(m, plain);
-        self.streams
-            .on_message(&mut arrival, stream, m, plain, ts_ns, frame);
-        if let Some(stay) = arrival.stay {
-            self.on_stay(stay, session, client, ts_ns, frame);
-        }
+        self.arrive(&mut arrival, m, plain, stream, ts_ns, frame);
         let deliver = arrival.copy.is_new();
         let (mut t, content) = MessageTally::take(&mut arrival);
         // Owns nothing any more (`MessageTally::take` released it all): no drop to run.

@@ -106,32 +106,11 @@ pub struct GameTally {
 
 impl MessageTally {
     /// The tally of `a`, and what the message carries for the game layer. Everything
-    /// `a` owns is released here (the content handed back, a connection-management
-    /// header and the warning list dropped), so that the caller can forget the remains
-    /// rather than run their out-of-line drop per message, as
+    /// `a` owns is released here ([`Arrival::release`]), as
     /// [`super::record::MessageRecord::take_arrival`] does.
     #[inline]
     pub fn take<'a>(a: &mut Arrival<'a>) -> (MessageTally, Content<'a>) {
-        // Every field named, none skipped: a field added to `Arrival` stops the build
-        // here until this function releases what it owns (the caller forgets the rest).
-        let Arrival {
-            copy: _,
-            reliable: _,
-            order: _,
-            content: _,
-            header: _,
-            type_byte: _,
-            payload_offset: _,
-            stay: _,
-            walk_warnings: _,
-            warnings: _,
-        } = a;
-        let t = MessageTally::of(a);
-        drop(std::mem::take(&mut a.warnings));
-        if matches!(a.header, Header::Low(_)) {
-            a.header = Header::Unknown;
-        }
-        (t, std::mem::replace(&mut a.content, Content::Nothing))
+        (MessageTally::of(a), a.release())
     }
 
     /// The transport facts of `a`, as its stream left them.

@@ -357,6 +357,33 @@ impl<'a> Arrival<'a> {
             warnings: Vec::new(),
         }
     }
+
+    /// Releases everything the arrival owns once its reader has taken what it needs:
+    /// the content handed back, a connection-management header and the warning list
+    /// dropped. What is left owns nothing, so that the caller can forget it rather
+    /// than run its out-of-line drop per message.
+    #[inline]
+    pub fn release(&mut self) -> Content<'a> {
+        // Every field named, none skipped: a field added to `Arrival` stops the build
+        // here until this function releases what it owns.
+        let Arrival {
+            copy: _,
+            reliable: _,
+            order: _,
+            content: _,
+            header: _,
+            type_byte: _,
+            payload_offset: _,
+            stay: _,
+            walk_warnings: _,
+            warnings: _,
+        } = self;
+        drop(std::mem::take(&mut self.warnings));
+        if matches!(self.header, Header::Low(_)) {
+            self.header = Header::Unknown;
+        }
+        std::mem::replace(&mut self.content, Content::Nothing)
+    }
 }
 
 impl StayEvent {
