@@ -48,9 +48,13 @@ if [ "${BENCH_INPUT:-synth}" = synth ] && "$bin" synth --help 2>/dev/null | grep
     use_synth=1
 fi
 
-# measure NAME CMD...: runs CMD (stdout to /dev/null) BENCH_REPEAT times, records the
-# least CPU and the least wall time of the runs (the runs least disturbed by other work
-# on a shared machine), then once more under /usr/bin/time for its peak RSS.
+# plan NAME CMD...: adds CMD (stdout to /dev/null) to this size's commands; run_plan
+# then runs them all in rounds, one run of each command per round, BENCH_REPEAT rounds,
+# and records for each the least CPU and the least wall time of its runs (the runs
+# least disturbed by other work on a shared machine), then runs each once more under
+# /usr/bin/time for its peak RSS. Interleaved rounds pair every ratio's two commands
+# in time: a load that comes and goes on a shared machine falls on both alike, where
+# running one command's repeats back to back let it fall on one of them only.
 #
 # The times come from wait4(2) on the finished command, in microseconds, and a
 # monotonic clock around it: /usr/bin/time prints hundredths of a second, and the bare
@@ -58,7 +62,8 @@ fi
 # rounding. The peak RSS cannot come from the same run: a child forked from the timing
 # interpreter reports the interpreter's pages as its own peak.
 repeat="${BENCH_REPEAT:-1}"
-declare -A CPU WALL RSS
+declare -A CPU WALL RSS CMD
+PLAN=()
 # run_timed OUT CMD...: writes "user_s sys_s wall_s" of one run of CMD to OUT.
 run_timed() {
     python3 - "$@" <<'PY'
@@ -75,22 +80,31 @@ with open(out, "w") as f:
 sys.exit(os.waitstatus_to_exitcode(status))
 PY
 }
-measure() {
+plan() {
     local name="$1"; shift
-    local t="$dir/time.txt" k
+    CMD[$name]=$(printf '%q ' "$@")
+    PLAN+=("$name")
     unset 'CPU[$name]' 'WALL[$name]' 'RSS[$name]'
+}
+run_plan() {
+    local t="$dir/time.txt" k name
     for ((k = 0; k < repeat; k++)); do
-        run_timed "$t" "$@" || {
-            echo "bench: $name failed: $(tail -3 "$t.stderr")" >&2; return 1; }
-        read -r u s e <"$t"
-        CPU[$name]=$(awk -v u="$u" -v s="$s" -v b="${CPU[$name]:-}" \
-            'BEGIN{c=u+s; if (b != "" && b+0 < c) c=b; printf "%.4f", c}')
-        WALL[$name]=$(awk -v e="$e" -v b="${WALL[$name]:-}" \
-            'BEGIN{if (b != "" && b+0 < e) e=b; printf "%.4f", e}')
+        for name in "${PLAN[@]}"; do
+            eval "run_timed \"\$t\" ${CMD[$name]}" || {
+                echo "bench: $name failed: $(tail -3 "$t.stderr")" >&2; return 1; }
+            read -r u s e <"$t"
+            CPU[$name]=$(awk -v u="$u" -v s="$s" -v b="${CPU[$name]:-}" \
+                'BEGIN{c=u+s; if (b != "" && b+0 < c) c=b; printf "%.4f", c}')
+            WALL[$name]=$(awk -v e="$e" -v b="${WALL[$name]:-}" \
+                'BEGIN{if (b != "" && b+0 < e) e=b; printf "%.4f", e}')
+        done
     done
-    /usr/bin/time -o "$t" -f "%M" "$@" >/dev/null 2>"$t.stderr" || {
-        echo "bench: $name failed: $(tail -3 "$t.stderr")" >&2; return 1; }
-    RSS[$name]=$(tail -1 "$t")
+    for name in "${PLAN[@]}"; do
+        eval "/usr/bin/time -o \"\$t\" -f %M ${CMD[$name]}" >/dev/null 2>"$t.stderr" || {
+            echo "bench: $name failed: $(tail -3 "$t.stderr")" >&2; return 1; }
+        RSS[$name]=$(tail -1 "$t")
+    done
+    PLAN=()
 }
 ratio3() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b+0 == 0) print "-"; else printf "%.2f", a/b }'; }
 # verdict LABEL VALUE OP LIMIT [NOTE]: one target line, "pass" or "FAIL".
@@ -116,13 +130,13 @@ for n in $sizes; do
             "$bin" -q synth --preset stock-battle --packets "$n" --format pcap -o "$f" >/dev/null
         else "$make" "$seed" "$f" "$n" 2>/dev/null; fi
     fi
-    measure cat cat "$f"
-    measure bare "$bare" "$f"
+    plan cat cat "$f"
+    plan bare "$bare" "$f"
     # No -q on the measured commands: with -q, decode writes no records.
-    measure stats "$bin" stats "$f"
-    measure jsonl "$bin" decode --format jsonl "$f"
-    measure diff "$bin" -q diff "$f" "$f"
-    measure report "$bin" -q report "$f" -o "$dir/bench_$n.html"
+    plan stats "$bin" stats "$f"
+    plan jsonl "$bin" decode --format jsonl "$f"
+    plan diff "$bin" -q diff "$f" "$f"
+    plan report "$bin" -q report "$f" -o "$dir/bench_$n.html"
     # A directory of four captures of a quarter of the frames each (the same shape,
     # other seeds or copies): `stats DIR` reads them at once, one per core.
     d4="$dir/bench_$([ $use_synth = 1 ] && echo stock || echo replay)_${n}_dir4"
@@ -135,27 +149,28 @@ for n in $sizes; do
             else "$make" "$seed" "$d4/part$k.pcap" $((n / 4)) 2>/dev/null; fi
         done
     fi
-    measure stats_dir4 "$bin" stats "$d4"
+    plan stats_dir4 "$bin" stats "$d4"
     cmds="cat bare stats jsonl diff report stats_dir4"
     # One core: the reading thread is not started, so CPU and wall are one chain.
     if command -v taskset >/dev/null 2>&1; then
-        measure stats_1core taskset -c 0 "$bin" stats "$f"
+        plan stats_1core taskset -c 0 "$bin" stats "$f"
         cmds="$cmds stats_1core"
     fi
     if "$bin" decode --help 2>/dev/null | grep -q parquet; then
-        measure parquet "$bin" -q decode --format parquet -o "$dir/bench_$n.parquet" "$f"
+        plan parquet "$bin" -q decode --format parquet -o "$dir/bench_$n.parquet" "$f"
         cmds="$cmds parquet"
     fi
     if [ $have_tshark = 1 ]; then
-        measure tshark_iostat tshark -q -r "$f" -z io,stat,0
+        plan tshark_iostat tshark -q -r "$f" -z io,stat,0
         cmds="$cmds tshark_iostat"
         if [ "$n" -le "$tshark_json_max" ]; then
-            measure tshark_json tshark -r "$f" -T json
+            plan tshark_json tshark -r "$f" -T json
             cmds="$cmds tshark_json"
         else
             unset 'CPU[tshark_json]'
         fi
     fi
+    run_plan
     for c in $cmds; do
         printf '%-9s %-28s %9s %8s %9.1f %12s\n' "$n" "$c" "${CPU[$c]}" "${WALL[$c]}" \
             "$(awk -v m="${RSS[$c]}" 'BEGIN{print m/1024}')" "$(rate "$n" "${CPU[$c]}")"
