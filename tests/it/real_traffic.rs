@@ -5,118 +5,19 @@
 use bcwire::capture::{link_type, CaptureReader, CaptureWriter, Endian, TsResolution};
 use bcwire::diag::Code;
 use bcwire::game::field::Value;
-use bcwire::net::build::{frame_udp, BuildOptions};
 use bcwire::pipeline::record::{PacketBody, PacketRecord, TransportInfo};
 use bcwire::pipeline::summary::CaptureSummary;
-use bcwire::pipeline::{Config, Control, Pipeline, Sink};
-use bcwire::report::names::Names;
-use bcwire::transport::cipher;
 use bcwire::transport::low::{boot_payload, LowKind};
-use bcwire::transport::packet::{emit_packet, DataMessage, LowMessage, MessageBody};
+use bcwire::transport::packet::{emit_packet, LowMessage, MessageBody};
 use std::io::Cursor;
-use std::net::SocketAddr;
 
 use crate::common;
-
-const T0: i64 = 1_700_000_000_000_000_000;
-
-fn server() -> SocketAddr {
-    "10.0.0.1:22101".parse().expect("address")
-}
-
-fn client(i: u16) -> SocketAddr {
-    SocketAddr::from(([10, 1, 0, i as u8], 40_000 + i))
-}
-
-/// Builds an Ethernet pcap frame by frame, 10 ms apart.
-struct Cap {
-    w: CaptureWriter<Vec<u8>>,
-    t: i64,
-    ip_id: u32,
-}
-
-impl Cap {
-    fn new() -> Cap {
-        Cap {
-            w: CaptureWriter::pcap(
-                Vec::new(),
-                link_type::ETHERNET,
-                TsResolution::MICRO,
-                Endian::Little,
-                65_535,
-            )
-            .expect("pcap header"),
-            t: T0,
-            ip_id: 1,
-        }
-    }
-    fn udp(&mut self, src: SocketAddr, dst: SocketAddr, payload: &[u8]) {
-        let opts = BuildOptions {
-            ip_id: self.ip_id,
-            ..BuildOptions::default()
-        };
-        self.ip_id += 1;
-        for f in frame_udp(link_type::ETHERNET, src, dst, payload, &opts).expect("frame_udp") {
-            self.t += 10_000_000;
-            self.w
-                .write_frame(0, self.t, f.len() as u32, &f)
-                .expect("frame");
-        }
-    }
-    /// A BC datagram: `plain` is enciphered (byte 0 stays clear).
-    fn bc(&mut self, src: SocketAddr, dst: SocketAddr, plain: &[u8]) {
-        let mut d = plain.to_vec();
-        cipher::encrypt(&mut d);
-        self.udp(src, dst, &d);
-    }
-    fn bytes(self) -> Vec<u8> {
-        self.w.into_inner()
-    }
-}
-
-/// One datagram carrying `game` in a reliable 0x32 message.
-fn game_datagram(peer: u8, seq: u16, game: &[u8]) -> Vec<u8> {
-    let body =
-        MessageBody::Data(DataMessage::new(Some(seq), false, None, game.len()).expect("fits"));
-    emit_packet(peer, &[(&body, game)]).expect("datagram")
-}
+use crate::common::built::{chat, client, game_datagram, game_of, run, server, Cap};
 
 /// One datagram carrying a reliable low-type message.
 fn low_datagram(peer: u8, kind: LowKind, seq: u16, payload: &[u8]) -> Vec<u8> {
     let m = LowMessage::new(kind, Some(seq), true, payload.len()).expect("fits");
     emit_packet(peer, &[(&MessageBody::Low(m), payload)]).expect("datagram")
-}
-
-fn chat(text: &str) -> Vec<u8> {
-    let mut m = vec![0x2C, 2, 0, 0, 0];
-    m.extend_from_slice(&(text.len() as u16).to_le_bytes());
-    m.extend_from_slice(text.as_bytes());
-    m
-}
-
-struct Collect(Vec<PacketRecord>);
-
-impl Sink for Collect {
-    fn packet(&mut self, p: &PacketRecord, _: &dyn Names) -> anyhow::Result<Control> {
-        self.0.push(p.clone());
-        Ok(Control::Continue)
-    }
-}
-
-fn run(bytes: &[u8]) -> (CaptureSummary, Vec<PacketRecord>) {
-    let reader = CaptureReader::new(Cursor::new(bytes.to_vec())).expect("capture header");
-    let mut sink = Collect(Vec::new());
-    let s = Pipeline::new(Config::default())
-        .run(reader, &mut sink)
-        .expect("pipeline");
-    (s, sink.0)
-}
-
-fn game_of(p: &PacketRecord) -> &bcwire::pipeline::record::GamePacket {
-    match &p.body {
-        PacketBody::Game(g) => g,
-        PacketBody::GameSpy { .. } => panic!("frame {} is GameSpy", p.frame),
-    }
 }
 
 /// (code, frame) of every message-level warning.

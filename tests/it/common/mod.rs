@@ -2,6 +2,8 @@
 //! running the built binary.
 #![allow(dead_code)]
 
+pub mod built;
+
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Output};
