@@ -14,6 +14,7 @@
 //! overran the datagram, or the count byte was damaged) had its record dropped by
 //! `decode` and no line in the table. Both were silent: `info` still counted the frame.
 
+use crate::common::rng::Rng;
 use crate::common::*;
 use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
 use pcap_file::pcapng::{Block, PcapNgReader, PcapNgWriter};
@@ -22,22 +23,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 const SEEDS: u64 = 20;
-
-/// SplitMix64: a few lines, deterministic, good enough to pick bits.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// Where the UDP payload of an Ethernet frame lies, if it has one.
 fn udp_payload(frame: &[u8]) -> Option<std::ops::Range<usize>> {

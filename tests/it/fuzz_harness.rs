@@ -36,6 +36,7 @@ const TARGETS: [(&str, Target); 9] = [
     ("sm_decode", targets::sm_decode),
 ];
 
+use crate::common::rng::Rng;
 use crate::common::shared_dir;
 
 /// Capture files of the shared folder (empty when it is absent).
@@ -61,26 +62,6 @@ fn shared_captures() -> Vec<Vec<u8>> {
         }
     }
     files
-}
-
-/// Small deterministic PRNG (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
 }
 
 const INTERESTING: [u8; 10] = [0x00, 0x01, 0x02, 0x7F, 0x80, 0xFE, 0xFF, 0x20, 0x32, 0x1C];

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod built;
+pub mod rng;
 
 use std::io::Read;
 use std::path::PathBuf;
