@@ -899,18 +899,8 @@ impl Datagram<'_> {
                 );
             }
             Content::Reassembled(done) => {
-                let mut game = None;
-                self.decode_game(
-                    &mut game,
-                    &done.payload,
-                    session,
-                    client,
-                    dir,
-                    frame,
-                    ts_ns,
-                    true,
-                    &mut rec.relay_of,
-                );
+                let game =
+                    self.decode_reassembled(&done.payload, stream, frame, ts_ns, &mut rec.relay_of);
                 if let Some(game) = game {
                     rec.assembled = Some(Box::new(Assembled {
                         game,
@@ -971,18 +961,8 @@ impl Datagram<'_> {
                 }
             }
             Content::Reassembled(done) => {
-                let mut game = None;
-                self.decode_game(
-                    &mut game,
-                    &done.payload,
-                    session,
-                    client,
-                    dir,
-                    frame,
-                    ts_ns,
-                    true,
-                    &mut relay_of,
-                );
+                let game =
+                    self.decode_reassembled(&done.payload, stream, frame, ts_ns, &mut relay_of);
                 if let Some(game) = &game {
                     t.add_game(game, true);
                 }
@@ -1004,6 +984,23 @@ impl Datagram<'_> {
         if stay.ends_stay() {
             self.flows.client_left(session, client, frame);
         }
+    }
+
+    /// The game message a completed fragment set carries: decoded as delivered (a
+    /// set completes once), for records and tallies alike.
+    fn decode_reassembled(
+        &mut self,
+        payload: &[u8],
+        (session, client, dir): StreamKey,
+        frame: u64,
+        ts_ns: i64,
+        relay_of: &mut Option<u64>,
+    ) -> Option<GameMessage> {
+        let mut game = None;
+        self.decode_game(
+            &mut game, payload, session, client, dir, frame, ts_ns, true, relay_of,
+        );
+        game
     }
 
     /// Decode one complete game message into `slot` (written there rather than

@@ -252,6 +252,20 @@ impl DirSummary {
         }
     }
 
+    /// Where a reliable message fell in its sequence: gaps (with the numbers missing)
+    /// and late arrivals; both counting paths call it.
+    #[inline(always)]
+    fn count_order(&mut self, order: Option<SeqOrder>) {
+        match order {
+            Some(SeqOrder::Gap { missing, .. }) => {
+                self.seq_gaps += 1;
+                self.seq_missing += u64::from(missing);
+            }
+            Some(SeqOrder::Late { .. }) => self.seq_late += 1,
+            _ => {}
+        }
+    }
+
     /// [`DirSummary::count_message`] of a message's tally: the same figures.
     #[inline(always)]
     pub fn count_message_tally(&mut self, m: &MessageTally) {
@@ -260,14 +274,7 @@ impl DirSummary {
         self.non_stock += m.non_stock;
         // A reliable message is new (placed on its counter) or a copy of one seen.
         self.reliable += u64::from(m.order.is_some() || !m.copy.is_new());
-        match m.order {
-            Some(SeqOrder::Gap { missing, .. }) => {
-                self.seq_gaps += 1;
-                self.seq_missing += u64::from(missing);
-            }
-            Some(SeqOrder::Late { .. }) => self.seq_late += 1,
-            _ => {}
-        }
+        self.count_order(m.order);
         self.retransmissions += u64::from(matches!(
             m.copy,
             crate::transport::stream::Copy::Resend { .. }
@@ -293,14 +300,7 @@ impl DirSummary {
         self.non_stock += non_stock_count(&m.warnings);
         // A reliable message is new (placed on its counter) or a copy of one seen.
         self.reliable += u64::from(m.order.is_some() || m.retransmission || m.keepalive);
-        match m.order {
-            Some(SeqOrder::Gap { missing, .. }) => {
-                self.seq_gaps += 1;
-                self.seq_missing += u64::from(missing);
-            }
-            Some(SeqOrder::Late { .. }) => self.seq_late += 1,
-            _ => {}
-        }
+        self.count_order(m.order);
         self.retransmissions += u64::from(m.retransmission);
         if matches!(m.transport, TransportInfo::Ack { .. }) {
             self.acks += 1;
